@@ -1,0 +1,109 @@
+"""Activation registry: name -> (act, act'), plus any user callable (THEORY section 2 needs both).
+
+``get_activation("relu")``, ``get_activation("leaky_relu", slope=0.1)`` or ``get_activation(fn)`` for a
+user callable ``fn: Tensor -> Tensor`` (its derivative comes from autograd). Names may carry the parameter
+after a colon: ``"leaky_relu:0.1"``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+
+from .errors import ConfigError
+
+TensorFn = Callable[[torch.Tensor], torch.Tensor]
+
+
+@dataclass(frozen=True)
+class Activation:
+    """An activation with its derivative. ``odd`` is True when act(-z) = -act(z)."""
+
+    name: str
+    fn: TensorFn
+    deriv: TensorFn
+    odd: bool
+
+    def __call__(self, z: torch.Tensor) -> torch.Tensor:
+        return self.fn(z)
+
+
+def _sigmoid_deriv(z: torch.Tensor) -> torch.Tensor:
+    s = torch.sigmoid(z)
+    return s * (1 - s)
+
+
+def _silu_deriv(z: torch.Tensor) -> torch.Tensor:
+    s = torch.sigmoid(z)
+    return s * (1 + z * (1 - s))
+
+
+def _gelu_deriv(z: torch.Tensor) -> torch.Tensor:
+    cdf = 0.5 * (1 + torch.erf(z / math.sqrt(2)))
+    pdf = torch.exp(-0.5 * z * z) / math.sqrt(2 * math.pi)
+    return cdf + z * pdf
+
+
+def _leaky_relu(slope: float) -> tuple[TensorFn, TensorFn]:
+    return (
+        lambda z: torch.where(z > 0, z, slope * z),
+        lambda z: torch.where(z > 0, torch.ones_like(z), torch.full_like(z, slope)),
+    )
+
+
+_BUILTIN: dict[str, tuple[TensorFn, TensorFn, bool]] = {
+    "relu": (torch.relu, lambda z: (z > 0).to(z.dtype), False),
+    "gelu": (lambda z: torch.nn.functional.gelu(z), _gelu_deriv, False),
+    "silu": (torch.nn.functional.silu, _silu_deriv, False),
+    "sigmoid": (torch.sigmoid, _sigmoid_deriv, False),
+    "tanh": (torch.tanh, lambda z: 1 - torch.tanh(z) ** 2, True),
+}
+
+NAMES = tuple(sorted([*_BUILTIN, "leaky_relu"]))
+
+
+def _autograd_deriv(fn: TensorFn) -> TensorFn:
+    def deriv(z: torch.Tensor) -> torch.Tensor:
+        with torch.enable_grad():
+            zz = z.detach().requires_grad_(True)
+            (grad,) = torch.autograd.grad(fn(zz).sum(), zz)
+        return grad
+
+    return deriv
+
+
+def is_odd(fn: TensorFn) -> bool:
+    """Numerical oddness check on a grid of [-6, 6] (float64, tolerance 1e-10 relative)."""
+    z = torch.linspace(-6, 6, 1201, dtype=torch.float64)
+    a, b = fn(z), fn(-z)
+    return bool(torch.allclose(a, -b, atol=1e-10, rtol=1e-10))
+
+
+def get_activation(act: "str | Activation | TensorFn", **params: float) -> Activation:
+    """Resolve a name, an Activation or a user callable into an Activation.
+
+    Raises ConfigError for an unknown name or a parameter the activation does not take.
+    """
+    if isinstance(act, Activation):
+        return act
+    if callable(act):
+        name = getattr(act, "__name__", "custom")
+        return Activation(name, act, _autograd_deriv(act), is_odd(act))
+    if not isinstance(act, str):
+        raise ConfigError("activation", act, f"a name in {list(NAMES)} or a callable")
+    name, _, arg = act.strip().lower().partition(":")
+    if name == "leaky_relu":
+        slope = float(arg) if arg else float(params.pop("slope", 0.01))
+        if params:
+            raise ConfigError("activation parameter", sorted(params), "leaky_relu takes only 'slope'")
+        fn, deriv = _leaky_relu(slope)
+        return Activation(f"leaky_relu:{slope:g}", fn, deriv, slope == 1.0)
+    if name not in _BUILTIN or arg or params:
+        if name in _BUILTIN:
+            raise ConfigError("activation parameter", arg or sorted(params), f"{name} takes no parameter")
+        raise ConfigError("activation", act, f"one of {list(NAMES)} (leaky_relu:SLOPE) or a callable")
+    fn, deriv, odd = _BUILTIN[name]
+    return Activation(name, fn, deriv, odd)

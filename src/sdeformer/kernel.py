@@ -1,0 +1,215 @@
+"""The NNGP kernel kappa and the constants built from it (THEORY section 2).
+
+For t in [-1, 1], with S ~ N(0, u^2 + sU^2), D ~ N(0, v^2), u = sqrt((1+t)/(2d)), v = sqrt((1-t)/(2d)):
+
+    kappa(t) = E[act(S + D) act(S - D)] + sW^2
+
+(the two pre-activations u X + v Y + sU Z and u X - v Y + sU Z of THEORY, with S = u X + sU Z and D = v Y).
+ReLU uses the arc-cosine closed form; every other activation uses 2-D Gauss-Hermite quadrature in (S, D),
+which is exact in D at t = 1 and converges spectrally for smooth activations.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from functools import cached_property
+
+import numpy as np
+import torch
+
+from .activations import Activation, get_activation
+from .errors import ConfigError
+
+QUADRATURE_NODES = 96  # Gauss-Hermite nodes per axis; 96^2 evaluations per t
+GRID_POINTS = 4001  # u-grid for inf F on [-1, 1)
+
+
+def _hermite(n: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Probabilists' Gauss-Hermite nodes and weights normalised to a N(0, 1) expectation (float64)."""
+    x, w = np.polynomial.hermite_e.hermegauss(n)
+    return torch.from_numpy(x), torch.from_numpy(w / math.sqrt(2 * math.pi))
+
+
+def _check(dim: int, su: float, sw: float, beta: float) -> None:
+    if not float(dim) == int(dim) or int(dim) < 2:
+        raise ConfigError("dim", dim, "must be an integer >= 2")
+    for name, value in (("su", su), ("sw", sw)):
+        if not math.isfinite(value) or value < 0:
+            raise ConfigError(name, value, "bias std must be finite and >= 0")
+    if not math.isfinite(beta) or beta <= 0:
+        raise ConfigError("beta", beta, "inverse temperature must be finite and > 0")
+
+
+@dataclass(frozen=True)
+class KernelTheory:
+    """kappa and its constants for one (activation, d, sU, sW, beta). THEORY section 2.
+
+    Attributes (computed on first use): kappa1, dkappa1, lambda1, lambda_bar, lambda_bar_prime,
+    odd_field, synchronizes. Methods: kappa(t), F(u).
+    """
+
+    activation: Activation
+    dim: int
+    su: float = 0.0
+    sw: float = 0.0
+    beta: float = 1.0
+    nodes: int = field(default=QUADRATURE_NODES, repr=False)
+
+    def __post_init__(self) -> None:
+        _check(self.dim, self.su, self.sw, self.beta)
+
+    # -- kappa --------------------------------------------------------------------------------------
+    def kappa(self, t: "torch.Tensor | float") -> torch.Tensor:
+        """kappa(t) for t in [-1, 1] (any shape, float64 result). ReLU: closed form; else quadrature."""
+        t = torch.as_tensor(t, dtype=torch.float64).clamp(-1.0, 1.0)
+        d, su2, sw2 = self.dim, self.su**2, self.sw**2
+        if self.activation.name == "relu":
+            var = 1.0 / d + su2  # variance of each pre-activation
+            rho = ((t / d + su2) / var).clamp(-1.0, 1.0)
+            theta = torch.arccos(rho)
+            return var / (2 * math.pi) * (torch.sin(theta) + (math.pi - theta) * rho) + sw2
+        return self.kappa_quadrature(t)
+
+    def kappa_quadrature(self, t: "torch.Tensor | float", chunk: int = 256) -> torch.Tensor:
+        """kappa(t) by 2-D Gauss-Hermite quadrature for any activation (float64, shape of t)."""
+        t = torch.as_tensor(t, dtype=torch.float64).clamp(-1.0, 1.0)
+        x, w = _hermite(self.nodes)  # (n,), (n,)
+        flat = t.reshape(-1)
+        out = []
+        for block in flat.split(chunk):
+            s_std = torch.sqrt((1 + block) / (2 * self.dim) + self.su**2)[:, None, None]  # (b, 1, 1)
+            d_std = torch.sqrt((1 - block) / (2 * self.dim))[:, None, None]  # (b, 1, 1)
+            s = s_std * x[None, :, None]  # (b, n, 1)
+            dd = d_std * x[None, None, :]  # (b, 1, n)
+            f = self.activation(s + dd) * self.activation(s - dd)  # (b, n, n)
+            out.append(torch.einsum("bij,i,j->b", f, w, w))
+        return (torch.cat(out) + self.sw**2).reshape(t.shape)
+
+    def _gauss_1d(self, fn) -> float:
+        x, w = _hermite(self.nodes)
+        z = math.sqrt(1.0 / self.dim + self.su**2) * x
+        return float((fn(z) * w).sum())
+
+    # -- constants ----------------------------------------------------------------------------------
+    @cached_property
+    def kappa1(self) -> float:
+        """kappa(1) = E[act(Z)^2] + sW^2, Z ~ N(0, 1/d + sU^2)."""
+        if self.activation.name == "relu":
+            return (1.0 / self.dim + self.su**2) / 2 + self.sw**2
+        return self._gauss_1d(lambda z: self.activation(z) ** 2) + self.sw**2
+
+    @cached_property
+    def dkappa1(self) -> float:
+        """kappa'(1) = (1/d) E[act'(Z)^2] (a single factor 1/d; THEORY misprint note)."""
+        if self.activation.name == "relu":
+            return 0.5 / self.dim
+        return self._gauss_1d(lambda z: self.activation.deriv(z) ** 2) / self.dim
+
+    @cached_property
+    def lambda1(self) -> float:
+        """Top Lyapunov exponent of the noise-only flow: (d-3)/2 kappa'(1) - (d-1)/2 kappa(1)."""
+        d = self.dim
+        return (d - 3) / 2 * self.dkappa1 - (d - 1) / 2 * self.kappa1
+
+    @cached_property
+    def lambda_bar(self) -> float:
+        """Coercivity constant (d-1) kappa'(1) - (d-3) kappa(1); synchronization needs < 0."""
+        d = self.dim
+        return (d - 1) * self.dkappa1 - (d - 3) * self.kappa1
+
+    def F(self, u: "torch.Tensor | float") -> torch.Tensor:
+        """F(u) = beta e^{beta u} G(u) / (e^beta - e^{beta u}) on [-1, 1); the limit -lambda_bar at u = 1."""
+        u = torch.as_tensor(u, dtype=torch.float64)
+        b, d, k1 = self.beta, self.dim, self.kappa1
+        ku = self.kappa(u)
+        g = ku * (d - 2 + u**2 - b * u * (1 - u**2)) + k1 * (b * (1 - u**2) - (d - 1) * u)
+        # e^b - e^{bu} = e^{bu} expm1(b (1 - u)): stable near u = 1
+        f = b * g / torch.expm1(b * (1 - u))
+        return torch.where(u >= 1.0, torch.full_like(u, -self.lambda_bar), f)
+
+    @cached_property
+    def F_grid(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """(u, F(u)) on GRID_POINTS points of [-1, 1], the last point being the limit u = 1."""
+        u = torch.linspace(-1.0, 1.0, GRID_POINTS, dtype=torch.float64)
+        return u, self.F(u)
+
+    @cached_property
+    def lambda_bar_prime(self) -> float:
+        """Energy-decay rate of the synchronization theorem: -inf_{u in [-1, 1)} F(u).
+
+        The infimum is found on a uniform grid (including the limit u -> 1, where F -> -lambda_bar),
+        then refined by a bounded scalar minimisation around the best grid point.
+        """
+        from scipy.optimize import minimize_scalar
+
+        u, f = self.F_grid
+        k = int(torch.argmin(f))
+        best = float(f[k])
+        lo, hi = float(u[max(k - 1, 0)]), float(u[min(k + 1, len(u) - 1)])
+        if hi > lo:
+            res = minimize_scalar(lambda s: float(self.F(min(s, 1.0))), bounds=(lo, hi), method="bounded",
+                                  options={"xatol": 1e-10})
+            best = min(best, float(res.fun))
+        return -best
+
+    @property
+    def odd_field(self) -> bool:
+        """The noise field is odd (G(-x) = -G(x)) when act is odd and sU = sW = 0 (THEORY section 2)."""
+        return self.activation.odd and self.su == 0.0 and self.sw == 0.0
+
+    @property
+    def synchronizes(self) -> bool:
+        """The theorem's verdict: the field is not odd and lambda_bar < 0."""
+        return (not self.odd_field) and self.lambda_bar < 0
+
+    def summary(self) -> dict:
+        """Plain-JSON dictionary of the constants (the `sdeformer kernel --json` object)."""
+        return {
+            "activation": self.activation.name,
+            "dim": self.dim,
+            "su": self.su,
+            "sw": self.sw,
+            "beta": self.beta,
+            "kappa1": self.kappa1,
+            "dkappa1": self.dkappa1,
+            "lambda1": self.lambda1,
+            "lambda_bar": self.lambda_bar,
+            "lambda_bar_prime": self.lambda_bar_prime,
+            "odd_field": self.odd_field,
+            "synchronizes": self.synchronizes,
+        }
+
+
+def kernel(
+    activation: "str | Activation | object" = "relu",
+    dim: int = 64,
+    *,
+    bias_std: float | None = None,
+    su: float | None = None,
+    sw: float | None = None,
+    beta: float = 1.0,
+    **act_params: float,
+) -> KernelTheory:
+    """The kernel theory of one MLP noise law. ``bias_std`` sets sU = sW; or give ``su`` and ``sw``.
+
+    Raises ConfigError for an unknown activation, d < 2, a negative bias std or beta <= 0, and when
+    ``bias_std`` is given together with ``su``/``sw``.
+    """
+    if bias_std is not None and (su is not None or sw is not None):
+        raise ConfigError("bias_std", bias_std, "give either bias_std or su/sw, not both")
+    if bias_std is not None:
+        su = sw = bias_std
+    return KernelTheory(get_activation(activation, **act_params), int(dim), float(su or 0.0), float(sw or 0.0),
+                        float(beta))
+
+
+def relu_lambda_bar(dim: int, su: float, sw: float) -> float:
+    """ReLU closed form lambda_bar = 1/d - (sU^2 + 2 sW^2)(d-3)/2 (THEORY section 2)."""
+    return 1.0 / dim - (su**2 + 2 * sw**2) * (dim - 3) / 2
+
+
+def relu_lambda1(dim: int, su: float, sw: float) -> float:
+    """ReLU closed form of lambda_1 from kappa(1) = (1/d + sU^2)/2 + sW^2, kappa'(1) = 1/(2d)."""
+    k1 = (1.0 / dim + su**2) / 2 + sw**2
+    return (dim - 3) / (4 * dim) - (dim - 1) / 2 * k1

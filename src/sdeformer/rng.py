@@ -1,0 +1,79 @@
+"""Explicit randomness (DESIGN: no global RNG).
+
+A run over a batch of shape ``B`` keeps one ``torch.Generator`` per batch element, so that element k of a
+batched run draws exactly the numbers an unbatched run with the same seed draws: batched equals unbatched.
+``Seeds`` is an int (one run; or, for a batch, the root of ``derive_seeds``), a sequence of ints (one per
+batch element, row-major), or None (seed 0).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence, Union
+
+import numpy as np
+import torch
+
+Seeds = Union[int, Sequence[int], None]
+
+
+def derive_seeds(seed: int, count: int) -> list[int]:
+    """``count`` independent 63-bit seeds derived from one root seed (numpy SeedSequence)."""
+    state = np.random.SeedSequence(int(seed)).generate_state(count, dtype=np.uint64)
+    return [int(s) >> 1 for s in state]
+
+
+def seed_list(seed: Seeds, batch: tuple[int, ...]) -> list[int]:
+    """One seed per batch element (row-major); an int seeds an unbatched run directly."""
+    count = math.prod(batch)
+    if seed is None:
+        seed = 0
+    if isinstance(seed, (int, np.integer)):
+        return [int(seed)] if batch == () else derive_seeds(int(seed), count)
+    seeds = [int(s) for s in seed]
+    if len(seeds) != count:
+        from .errors import ConfigError
+
+        raise ConfigError("seed", seed, f"needs one seed per batch element ({count} for batch shape {batch})")
+    return seeds
+
+
+class Streams:
+    """One generator per batch element; ``randn(shape)`` returns ``(*batch, *shape)``."""
+
+    def __init__(self, seed: Seeds, batch: tuple[int, ...], device: str | torch.device = "cpu"):
+        self.batch = tuple(batch)
+        self.device = torch.device(device)
+        self.generators = [torch.Generator(device=self.device).manual_seed(s) for s in seed_list(seed, self.batch)]
+
+    @classmethod
+    def from_generator(cls, generator: torch.Generator, batch: tuple[int, ...]) -> "Streams":
+        """Use one caller-owned generator for the whole batch (drawn element by element)."""
+        obj = cls.__new__(cls)
+        obj.batch, obj.device = tuple(batch), generator.device
+        obj.generators = [generator] * math.prod(batch)
+        return obj
+
+    def randn(self, shape: tuple[int, ...], dtype: torch.dtype = torch.float32) -> torch.Tensor:
+        """Standard normals ``(*batch, *shape)``; element k from generator k."""
+        draws = [torch.randn(shape, generator=g, dtype=dtype, device=self.device) for g in self.generators]
+        return torch.stack(draws).reshape(self.batch + tuple(shape))
+
+    def integers(self, high: int, shape: tuple[int, ...]) -> torch.Tensor:
+        """Uniform integers in [0, high), ``(*batch, *shape)``."""
+        draws = [torch.randint(high, shape, generator=g, device=self.device) for g in self.generators]
+        return torch.stack(draws).reshape(self.batch + tuple(shape))
+
+
+def randn(
+    batch: tuple[int, ...],
+    shape: tuple[int, ...],
+    *,
+    seed: Seeds = None,
+    generator: torch.Generator | None = None,
+    dtype: torch.dtype = torch.float32,
+    device: str | torch.device = "cpu",
+) -> torch.Tensor:
+    """Standard normals ``(*batch, *shape)`` from ``generator`` if given, else from per-element seeded streams."""
+    streams = Streams.from_generator(generator, batch) if generator is not None else Streams(seed, batch, device)
+    return streams.randn(shape, dtype)
