@@ -79,19 +79,25 @@ class StochasticTransformer:
         return y if self.mlp is None else project(y + self.mlp.increment(y, dt, streams))
 
     def run(self, x0: torch.Tensor, seed: Seeds = 0, save_every: int = 1, *, streams: Streams | None = None,
-            progress: Callable[[int], None] | None = None) -> Trajectory:
-        """Run all L layers from ``x0`` ``(..., N, d)`` (projected to the sphere first).
+            progress: Callable[[int], None] | None = None, start_layer: int = 0,
+            stop_layer: int | None = None) -> Trajectory:
+        """Run layers ``start_layer+1 .. stop_layer`` (default: all L) from ``x0`` ``(..., N, d)``.
 
-        ``seed``: int or one int per batch element (see :mod:`sdeformer.rng`); ``streams`` overrides it.
-        Saves layer 0, every ``save_every``-th layer and the last one. ``progress(l)`` is called per layer.
+        ``x0`` is projected to the sphere first. ``seed``: int or one int per batch element (see
+        :mod:`sdeformer.rng`); ``streams`` overrides it (pass the same Streams to continue a run in
+        segments). Saves the start state, every layer divisible by ``save_every`` and the last one of
+        the model. ``progress(l)`` is called after each layer.
         """
         check_tokens(x0)
         if not float(save_every) == int(save_every) or int(save_every) < 1:
             raise ConfigError("save_every", save_every, "must be a positive integer")
+        stop = self.layers if stop_layer is None else int(stop_layer)
+        if not 0 <= start_layer <= stop <= self.layers:
+            raise ConfigError("stop_layer", stop_layer, f"need 0 <= start_layer <= stop_layer <= {self.layers}")
         streams = streams or Streams(seed, tuple(x0.shape[:-2]), x0.device)
         x = project(x0)
-        saved, idx = [x], [0]
-        for layer in range(1, self.layers + 1):
+        saved, idx = [x], [start_layer]
+        for layer in range(start_layer + 1, stop + 1):
             x = self.step(x, streams)
             if layer % save_every == 0 or layer == self.layers:
                 saved.append(x)

@@ -54,10 +54,20 @@ class Streams:
         obj.generators = [generator] * math.prod(batch)
         return obj
 
+    def get_state(self) -> list[torch.Tensor]:
+        """The generators' states (for checkpoints); restore with ``set_state``."""
+        return [g.get_state() for g in self.generators]
+
+    def set_state(self, states: list[torch.Tensor]) -> None:
+        for g, s in zip(self.generators, states, strict=True):
+            g.set_state(s)
+
     def randn(self, shape: tuple[int, ...], dtype: torch.dtype = torch.float32) -> torch.Tensor:
         """Standard normals ``(*batch, *shape)``; element k from generator k."""
-        draws = [torch.randn(shape, generator=g, dtype=dtype, device=self.device) for g in self.generators]
-        return torch.stack(draws).reshape(self.batch + tuple(shape))
+        out = torch.empty((len(self.generators), *shape), dtype=dtype, device=self.device)
+        for row, g in zip(out, self.generators):
+            row.normal_(generator=g)  # in place: no copy
+        return out.reshape(self.batch + tuple(shape))
 
     def integers(self, high: int, shape: tuple[int, ...]) -> torch.Tensor:
         """Uniform integers in [0, high), ``(*batch, *shape)``."""

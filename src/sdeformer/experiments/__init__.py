@@ -1,0 +1,1 @@
+"""One module per experiment: config -> results (arrays, tables, report sections)."""
