@@ -22,7 +22,7 @@ from .activations import Activation, get_activation
 from .errors import ConfigError
 
 QUADRATURE_NODES = 96  # Gauss-Hermite nodes per axis; 96^2 evaluations per t
-GRID_POINTS = 4001  # u-grid for inf F on [-1, 1)
+GRID_POINTS = 1001  # u-grid for inf F on [-1, 1), refined by a bounded minimisation
 
 
 def _hermite(n: int) -> tuple[torch.Tensor, torch.Tensor]:
