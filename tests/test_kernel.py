@@ -34,6 +34,16 @@ def test_relu_closed_forms_match_quadrature(d, su, sw):
     assert closed.lambda1 == pytest.approx(relu_lambda1(d, su, sw), rel=1e-12)
 
 
+@pytest.mark.parametrize("slope", [0.01, 0.2, -0.5])
+def test_leaky_relu_closed_form_matches_quadrature(slope):
+    closed = sdf.kernel(f"leaky_relu:{slope}", 8, su=0.1, sw=0.2)
+    quad = sdf.kernel(lambda z: torch.where(z > 0, z, slope * z), 8, su=0.1, sw=0.2)
+    t = torch.linspace(-1, 1, 21, dtype=torch.float64)
+    assert torch.allclose(quad.kappa(t), closed.kappa(t), rtol=0, atol=KINK_QUADRATURE_TOL * closed.kappa1)
+    assert quad.kappa1 == pytest.approx(closed.kappa1, rel=1e-6)
+    assert quad.dkappa1 == pytest.approx(closed.dkappa1, rel=1e-2)
+
+
 def test_relu_without_bias_never_synchronizes():
     for d in (4, 5, 64, 128, 1024):
         k = sdf.kernel("relu", d)

@@ -20,12 +20,14 @@ TensorFn = Callable[[torch.Tensor], torch.Tensor]
 
 @dataclass(frozen=True)
 class Activation:
-    """An activation with its derivative. ``odd`` is True when act(-z) = -act(z)."""
+    """An activation with its derivative. ``odd`` is True when act(-z) = -act(z). ``leak`` is set for the
+    piecewise-linear family act(z) = max(z, leak z) (relu: 0), which has a closed-form kernel."""
 
     name: str
     fn: TensorFn
     deriv: TensorFn
     odd: bool
+    leak: float | None = None
 
     def __call__(self, z: torch.Tensor) -> torch.Tensor:
         return self.fn(z)
@@ -100,10 +102,10 @@ def get_activation(act: "str | Activation | TensorFn", **params: float) -> Activ
         if params:
             raise ConfigError("activation parameter", sorted(params), "leaky_relu takes only 'slope'")
         fn, deriv = _leaky_relu(slope)
-        return Activation(f"leaky_relu:{slope:g}", fn, deriv, slope == 1.0)
+        return Activation(f"leaky_relu:{slope:g}", fn, deriv, slope == 1.0, leak=slope)
     if name not in _BUILTIN or arg or params:
         if name in _BUILTIN:
             raise ConfigError("activation parameter", arg or sorted(params), f"{name} takes no parameter")
         raise ConfigError("activation", act, f"one of {list(NAMES)} (leaky_relu:SLOPE) or a callable")
     fn, deriv, odd = _BUILTIN[name]
-    return Activation(name, fn, deriv, odd)
+    return Activation(name, fn, deriv, odd, leak=0.0 if name == "relu" else None)

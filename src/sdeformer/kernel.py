@@ -5,7 +5,7 @@ For t in [-1, 1], with S ~ N(0, u^2 + sU^2), D ~ N(0, v^2), u = sqrt((1+t)/(2d))
     kappa(t) = E[act(S + D) act(S - D)] + sW^2
 
 (the two pre-activations u X + v Y + sU Z and u X - v Y + sU Z of THEORY, with S = u X + sU Z and D = v Y).
-ReLU uses the arc-cosine closed form; every other activation uses 2-D Gauss-Hermite quadrature in (S, D),
+ReLU and leaky ReLU use the arc-cosine closed form; every other activation uses 2-D Gauss-Hermite quadrature in (S, D),
 which is exact in D at t = 1 and converges spectrally for smooth activations.
 """
 
@@ -61,15 +61,20 @@ class KernelTheory:
 
     # -- kappa --------------------------------------------------------------------------------------
     def kappa(self, t: "torch.Tensor | float") -> torch.Tensor:
-        """kappa(t) for t in [-1, 1] (any shape, float64 result). ReLU: closed form; else quadrature."""
+        """kappa(t) for t in [-1, 1] (any shape, float64 result). Closed form for relu/leaky_relu, else quadrature.
+
+        For act(z) = max(z, a z): act = a z + (1-a) relu(z), and with c = t/d + sU^2 the covariance of the
+        two pre-activations, E[act(A) act(B)] = a c + (1-a)^2 * (arc-cosine kernel of relu).
+        """
         t = torch.as_tensor(t, dtype=torch.float64).clamp(-1.0, 1.0)
-        d, su2, sw2 = self.dim, self.su**2, self.sw**2
-        if self.activation.name == "relu":
-            var = 1.0 / d + su2  # variance of each pre-activation
-            rho = ((t / d + su2) / var).clamp(-1.0, 1.0)
-            theta = torch.arccos(rho)
-            return var / (2 * math.pi) * (torch.sin(theta) + (math.pi - theta) * rho) + sw2
-        return self.kappa_quadrature(t)
+        a = self.activation.leak
+        if a is None:
+            return self.kappa_quadrature(t)
+        var = 1.0 / self.dim + self.su**2  # variance of each pre-activation
+        cov = t / self.dim + self.su**2  # covariance of the two pre-activations
+        theta = torch.arccos((cov / var).clamp(-1.0, 1.0))
+        relu = var / (2 * math.pi) * (torch.sin(theta) + (math.pi - theta) * torch.cos(theta))
+        return a * cov + (1 - a) ** 2 * relu + self.sw**2
 
     def kappa_quadrature(self, t: "torch.Tensor | float", chunk: int = 256) -> torch.Tensor:
         """kappa(t) by 2-D Gauss-Hermite quadrature for any activation (float64, shape of t)."""
@@ -95,15 +100,17 @@ class KernelTheory:
     @cached_property
     def kappa1(self) -> float:
         """kappa(1) = E[act(Z)^2] + sW^2, Z ~ N(0, 1/d + sU^2)."""
-        if self.activation.name == "relu":
-            return (1.0 / self.dim + self.su**2) / 2 + self.sw**2
+        a = self.activation.leak
+        if a is not None:
+            return (1 + a * a) / 2 * (1.0 / self.dim + self.su**2) + self.sw**2
         return self._gauss_1d(lambda z: self.activation(z) ** 2) + self.sw**2
 
     @cached_property
     def dkappa1(self) -> float:
         """kappa'(1) = (1/d) E[act'(Z)^2] (a single factor 1/d; THEORY misprint note)."""
-        if self.activation.name == "relu":
-            return 0.5 / self.dim
+        a = self.activation.leak
+        if a is not None:
+            return (1 + a * a) / 2 / self.dim
         return self._gauss_1d(lambda z: self.activation.deriv(z) ** 2) / self.dim
 
     @cached_property
