@@ -7,7 +7,7 @@ theory, diagnostics of synchronization, and the paper's experiments.
 from importlib.metadata import PackageNotFoundError, version
 
 from .activations import Activation, get_activation
-from .attention import MultiHeadAttention, NoAttention, SoftmaxAttention
+from .attention import MultiHeadAttention, NoAttention, RandomBatchAttention, SoftmaxAttention, random_batch_attention
 from .diagnostics import (
     cluster_count,
     cosine_matrix,
@@ -20,6 +20,7 @@ from .discrete import StochasticTransformer, Trajectory
 from .errors import ConfigError
 from .kernel import KernelTheory, kernel
 from .noise import MLPNoise
+from .nn import CommonNoise, InteractionEnergy, attach
 from .rng import Streams, derive_seeds
 from .sphere import project, tangent, uniform_sphere
 
@@ -29,8 +30,10 @@ except PackageNotFoundError:  # running from a source tree without installation
     __version__ = "0+unknown"
 
 __all__ = [
+    "CommonNoise", "InteractionEnergy", "attach",
     "Activation", "ConfigError", "KernelTheory", "MLPNoise", "MultiHeadAttention", "NoAttention",
     "SoftmaxAttention", "StochasticTransformer", "Streams", "Trajectory", "__version__", "cluster_count",
     "cosine_matrix", "derive_seeds", "get_activation", "interaction_energy", "kernel", "mean_abs_cosine",
     "mean_cosine", "pairwise_cosines", "project", "tangent", "uniform_sphere",
+    "RandomBatchAttention", "random_batch_attention",
 ]

@@ -5,11 +5,15 @@
 ``SoftmaxAttention(beta, scale)`` is the paper's shorthand Q^T K = beta I, V = scale I (with
 Q = K = sqrt(beta) I); explicit Q, K, V matrices may be given instead. ``beta`` and ``scale`` may be
 tensors broadcastable to the batch shape, so a sweep over settings runs as one tensor program.
-The softmax uses ``scaled_dot_product_attention`` (O(N d) memory on CPU and CUDA).
+The softmax uses ``scaled_dot_product_attention`` in the 4-D layout its fused kernels need (O(N d) memory
+on CPU and CUDA), with queries chunked so that memory stays bounded where torch falls back to its math
+kernel. ``RandomBatchAttention`` / ``random_batch_attention`` attend only within random batches of p tokens
+(THEORY section 7), at O(N p d) cost.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Protocol, Sequence
 
@@ -17,6 +21,7 @@ import torch
 import torch.nn.functional as F
 
 from .errors import ConfigError
+from .rng import Seeds, Streams
 
 
 class Attention(Protocol):
@@ -32,9 +37,107 @@ def _batch_param(value, x: torch.Tensor) -> torch.Tensor:
     return t.reshape(t.shape + (1, 1))
 
 
-def softmax_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    """sum_j softmax_j(<q_i, k_j>) v_j with unit logit scale. q, k: ``(..., N, e)``, v: ``(..., N, f)``."""
-    return F.scaled_dot_product_attention(q, k, v, scale=1.0)
+SCORE_BUDGET = 2**26  # most query-key scores one fused-attention call may hold (256 MB in fp32)
+
+
+def softmax_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, chunk: int | None = None) -> torch.Tensor:
+    """sum_j softmax_j(<q_i, k_j>) v_j with unit logit scale. q: ``(..., Nq, e)``, k: ``(..., Nk, e)``,
+    v: ``(..., Nk, f)`` (batch shapes broadcast) -> ``(..., Nq, f)``.
+
+    Memory is O((Nq + Nk)(e + f)) beyond the inputs: the batch is flattened to the 4-D layout for which
+    torch's fused kernels apply (CPU flash attention takes 4-D input only; other ranks fall back to an
+    O(N^2) kernel), and queries go in chunks of ``chunk`` rows (default: as many as keep
+    batch * chunk * Nk <= SCORE_BUDGET), which bounds memory even where torch picks its math kernel
+    (e.g. float64 on CUDA).
+    """
+    batch = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    nq, nk, flat = q.shape[-2], k.shape[-2], max(1, math.prod(batch))
+    q4, k4, v4 = (t.expand(batch + t.shape[-2:]).reshape(flat, 1, *t.shape[-2:]) for t in (q, k, v))  # (B, 1, N, .)
+    rows = chunk or max(1, SCORE_BUDGET // (flat * nk))
+    out = torch.cat([F.scaled_dot_product_attention(q4[:, :, i:i + rows], k4, v4, scale=1.0)
+                     for i in range(0, nq, rows)], dim=-2)  # (B, 1, Nq, f)
+    return out.reshape(batch + (nq, v.shape[-1]))
+
+
+def _check_batch_size(p) -> None:
+    if isinstance(p, bool) or not isinstance(p, (int, float)) or int(p) != p or p < 1:
+        raise ConfigError("batch_size", p, "must be a positive integer")
+
+
+def _in_random_batches(fn, tensors: Sequence[torch.Tensor], perm: torch.Tensor, size: int) -> torch.Tensor:
+    """Apply ``fn`` within random batches: tokens are put in the order ``perm`` ``(..., N)``, cut into
+    consecutive batches of ``size`` (a last, smaller batch takes the remainder), and ``fn`` maps
+    ``(G, ..., size, .)`` tensors (the batch index G as the leading axis) to ``(G, ..., size, f)``.
+    Returns ``(..., N, f)`` in the original token order."""
+    lead, n = perm.shape[:-1], perm.shape[-1]
+    idx = perm.unsqueeze(-1)  # (..., N, 1)
+    shuffled = [t.gather(-2, idx.expand(lead + (n, t.shape[-1]))) for t in tensors]  # (..., N, .) each
+    full = n - n % size
+    parts = []
+    for a, b, s in ((0, full, size), (full, n, n - full)):
+        if b > a:
+            groups = [t[..., a:b, :].reshape(lead + ((b - a) // s, s, t.shape[-1])).movedim(-3, 0)
+                      for t in shuffled]  # (G, ..., s, .) each
+            parts.append(fn(*groups).movedim(0, -3).flatten(-3, -2))  # (..., b - a, f)
+    out = torch.cat(parts, dim=-2)  # (..., N, f), shuffled order
+    return torch.empty_like(out).scatter_(-2, idx.expand(out.shape), out)
+
+
+def random_batch_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, batch_size: int,
+                           generator: torch.Generator | None = None) -> torch.Tensor:
+    """Random-batch softmax attention (THEORY section 7): the N tokens of every batch element (and head)
+    are shuffled into batches of ``batch_size`` p and ``softmax_attention`` runs within each batch only,
+    at O(N p e) cost instead of O(N^2 e). q, k: ``(..., N, e)``, v: ``(..., N, f)`` -> ``(..., N, f)``.
+    One uniform permutation per batch element from ``generator`` (on the tensors' device). With
+    p >= N it equals ``softmax_attention``. Raises ConfigError for p < 1 or unequal token counts.
+    """
+    _check_batch_size(batch_size)
+    if not q.shape[-2] == k.shape[-2] == v.shape[-2]:
+        raise ConfigError("tokens", (q.shape[-2], k.shape[-2], v.shape[-2]), "q, k, v need the same N")
+    batch = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    n = q.shape[-2]
+    keys = torch.rand(batch + (n,), generator=generator, dtype=torch.float64, device=q.device)  # (..., N)
+    tensors = [t.expand(batch + t.shape[-2:]) for t in (q, k, v)]
+    return _in_random_batches(softmax_attention, tensors, keys.argsort(-1), int(batch_size))
+
+
+class RandomBatchAttention:
+    """Random-batch attention around any attention block (THEORY section 7; the random batch method).
+
+    In every call of ``drift`` the N tokens of each batch element are shuffled into batches of
+    ``batch_size`` p (the last batch takes the remainder) and ``inner`` attends within each batch only:
+    O(N p d) cost instead of O(N^2 d). With p >= N it equals ``inner`` (attention is permutation
+    invariant). ``inner`` must accept extra leading batch axes (every block in this module does).
+
+    Randomness: one generator per batch element, seeded from ``seed`` (see :mod:`sdeformer.rng`) and
+    created at the first call with a new batch shape or device, so batched equals unbatched; ``reset``
+    restarts the streams. Plugs into the discrete model and the SDE alike (``drift`` only).
+    Raises ConfigError for p < 1.
+    """
+
+    def __init__(self, inner: Attention, batch_size: int, seed: Seeds = 0):
+        _check_batch_size(batch_size)
+        self.inner, self.batch_size, self.seed = inner, int(batch_size), seed
+        self._streams: Streams | None = None
+
+    def reset(self, seed: Seeds = None) -> None:
+        """Restart the random stream (from ``seed`` if given, else from the seed given at construction)."""
+        if seed is not None:
+            self.seed = seed
+        self._streams = None
+
+    def permutation(self, x: torch.Tensor) -> torch.Tensor:
+        """The next token shuffle for tokens ``x`` ``(..., N, d)``: ``(..., N)`` indices."""
+        batch, n = tuple(x.shape[:-2]), x.shape[-2]
+        s = self._streams
+        if s is None or s.batch != batch or s.device != x.device:
+            s = self._streams = Streams(self.seed, batch, x.device)
+        perms = [torch.randperm(n, generator=g, device=x.device) for g in s.generators]  # (N,) each
+        return torch.stack(perms).reshape(batch + (n,))
+
+    def drift(self, x: torch.Tensor) -> torch.Tensor:
+        """Attn within random batches. ``(..., N, d) -> (..., N, d)``."""
+        return _in_random_batches(self.inner.drift, [x], self.permutation(x), self.batch_size)
 
 
 @dataclass(frozen=True)

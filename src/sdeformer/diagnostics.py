@@ -59,3 +59,61 @@ def cluster_count(x: torch.Tensor, threshold: float = 0.999) -> torch.Tensor:
     n = x.shape[-2]
     lower = torch.tril(torch.ones(n, n, dtype=torch.bool, device=x.device), diagonal=-1)
     return (~(reach & lower).any(-1)).sum(-1)
+
+
+# -- optimal transport, rate fits and Lyapunov helpers (THEORY section 5) ----------------------------------
+
+
+def wasserstein2_sq(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Exact W_2^2 between the equal-weight clouds x ``(..., N, d)`` and y ``(..., M, d)`` (POT's network
+    simplex, squared Euclidean cost in R^d). Returns ``(...)``. Needs the ``theory`` extra (pot)."""
+    import numpy as np
+    import ot
+
+    xb = x.detach().reshape(-1, *x.shape[-2:]).double().cpu().numpy()  # (B, N, d)
+    yb = y.detach().expand(*x.shape[:-2], *y.shape[-2:]).reshape(-1, *y.shape[-2:]).double().cpu().numpy()
+    a, b = np.full(xb.shape[1], 1.0 / xb.shape[1]), np.full(yb.shape[1], 1.0 / yb.shape[1])
+    out = [ot.emd2(a, b, ot.dist(xi, yi), numItermax=10_000_000) for xi, yi in zip(xb, yb)]
+    return torch.tensor(out, dtype=x.dtype).reshape(x.shape[:-2])
+
+
+def loglog_slope(x, y) -> float:
+    """Least-squares slope of log y against log x."""
+    import numpy as np
+
+    return float(np.polyfit(np.log(np.asarray(x, float)), np.log(np.asarray(y, float)), 1)[0])
+
+
+def bootstrap_slope(x, samples, *, resamples: int = 1000, level: float = 0.95, seed: int = 0) -> tuple[float, float]:
+    """Bootstrap interval of the log-log slope of the mean: ``samples`` ``(len(x), R)`` holds R independent
+    runs per x; runs are resampled with replacement (independently per x) and the slope refitted."""
+    import numpy as np
+
+    s = np.asarray(samples, float)
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, s.shape[1], size=(resamples, s.shape[0], s.shape[1]))
+    means = np.take_along_axis(s[None], idx, axis=2).mean(-1)  # (resamples, len(x))
+    lx = np.log(np.asarray(x, float))
+    lx = lx - lx.mean()
+    slopes = (np.log(means) * lx).sum(-1) / (lx * lx).sum()
+    lo, hi = np.quantile(slopes, [(1 - level) / 2, (1 + level) / 2])
+    return float(lo), float(hi)
+
+
+def exponential_rate(t, values, floor: float = 0.0) -> float:
+    """Least-squares slope of log(values) against t, over the points where values > floor (nan if < 2)."""
+    import numpy as np
+
+    t, v = np.asarray(t, float), np.asarray(values, float)
+    keep = v > floor
+    if keep.sum() < 2:
+        return float("nan")
+    return float(np.polyfit(t[keep], np.log(v[keep]), 1)[0])
+
+
+def renormalise_pair(x: torch.Tensor, y: torch.Tensor, delta: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """Renormalised separation for Lyapunov exponents: returns (y', log(|y - x| / delta)), with y' on the
+    sphere at chordal distance ~ delta from x in the direction of y. ``(..., d)`` -> ``(..., d)``, ``(...)``."""
+    diff = y - x  # (..., d)
+    dist = torch.linalg.vector_norm(diff, dim=-1, keepdim=True)  # (..., 1)
+    return project(x + delta * diff / dist), torch.log(dist.squeeze(-1) / delta)

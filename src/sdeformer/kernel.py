@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import numpy as np
 import torch
@@ -25,6 +25,7 @@ QUADRATURE_NODES = 96  # Gauss-Hermite nodes per axis; 96^2 evaluations per t
 GRID_POINTS = 1001  # u-grid for inf F on [-1, 1), refined by a bounded minimisation
 
 
+@lru_cache(maxsize=8)
 def _hermite(n: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Probabilists' Gauss-Hermite nodes and weights normalised to a N(0, 1) expectation (float64)."""
     x, w = np.polynomial.hermite_e.hermegauss(n)

@@ -9,6 +9,9 @@ layer and batch element and evaluated at every token, so identical tokens get id
     G_l(y) = m^{-1/2} W_l act(d^{-1/2} U_l y + bU_l) + bW_l,  W, U ~ N(0, 1), bU ~ N(0, sU^2), bW ~ N(0, sW^2)
 
 ``su``/``sw`` may be tensors broadcastable to the batch shape (one noise law per batch element).
+Two opt-in fast paths (issue 4; the default draws and stream are unchanged): ``sampling="conditional"``
+draws the field at the N tokens with fewer normals but the same joint law, and ``matmul_dtype``
+(e.g. ``torch.bfloat16``) runs the MLP matmuls in reduced precision.
 """
 
 from __future__ import annotations
@@ -21,7 +24,18 @@ import torch
 
 from .activations import Activation, get_activation
 from .errors import ConfigError
+from .kernel import KernelTheory, kernel
 from .rng import Streams
+
+
+SAMPLING_MODES = ("direct", "conditional")
+ROOT_FLOPS_PER_NORMAL = 100  # Householder-QR flops that take as long as one normal draw (CPU, measured: ~120)
+
+
+def root_pays(n: int, k: int, cols: int) -> bool:
+    """Whether drawing f @ Z (f ``(N, k)``, Z ``(k, cols)``) through the N x N QR root is cheaper than directly:
+    it saves (k - N) cols normals for about 2 k N^2 flops."""
+    return k > n and 2 * k * n * n < ROOT_FLOPS_PER_NORMAL * (k - n) * cols
 
 
 class NoiseField(Protocol):
@@ -51,19 +65,35 @@ class MLPNoise:
     """The random width-m MLP block, freshly drawn in every layer and shared by all tokens.
 
     Args: activation (name, Activation or callable), width m >= 1, su, sw >= 0 (floats or batch tensors).
-    Raises ConfigError for a bad width or a negative/NaN bias std.
+    sampling: ``"direct"`` (default: draw U, bU, W, bW) or ``"conditional"``. Given the tokens y, the
+    pre-activations are Gaussian with i.i.d. columns of covariance F F^T, F = [y / sqrt(d), sU 1]
+    ``(N, d+1)``; given them, the output columns are i.i.d. Gaussian with covariance A A^T / m,
+    A = act(pre) ``(N, m)``. The conditional mode draws a stage through the N x N QR factor R^T of F (or A)
+    where that is cheaper than the direct product (``root_pays``): then N m (or N d) normals replace
+    (d+1) m (or m d); see ``normals_per_layer``. It preserves the joint law of G_l at the N tokens, hence the law
+    of the whole trajectory, but not the stream (numbers differ from the direct mode for the same seed).
+    matmul_dtype: None (default: the tokens' dtype) or a dtype such as ``torch.bfloat16`` for the MLP
+    matmuls; results return in the tokens' dtype.
+    Raises ConfigError for a bad width, a negative/NaN bias std, an unknown sampling mode or a
+    non-floating matmul_dtype.
     """
 
-    def __init__(self, activation="relu", width: int = 2048, su=0.0, sw=0.0):
+    def __init__(self, activation="relu", width: int = 2048, su=0.0, sw=0.0, *, sampling: str = "direct",
+                 matmul_dtype: torch.dtype | None = None):
         if not float(width) == int(width) or int(width) < 1:
             raise ConfigError("width", width, "must be a positive integer")
         for name, value in (("su", su), ("sw", sw)):
             v = torch.as_tensor(value, dtype=torch.float64)
             if not torch.isfinite(v).all() or (v < 0).any():
                 raise ConfigError(name, value, "bias std must be finite and >= 0")
+        if sampling not in SAMPLING_MODES:
+            raise ConfigError("sampling", sampling, f"one of {list(SAMPLING_MODES)}")
+        if matmul_dtype is not None and not (isinstance(matmul_dtype, torch.dtype) and matmul_dtype.is_floating_point):
+            raise ConfigError("matmul_dtype", matmul_dtype, "None or a floating torch.dtype (e.g. torch.bfloat16)")
         self.activation: Activation = get_activation(activation)
         self.width = int(width)
         self.su, self.sw = su, sw
+        self.sampling, self.matmul_dtype = sampling, matmul_dtype
 
     def sample(self, d: int, streams: Streams, like: torch.Tensor) -> MLPParams:
         """Draw one layer's (U, bU, W, bW) for every batch element of ``streams``."""
@@ -77,9 +107,255 @@ class MLPNoise:
     def apply(self, p: MLPParams, y: torch.Tensor) -> torch.Tensor:
         """G(y) for one drawn MLP. ``y``: (..., N, d) -> (..., N, d)."""
         d = y.shape[-1]
-        pre = y @ p.U.transpose(-1, -2) / math.sqrt(d) + p.bU.unsqueeze(-2)  # (..., N, m)
-        return self.activation(pre) @ p.W.transpose(-1, -2) / math.sqrt(self.width) + p.bW.unsqueeze(-2)
+        pre = self._mm(y, p.U.transpose(-1, -2)) / math.sqrt(d) + p.bU.unsqueeze(-2)  # (..., N, m)
+        return self._mm(self.activation(pre), p.W.transpose(-1, -2)) / math.sqrt(self.width) + p.bW.unsqueeze(-2)
 
     def increment(self, y: torch.Tensor, dt: float, streams: Streams) -> torch.Tensor:
         """sqrt(dt) G_l(y) with a fresh G_l. ``(..., N, d) -> (..., N, d)``."""
+        if self.sampling == "conditional":
+            return math.sqrt(dt) * self._conditional(y, streams)
         return math.sqrt(dt) * self.apply(self.sample(y.shape[-1], streams, y), y)
+
+    def normals_per_layer(self, n: int, d: int) -> int:
+        """Standard normals one layer draws per batch element for N = ``n`` tokens in dimension ``d``."""
+        m = self.width
+        if self.sampling == "conditional":
+            return (n if root_pays(n, d + 1, m) else d + 1) * m + (n if root_pays(n, m, d) else m) * d + d
+        return 2 * m * d + m + d
+
+    def _mm(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        """a @ b, computed in ``matmul_dtype`` when set, returned in a's dtype."""
+        if self.matmul_dtype is None:
+            return a @ b
+        return (a.to(self.matmul_dtype) @ b.to(self.matmul_dtype)).to(a.dtype)
+
+    def _gaussian_columns(self, f: torch.Tensor, cols: int, streams: Streams) -> torch.Tensor:
+        """A draw with the law of f @ Z, Z ``(k, cols)`` i.i.d. N(0, 1), for f ``(..., N, k)``: directly, or
+        where ``root_pays`` as R^T @ Z', Z' ``(N, cols)``, with f^T = Q R (so f f^T = R^T R: same Gaussian law,
+        N cols normals). Householder QR keeps equal (or opposite) rows of f equal (opposite) to rounding, so
+        coinciding tokens keep getting identical increments (an eigen-root would differ by sqrt(eps))."""
+        n, k = f.shape[-2:]
+        if not root_pays(n, k, cols):
+            return self._mm(f, streams.randn((k, cols), f.dtype))  # (..., N, cols)
+        root = torch.linalg.qr(f.transpose(-1, -2), mode="r").R.transpose(-1, -2)  # (..., N, N)
+        return self._mm(root, streams.randn((n, cols), f.dtype))  # (..., N, cols)
+
+    def _conditional(self, y: torch.Tensor, streams: Streams) -> torch.Tensor:
+        """G_l at the tokens y ``(..., N, d)`` drawn stage by stage from its conditional Gaussian laws."""
+        d, batch = y.shape[-1], streams.batch
+        su = _batch_std(self.su, batch, y)
+        su = su.reshape(su.shape[:-1] + (1, 1)).expand(y.shape[:-1] + (1,))  # (..., N, 1)
+        hidden = torch.cat([y / math.sqrt(d), su], dim=-1)  # (..., N, d+1)
+        pre = self._gaussian_columns(hidden, self.width, streams)  # (..., N, m)
+        out = self._gaussian_columns(self.activation(pre) / math.sqrt(self.width), d, streams)  # (..., N, d)
+        return out + (streams.randn((d,), y.dtype) * _batch_std(self.sw, batch, y)).unsqueeze(-2)
+
+
+# -- the limit field W(t, x) of THEORY section 3 ------------------------------------------------------------
+# These fields split a draw into ``apply(y, dt, z, streams)``, deterministic given the standard normals ``z``
+# ``(..., *normal_shape(y))``, and ``increment`` (which draws ``z`` from the streams). Feeding the same ``z``
+# (``BrownianPath`` + ``ReplayedNoise``) couples runs: coarse and fine depth, finite and infinite width,
+# small and large clouds. ``variance(y)`` is the field's variance k(y, y) at each token, ``(..., N, 1)`` or a
+# scalar tensor: the SDE's Ito correction is ``-(d-1)/2 variance(y) y``.
+
+KAPPA_TABLE_POINTS = 2049  # uniform grid on [-1, 1] for interpolating quadrature kernels
+# added to K's diagonal, relative to kappa(1): (float32 input, float64 input). In float32, K carries errors
+# ~1e-7 kappa(1); the jitter (independent noise of that relative size) sits at float32 token resolution.
+CHOLESKY_JITTER = (1e-6, 1e-10)
+
+
+def _check_bias_stds(su: float, sw: float) -> None:
+    for name, value in (("su", su), ("sw", sw)):
+        if not math.isfinite(float(value)) or float(value) < 0:
+            raise ConfigError(name, value, "bias std must be finite and >= 0")
+
+
+def psd_sqrt(a: torch.Tensor) -> torch.Tensor:
+    """Symmetric square root of symmetric PSD matrices ``(..., n, n)`` (eigh; negative eigenvalues clamped)."""
+    evals, evecs = torch.linalg.eigh(a)  # (..., n), (..., n, n)
+    return (evecs * evals.clamp(min=0).sqrt().unsqueeze(-2)) @ evecs.transpose(-1, -2)
+
+
+class GaussianField:
+    """The exact Gaussian Brownian field at the token positions (THEORY section 3).
+
+    ``dW(y) = sqrt(dt) R(y) z`` with ``R R^T = K(y) = kappa(<y_i, y_j>)`` ``(..., N, N)`` and z ``(..., N, d)``
+    i.i.d. standard normal: exact in law at those points, O(N^3) per step. ``root='cholesky'`` (default;
+    ``jitter * kappa(1)``, default CHOLESKY_JITTER, is added to the diagonal; the symmetric root replaces a
+    factor that fails) or ``root='sqrt'`` (symmetric root, the Gram-matrix coupling of the width limit).
+    Raises ConfigError for an unknown activation or root, or a negative bias std.
+    """
+
+    def __init__(self, activation="relu", su: float = 0.0, sw: float = 0.0, *, root: str = "cholesky",
+                 jitter: float | None = None, beta: float = 1.0):
+        if root not in ("cholesky", "sqrt"):
+            raise ConfigError("root", root, "one of ['cholesky', 'sqrt']")
+        if jitter is not None and (not math.isfinite(jitter) or jitter < 0):
+            raise ConfigError("jitter", jitter, "must be finite and >= 0")
+        _check_bias_stds(su, sw)
+        self.activation: Activation = get_activation(activation)
+        self.su, self.sw, self.beta, self.root_kind, self.jitter = float(su), float(sw), float(beta), root, jitter
+        self._theories: dict[int, KernelTheory] = {}
+        self._tables: dict[int, torch.Tensor] = {}
+
+    def theory(self, d: int):
+        """The KernelTheory (THEORY section 2) of this field in dimension ``d`` (cached)."""
+        if d not in self._theories:
+            self._theories[d] = kernel(self.activation, d, su=self.su, sw=self.sw, beta=self.beta)
+        return self._theories[d]
+
+    def kappa(self, t: torch.Tensor, d: int) -> torch.Tensor:
+        """kappa(t) in dimension ``d``, dtype and device of ``t``: the ReLU closed form for float64 input,
+        else linear interpolation of a KAPPA_TABLE_POINTS table (error below 1e-6 kappa(1))."""
+        th = self.theory(d)
+        if self.activation.name == "relu" and t.dtype == torch.float64:
+            return th.kappa(t.cpu()).to(t)
+        if d not in self._tables:
+            self._tables[d] = th.kappa(torch.linspace(-1.0, 1.0, KAPPA_TABLE_POINTS, dtype=torch.float64))
+        table = self._tables[d].to(t)  # (P,)
+        pos = t.clamp(-1.0, 1.0).add_(1.0).mul_((KAPPA_TABLE_POINTS - 1) / 2.0)  # in place: hot loop
+        i = pos.floor().clamp_(max=KAPPA_TABLE_POINTS - 2)
+        w = pos.sub_(i)
+        i = i.long()
+        return torch.lerp(table[i], table[i + 1], w)
+
+    def covariance(self, y: torch.Tensor) -> torch.Tensor:
+        """K(y) = kappa(<y_i, y_j>) of the directions y / |y| (the field is extended off the sphere as
+        constant along rays, which keeps K a valid covariance), ``(..., N, d) -> (..., N, N)``."""
+        u = y / torch.linalg.vector_norm(y, dim=-1, keepdim=True)  # (..., N, d)
+        return self.kappa(u @ u.transpose(-1, -2), y.shape[-1])
+
+    def factor(self, y: torch.Tensor) -> torch.Tensor:
+        """A root R with R R^T = K(y) (plus jitter for Cholesky), ``(..., N, N)``."""
+        if self.root_kind == "sqrt":
+            return psd_sqrt(self.covariance(y))
+        k = self.covariance(y).to(torch.float64)  # (..., N, N); factored in float64 (K ~ rank 1 at sync)
+        jitter = self.jitter if self.jitter is not None else CHOLESKY_JITTER[y.dtype == torch.float64]
+        eye = torch.eye(k.shape[-1], dtype=k.dtype, device=k.device)
+        chol, info = torch.linalg.cholesky_ex(k + jitter * self.theory(y.shape[-1]).kappa1 * eye)
+        failed = info > 0  # (...)
+        if bool(failed.any()):  # symmetric root where Cholesky failed
+            chol = torch.where(failed[..., None, None], psd_sqrt(k), chol)
+        return chol.to(y.dtype)
+
+    def normal_shape(self, y: torch.Tensor) -> tuple[int, ...]:
+        return tuple(y.shape[-2:])
+
+    def apply(self, y: torch.Tensor, dt: float, z: torch.Tensor, streams: Streams | None = None) -> torch.Tensor:
+        """sqrt(dt) R(y) z. ``y``, ``z``: (..., N, d) -> (..., N, d)."""
+        return math.sqrt(dt) * (self.factor(y) @ z)
+
+    def increment(self, y: torch.Tensor, dt: float, streams: Streams) -> torch.Tensor:
+        """A fresh field increment at the tokens. ``(..., N, d) -> (..., N, d)``."""
+        return self.apply(y, dt, streams.randn(self.normal_shape(y), y.dtype), streams)
+
+    def variance(self, y: torch.Tensor) -> torch.Tensor:
+        """kappa(1) (a scalar tensor)."""
+        return torch.tensor(self.theory(y.shape[-1]).kappa1, dtype=y.dtype, device=y.device)
+
+
+class RandomFeatureField:
+    """Random-feature Brownian field with M fixed features (THEORY section 3):
+
+        dW(x) = sqrt(dt) [ M^{-1/2} z_{1..M}^T act(d^{-1/2} U x + bU) + sW z_0 ],  U ~ N(0,1), bU ~ N(0, sU^2)
+
+    with (U, bU) drawn once (per batch element of ``batch``, from ``seed``) and z ``(..., M+1, d)`` fresh
+    normals each step. Its covariance (1/M) phi(x).phi(y) + sW^2 tends to kappa(<x, y>) as M grows; it is
+    evaluable at any set of points (chunked over points: 10^5 particles fit in memory), which couples
+    clouds of different sizes. Raises ConfigError for M < 1, d < 2 or a negative bias std.
+    """
+
+    def __init__(self, activation="relu", features: int = 1024, dim: int = 3, su: float = 0.0, sw: float = 0.0,
+                 *, seed: int = 0, batch: tuple[int, ...] = (), dtype: torch.dtype = torch.float32,
+                 device: str | torch.device = "cpu", chunk_elements: int = 1 << 22):
+        if not float(features) == int(features) or int(features) < 1:
+            raise ConfigError("features", features, "must be a positive integer")
+        if not float(dim) == int(dim) or int(dim) < 2:
+            raise ConfigError("dim", dim, "must be an integer >= 2")
+        _check_bias_stds(su, sw)
+        self.activation: Activation = get_activation(activation)
+        self.features, self.dim, self.su, self.sw = int(features), int(dim), float(su), float(sw)
+        streams = Streams(seed, tuple(batch), device)
+        self.U = streams.randn((self.features, self.dim), dtype)  # (*batch, M, d)
+        self.bU = streams.randn((self.features,), dtype) * self.su  # (*batch, M)
+        self.chunk = max(1, int(chunk_elements) // self.features)
+        self._last: tuple[torch.Tensor, torch.Tensor] | None = None  # (y, phi(y)) of one small evaluation
+
+    def phi(self, y: torch.Tensor) -> torch.Tensor:
+        """Features act(d^{-1/2} U y + bU), ``(..., N, d) -> (..., N, M)``. The last result for one chunk-sized
+        ``y`` is kept, so the SDE's drift (variance) and diffusion at the same state share one evaluation."""
+        if self._last is not None and self._last[0] is y:
+            return self._last[1]
+        pre = y @ self.U.transpose(-1, -2).to(y) / math.sqrt(self.dim) + self.bU.to(y).unsqueeze(-2)
+        out = self.activation(pre)  # (..., N, M)
+        self._last = (y, out) if y.shape[-2] <= self.chunk else None
+        return out
+
+    def covariance(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """(1/M) phi(x).phi(y) + sW^2, ``(..., N, d), (..., N', d) -> (..., N, N')``."""
+        return self.phi(x) @ self.phi(y).transpose(-1, -2) / self.features + self.sw**2
+
+    def normal_shape(self, y: torch.Tensor) -> tuple[int, ...]:
+        return (self.features + 1, y.shape[-1])
+
+    def apply(self, y: torch.Tensor, dt: float, z: torch.Tensor, streams: Streams | None = None) -> torch.Tensor:
+        """The increment at the points y ``(..., N, d)`` given normals z ``(..., M+1, d)``."""
+        zf = z[..., : self.features, :] / math.sqrt(self.features)  # (..., M, d)
+        z0 = z[..., self.features:, :] * self.sw  # (..., 1, d)
+        return math.sqrt(dt) * (self._chunked(y, lambda phi: phi @ zf) + z0)
+
+    def increment(self, y: torch.Tensor, dt: float, streams: Streams) -> torch.Tensor:
+        return self.apply(y, dt, streams.randn(self.normal_shape(y), y.dtype), streams)
+
+    def variance(self, y: torch.Tensor) -> torch.Tensor:
+        """k(y, y) = |phi(y)|^2 / M + sW^2, ``(..., N, 1)``."""
+        return self._chunked(y, lambda phi: phi.pow(2).mean(-1, keepdim=True)) + self.sw**2
+
+    def _chunked(self, y: torch.Tensor, fn) -> torch.Tensor:
+        """fn(phi(.)) over blocks of at most ``chunk`` points, concatenated along the point axis."""
+        if y.shape[-2] <= self.chunk:
+            return fn(self.phi(y))
+        return torch.cat([fn(self.phi(c)) for c in y.split(self.chunk, dim=-2)], dim=-2)
+
+
+class BrownianPath:
+    """Replayable standard normals on a fine grid of ``steps`` steps (THEORY section 3: coupled noise).
+
+    ``normals(factor)`` yields ``steps // factor`` tensors ``(*batch, *shape)``: the fine normals summed over
+    consecutive blocks of ``factor`` and divided by sqrt(factor), so each is standard normal and
+    ``sqrt(dt_coarse) * normal`` is the coarse Brownian increment of the same path. Every call replays the
+    path from its seed. Raises ConfigError unless ``factor`` divides ``steps``.
+    """
+
+    def __init__(self, shape: tuple[int, ...], steps: int, seed=0, batch: tuple[int, ...] = (),
+                 dtype: torch.dtype = torch.float32, device: str | torch.device = "cpu"):
+        self.shape, self.steps, self.seed, self.batch = tuple(shape), int(steps), seed, tuple(batch)
+        self.dtype, self.device = dtype, device
+
+    def normals(self, factor: int = 1):
+        if int(factor) < 1 or self.steps % int(factor):
+            raise ConfigError("factor", factor, f"must be a positive divisor of the fine steps {self.steps}")
+        factor = int(factor)
+        streams = Streams(self.seed, self.batch, self.device)
+        for _ in range(self.steps // factor):
+            total = streams.randn(self.shape, self.dtype)
+            for _ in range(factor - 1):
+                total = total + streams.randn(self.shape, self.dtype)
+            yield total / math.sqrt(factor)
+
+
+class ReplayedNoise:
+    """A NoiseField fed with given standard normals: ``increment = field.apply(y, dt, next(normals), streams)``.
+
+    ``streams`` is passed on for any other randomness of the field (the hidden layer of a width-m MLP).
+    Plugs into ``StochasticTransformer(mlp=...)`` and the SDE solvers alike.
+    """
+
+    def __init__(self, field, normals):
+        self.field, self._normals = field, iter(normals)
+
+    def increment(self, y: torch.Tensor, dt: float, streams: Streams) -> torch.Tensor:
+        return self.field.apply(y, dt, next(self._normals).to(y), streams)
+
+    def variance(self, y: torch.Tensor) -> torch.Tensor:
+        return self.field.variance(y)

@@ -1,0 +1,98 @@
+"""Coupled runs (THEORY sections 3-5): the same noise drives the two things compared.
+
+- depth: the discrete model at L layers with the Gaussian field vs a fine SDE path, both fed the same
+  ``BrownianPath`` (the coarse increments are sums of the fine ones);
+- width: the width-m MLP vs the Gaussian field through one shared standard normal per layer, the
+  Gram-matrix square-root coupling ``G_m = Sigma_m(y)^{1/2} z``, ``G_inf = K(y)^{1/2} z``;
+- tokens: see :mod:`sdeformer.meanfield` (clouds of different size under one random-feature field).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .activations import Activation, get_activation
+from .attention import Attention
+from .discrete import StochasticTransformer
+from .errors import ConfigError
+from .noise import BrownianPath, GaussianField, ReplayedNoise, psd_sqrt
+from .rng import Streams
+from .sde import LimitSDE, make_solver
+
+
+class GramMLPField:
+    """The width-m MLP block at the tokens, drawn as ``sqrt(dt) Sigma_m(y)^{1/2} z`` (THEORY section 1).
+
+    Given the hidden layer (U, bU), the outputs m^{-1/2} W act(.) + bW at the N tokens are Gaussian with
+    covariance Sigma_m = phi phi^T / m + sW^2 in every output coordinate, so this is exact in law for the
+    MLP; (U, bU) are fresh each layer (from ``streams``) and z ``(..., N, d)`` is the shared standard normal.
+    """
+
+    def __init__(self, activation="relu", width: int = 2048, su: float = 0.0, sw: float = 0.0):
+        if not float(width) == int(width) or int(width) < 1:
+            raise ConfigError("width", width, "must be a positive integer")
+        self.activation: Activation = get_activation(activation)
+        self.width, self.su, self.sw = int(width), float(su), float(sw)
+
+    def normal_shape(self, y: torch.Tensor) -> tuple[int, ...]:
+        return tuple(y.shape[-2:])
+
+    def apply(self, y: torch.Tensor, dt: float, z: torch.Tensor, streams: Streams) -> torch.Tensor:
+        d, m = y.shape[-1], self.width
+        U = streams.randn((m, d), y.dtype)  # (..., m, d)
+        bU = streams.randn((m,), y.dtype) * self.su  # (..., m)
+        phi = self.activation(y @ U.transpose(-1, -2) / math.sqrt(d) + bU.unsqueeze(-2))  # (..., N, m)
+        gram = phi @ phi.transpose(-1, -2) / m + self.sw**2  # (..., N, N)
+        return math.sqrt(dt) * (psd_sqrt(gram) @ z)
+
+    def increment(self, y: torch.Tensor, dt: float, streams: Streams) -> torch.Tensor:
+        return self.apply(y, dt, streams.randn(self.normal_shape(y), y.dtype), streams)
+
+
+def path_error(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """sup over saved times of (1/N) sum_i |a_i - b_i|^2. ``(S, ..., N, d) x2 -> (...)``."""
+    return (a - b).pow(2).sum(-1).mean(-1).amax(0)
+
+
+def depth_coupled(x0: torch.Tensor, layers: list[int], fine_steps: int, horizon: float, field: GaussianField,
+                  attention: Attention | None, seed: int = 0, scheme: str = "projected") -> torch.Tensor:
+    """Sup-in-time (grid times) error of the discrete model at each L vs a fine SDE path (THEORY section 5).
+
+    ``x0``: (R, N, d). Returns (len(layers), R): sup_l (1/N) sum_i |X_i^L(t_l) - X_i^fine(t_l)|^2.
+    Each L must divide ``fine_steps``; all use the same BrownianPath (coarse increments = sums of fine ones).
+    """
+    for L in layers:
+        if int(L) < 1 or fine_steps % int(L):
+            raise ConfigError("layers", L, f"must divide the fine steps {fine_steps}")
+    batch = tuple(x0.shape[:-2])
+    path = BrownianPath(tuple(x0.shape[-2:]), fine_steps, seed, batch, x0.dtype, x0.device)
+    fine = make_solver(LimitSDE(ReplayedNoise(field, path.normals(1)), attention), fine_steps, horizon, scheme)
+    ref = fine.solve(x0, seed=seed)  # x: (fine_steps + 1, R, N, d)
+    out = []
+    for L in layers:
+        r = fine_steps // int(L)
+        model = StochasticTransformer(int(L), horizon, ReplayedNoise(field, path.normals(r)), attention)
+        traj = model.run(x0, seed=seed)  # (L + 1, R, N, d)
+        out.append(path_error(traj.x, ref.x[::r]))
+    return torch.stack(out)
+
+
+def width_coupled(x0: torch.Tensor, widths: list[int], layers: int, horizon: float, activation, su: float,
+                  sw: float, attention: Attention | None, seed: int = 0) -> torch.Tensor:
+    """Sup-in-layer error of the width-m model vs the infinite-width (Gaussian-field) model, same L.
+
+    Both use the symmetric root and the same standard normals per layer (Gram-matrix square-root coupling).
+    ``x0``: (R, N, d). Returns (len(widths), R).
+    """
+    batch = tuple(x0.shape[:-2])
+    path = BrownianPath(tuple(x0.shape[-2:]), layers, seed, batch, x0.dtype, x0.device)
+    inf_field = GaussianField(activation, su, sw, root="sqrt")
+    ref = StochasticTransformer(layers, horizon, ReplayedNoise(inf_field, path.normals()), attention).run(x0)
+    out = []
+    for m in widths:
+        noise = ReplayedNoise(GramMLPField(activation, int(m), su, sw), path.normals())
+        traj = StochasticTransformer(layers, horizon, noise, attention).run(x0, seed=seed + 1)
+        out.append(path_error(traj.x, ref.x))
+    return torch.stack(out)

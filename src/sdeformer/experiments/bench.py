@@ -1,0 +1,409 @@
+"""Benchmarks (issue 4): our engine beside straightforward baselines and this machine's floor, in one run.
+
+Parts (each returns a JSON-able dict and is written to ``<out>/<part>.json``):
+
+- ``grid``: the paper-scale Figures 2-6 grid (5 MLP choices x 18 panels, N = 64, L = 150, m = 2048) with the
+  batched engine (``sweep.run_sweep``), default and conditional sampling, against a per-setting plain-PyTorch
+  loop written here and against the floor ``normals / randn rate + flops / matmul rate`` (rates measured in
+  the same run). Per layer and setting the direct MLP draws ``2 m d + m + d`` normals and does
+  ``4 N m d`` flops; attention does ``4 N^2 d`` flops.
+- ``sde``: the limit SDE (N = 256, d = 16, 1000 steps, exact Gaussian field, softmax attention) with our
+  Euler-Maruyama against torchsde's (common noise written as general noise of dimension N d, via
+  ``g_prod``), unbatched and as a batch of 32, per run-step.
+- ``attention``: the drift at N = 1k ... 64k, d = 64: plain softmax(QK^T)V (where its N^2 scores fit),
+  the memory-efficient path, random-batch attention (p = 256): time, extra peak memory, and the random-batch
+  error against full attention (and its fall with p).
+- ``throughput``: the discrete model at N = 16,384 tokens (4,096 with --quick), full vs random-batch attention,
+  fp32 vs bf16 MLP.
+- ``precision``: the effect of bf16 MLP matmuls on the energies of the paper-scale d = 64 panels.
+
+Speeds are never tested; correctness of each fast path is (tests/test_attention_fast.py,
+tests/test_sampling_shortcut.py, tests/test_perf.py).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import platform
+import resource
+import time
+from pathlib import Path
+from typing import Callable
+
+import torch
+import torch.nn.functional as F
+
+from ..activations import get_activation
+from ..attention import RandomBatchAttention, SoftmaxAttention
+from ..config import ModelConfig
+from ..diagnostics import interaction_energy, mean_cosine
+from ..discrete import StochasticTransformer
+from ..errors import ConfigError
+from ..noise import GaussianField, MLPNoise, RandomFeatureField, root_pays
+from ..sde import EulerMaruyama, LimitSDE
+from ..sphere import uniform_sphere
+from ..store import write_json
+from ..sweep import run_sweep
+from .grid import MLP_CHOICES, grid_configs
+
+PARTS = ("grid", "sde", "attention", "throughput", "precision")
+RB_SIZE = 256  # random-batch size p of the attention and throughput parts
+NAIVE_MAX_SCORES = 2**28  # plain attention is run only where its N^2 fp32 scores take <= 1 GB
+SDE_FEATURE_CHUNK = 2**15  # features x points per chunk: keeps a batch of 32 in cache (3x faster than 2**22)
+
+
+# -- measuring ------------------------------------------------------------------------------------------------
+def machine(device: torch.device) -> dict:
+    """What the numbers were measured on."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            cpu = next(line.split(":", 1)[1].strip() for line in fh if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "torch_threads": torch.get_num_threads(),
+            "torch": torch.__version__, "device": str(device),
+            "gpu": torch.cuda.get_device_name(device) if device.type == "cuda" else None,
+            "load_average_1min": os.getloadavg()[0]}
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def timed(fn: Callable[[], object], device: torch.device, repeat: int = 1) -> tuple[float, object]:
+    """Best wall time of ``repeat`` calls (seconds) and the last result."""
+    best, out = math.inf, None
+    for _ in range(repeat):
+        _sync(device)
+        start = time.perf_counter()
+        out = fn()
+        _sync(device)
+        best = min(best, time.perf_counter() - start)
+    return best, out
+
+
+def _rss_mb(field: str) -> float:
+    with open("/proc/self/status", encoding="utf-8") as fh:
+        return next(float(line.split()[1]) / 1024 for line in fh if line.startswith(field))
+
+
+def peak_memory(fn: Callable[[], object], device: torch.device) -> tuple[float, float, object]:
+    """(seconds, extra peak memory in MB, result) of one call. CUDA: allocator peak; CPU: the rise of the
+    resident-set high-water mark, reset before the call through /proc/self/clear_refs (Linux)."""
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+        base = torch.cuda.memory_allocated(device)
+        seconds, out = timed(fn, device)
+        return seconds, (torch.cuda.max_memory_allocated(device) - base) / 2**20, out
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="utf-8") as fh:
+            fh.write("5")
+        base = _rss_mb("VmRSS")
+    except OSError:  # no reset possible: the high-water mark so far is the baseline
+        base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    seconds, out = timed(fn, device)
+    return seconds, max(0.0, _rss_mb("VmHWM") - base), out
+
+
+def peaks(device: torch.device, quick: bool) -> dict:
+    """This machine's sampling and matmul rates, measured now: the denominators of every floor."""
+    g = torch.Generator(device=device).manual_seed(0)
+    count = 2**22
+    rates = {}
+    for name, dtype in (("randn_fp32_per_s", torch.float32), ("randn_fp64_per_s", torch.float64)):
+        seconds, _ = timed(lambda: torch.randn(count, generator=g, dtype=dtype, device=device), device, repeat=5)
+        rates[name] = count / seconds
+    n = 1024 if quick else 2048
+    for name, dtype in (("matmul_fp32_flops", torch.float32), ("matmul_bf16_flops", torch.bfloat16)):
+        a = torch.randn(n, n, generator=g, device=device).to(dtype)
+        seconds, _ = timed(lambda: a @ a, device, repeat=3)
+        rates[name] = 2 * n**3 / seconds
+    return rates
+
+
+def _floor(normals: float, flops: float, rates: dict) -> float:
+    return normals / rates["randn_fp32_per_s"] + flops / rates["matmul_fp32_flops"]
+
+
+# -- (a) the Figures 2-6 grid ---------------------------------------------------------------------------------
+def plain_grid_run(cfg: ModelConfig) -> torch.Tensor:
+    """The straightforward baseline: one setting, one plain-PyTorch loop over layers (THEORY section 1), the
+    same random numbers as the engine's default mode. Returns the saved states ``(L+1, N, d)``."""
+    x = cfg.initial_tokens()  # (N, d)
+    n, d, m = x.shape[-2], cfg.dim, cfg.width
+    dt, act, g = cfg.horizon / cfg.layers, get_activation(cfg.activation), torch.Generator().manual_seed(cfg.seed)
+    states = [x]
+    for _ in range(cfg.layers):
+        attn = torch.softmax(cfg.beta * x @ x.T, dim=-1) @ x * cfg.attention_scale  # (N, d)
+        x = F.normalize(x + dt * attn, dim=-1)
+        if cfg.mlp:
+            U, bU = torch.randn(m, d, generator=g), cfg.su * torch.randn(m, generator=g)
+            W, bW = torch.randn(d, m, generator=g), cfg.sw * torch.randn(d, generator=g)
+            G = act(x @ U.T / math.sqrt(d) + bU) @ W.T / math.sqrt(m) + bW  # (N, d)
+            x = F.normalize(x + math.sqrt(dt) * G, dim=-1)
+        states.append(x)
+    return torch.stack(states)
+
+
+def _mlp_flops(n: int, d: int, m: int, sampling: str) -> float:
+    """Matmul flops of one MLP layer (conditional mode: Householder QR and the smaller products)."""
+    if sampling == "direct":
+        return 4.0 * n * m * d
+    k = d + 1
+    hidden = 2.0 * k * n * n + 2.0 * n * n * m if root_pays(n, k, m) else 2.0 * n * k * m
+    output = 2.0 * m * n * n + 2.0 * n * n * d if root_pays(n, m, d) else 2.0 * n * m * d
+    return hidden + output
+
+
+def grid_counts(configs: list[ModelConfig], sampling: str) -> dict:
+    """Normals drawn and flops done by a sweep of configs (per layer and setting, times L)."""
+    normals = flops = 0.0
+    for c in configs:
+        attn = 4.0 * c.tokens**2 * c.dim
+        mlp = MLPNoise(c.activation, c.width, sampling=sampling)
+        normals += c.layers * (mlp.normals_per_layer(c.tokens, c.dim) if c.mlp else 0)
+        flops += c.layers * (attn + (_mlp_flops(c.tokens, c.dim, c.width, sampling) if c.mlp else 0))
+    return {"normals": normals, "flops": flops}
+
+
+def bench_grid(device: torch.device, rates: dict, quick: bool) -> dict:
+    layers = 15 if quick else 150
+    choices = ("relu",) if quick else MLP_CHOICES
+    configs = [c for ch in choices for c in grid_configs(ch, layers=layers)]
+    t_loop, plain = timed(lambda: [plain_grid_run(c) for c in configs], torch.device("cpu"))
+    t_ours, trajs = timed(lambda: run_sweep(configs, device), device)
+    t_cond, _ = timed(lambda: run_sweep(configs, device, sampling="conditional"), device)
+    agree = max((p - t.x.cpu()).abs().max().item() for p, t in zip(plain, trajs))
+    direct, cond = grid_counts(configs, "direct"), grid_counts(configs, "conditional")
+    floor_direct, floor_cond = _floor(**direct, rates=rates), _floor(**cond, rates=rates)
+    return {
+        "settings": len(configs), "layers": layers, "choices": list(choices),
+        "seconds": {"plain_loop": t_loop, "engine": t_ours, "engine_conditional": t_cond,
+                    "floor_direct": floor_direct, "floor_conditional": floor_cond},
+        "counts": {"direct": direct, "conditional": cond},
+        "ratios": {"loop_over_engine": t_loop / t_ours, "loop_over_engine_conditional": t_loop / t_cond,
+                   "engine_over_floor_direct": t_ours / floor_direct,
+                   "engine_conditional_over_floor_conditional": t_cond / floor_cond,
+                   "engine_conditional_over_floor_direct": t_cond / floor_direct},
+        "max_abs_difference_loop_vs_engine": agree,
+    }
+
+
+# -- (b) the limit SDE vs torchsde ----------------------------------------------------------------------------
+def _torchsde_problem(sde: LimitSDE, shape: tuple[int, ...]):
+    """Our SDE in torchsde's form: state (B, N d); general noise whose Brownian motion is the field's
+    standard normals (N d for the Gaussian field, (M+1) d for random features); ``g_prod`` = P_x dW(x)."""
+    import torch.nn as nn
+
+    class CommonNoiseSDE(nn.Module):
+        noise_type, sde_type = "general", "ito"
+
+        def f(self, t, y):  # (B, N d) -> (B, N d)
+            return sde.drift(y.reshape(shape)).reshape(y.shape)
+
+        def g_prod(self, t, y, v):  # Brownian increments v (B, noise) -> P_x dW(x), (B, N d)
+            x = y.reshape(shape)
+            z = v.reshape(shape[:-2] + tuple(sde.field.normal_shape(x)))
+            return sde.diffusion(x, 1.0, _GivenNormals(z)).reshape(y.shape)
+
+    return CommonNoiseSDE()
+
+
+class _GivenNormals:
+    """A stand-in for Streams that hands the field pre-drawn normals (torchsde owns the Brownian motion)."""
+
+    def __init__(self, z: torch.Tensor):
+        self.z = z
+
+    def randn(self, shape, dtype=torch.float32):
+        return self.z.to(dtype)
+
+
+def _sde_fields(n: int, d: int, runs: int, device: torch.device) -> dict:
+    batch = () if runs == 1 else (runs,)
+    return {"gaussian": GaussianField("relu", 0.1, 0.1),
+            "random_feature_1024": RandomFeatureField("relu", 1024, d, 0.1, 0.1, seed=0, batch=batch, device=device,
+                                                      chunk_elements=SDE_FEATURE_CHUNK)}
+
+
+def bench_sde(device: torch.device, quick: bool) -> dict:
+    try:
+        import torchsde
+    except ImportError:
+        return {"skipped": "torchsde is not installed (pip install 'sdeformer[theory]')"}
+    n, d, horizon, batch = 256, 16, 1.0, 32
+    out: dict = {"tokens": n, "dim": d, "batch": batch, "scheme": "Euler-Maruyama (both)", "attention": "softmax"}
+    for runs in (1, batch):
+        for name, field in _sde_fields(n, d, runs, device).items():
+            steps = 20 if quick else (1000 if runs == 1 else 100)  # per run-step ratios; the batch is 32x the work
+            sde = LimitSDE(field, SoftmaxAttention())
+            shape = (runs, n, d)
+            x0 = uniform_sphere(n, d, batch=shape[:1] if runs > 1 else (), seed=0, device=device)  # (..., N, d)
+            noise = math.prod(field.normal_shape(x0))
+            ts = torch.tensor([0.0, horizon], device=device)
+
+            def ours(k: int = steps):
+                return EulerMaruyama(sde, k, horizon).solve(x0, seed=0, save_every=k)
+
+            def theirs(k: int = steps):
+                bm = torchsde.BrownianInterval(t0=0.0, t1=horizon, size=(runs, noise), device=device, entropy=0)
+                return torchsde.sdeint(_torchsde_problem(sde, shape), x0.reshape(runs, n * d), ts, bm=bm,
+                                       method="euler", dt=horizon / k)
+
+            ours(2), theirs(2)  # warm-up: kernel tables, allocator, first-call costs
+            t_ours, _ = timed(ours, device)
+            t_theirs, _ = timed(theirs, device)
+            out.setdefault(name, {})["unbatched" if runs == 1 else f"batch_{runs}"] = {
+                "steps": steps, "ours_s_per_run_step": t_ours / (runs * steps),
+                "torchsde_s_per_run_step": t_theirs / (runs * steps), "speedup": t_theirs / t_ours}
+    for name in ("gaussian", "random_feature_1024"):
+        r = out[name]
+        r["batched_speedup_per_run_step"] = r["unbatched"]["torchsde_s_per_run_step"] / \
+            r[f"batch_{batch}"]["ours_s_per_run_step"]
+    return out
+
+
+# -- (c) attention at large N ---------------------------------------------------------------------------------
+def _plain_attention(x: torch.Tensor) -> torch.Tensor:
+    return torch.softmax(x @ x.transpose(-1, -2), dim=-1) @ x  # (N, d), N x N scores
+
+
+def bench_attention(device: torch.device, quick: bool) -> dict:
+    sizes = (1024, 4096) if quick else (1024, 4096, 16384, 65536)
+    d, full = 64, SoftmaxAttention()
+    rows = []
+    for n in sizes:
+        x = uniform_sphere(n, d, seed=0, device=device)  # (N, d)
+        row: dict = {"tokens": n}
+        if n * n <= NAIVE_MAX_SCORES:
+            row["plain_s"], row["plain_mb"], _ = peak_memory(lambda: _plain_attention(x), device)
+        else:
+            row["plain_s"] = row["plain_mb"] = None
+            row["plain_note"] = f"not run: N^2 fp32 scores alone need {n * n * 4 / 2**30:.0f} GB"
+        row["efficient_s"], row["efficient_mb"], exact = peak_memory(lambda: full.drift(x), device)
+        rb = RandomBatchAttention(full, RB_SIZE, seed=1)
+        row["random_batch_s"], row["random_batch_mb"], approx = peak_memory(lambda: rb.drift(x), device)
+        row["random_batch_relative_mse"] = ((approx - exact).pow(2).sum() / exact.pow(2).sum()).item()
+        row["efficient_over_random_batch"] = row["efficient_s"] / row["random_batch_s"]
+        rows.append(row)
+    n = 4096
+    x = uniform_sphere(n, d, seed=0, device=device)
+    exact = full.drift(x)
+    err = []
+    for p in (16, 64, 256, 1024, 4096):
+        e = (RandomBatchAttention(full, p, seed=2).drift(x) - exact).pow(2).sum(-1).mean().item()
+        err.append({"p": p, "mse": e, "relative_mse": e / exact.pow(2).sum(-1).mean().item()})
+    return {"dim": d, "random_batch_size": RB_SIZE, "sizes": rows, "error_vs_p_at_4096": err}
+
+
+# -- (d) throughput at N = 16,384 -----------------------------------------------------------------------------
+def bench_throughput(device: torch.device, quick: bool) -> dict:
+    n, d, m = (4096 if quick else 16384), 64, 2048
+    layers = 1 if quick else 3
+    x0 = uniform_sphere(n, d, seed=0, device=device)
+    variants = {
+        "full_attention_fp32": (SoftmaxAttention(), {}),
+        "random_batch_fp32": (RandomBatchAttention(SoftmaxAttention(), RB_SIZE, seed=1), {}),
+        "random_batch_bf16_mlp": (RandomBatchAttention(SoftmaxAttention(), RB_SIZE, seed=1),
+                                  {"matmul_dtype": torch.bfloat16}),
+    }
+    out: dict = {"tokens": n, "dim": d, "width": m, "layers": layers}
+    for name, (attn, options) in variants.items():
+        model = StochasticTransformer(layers, 5.0 * layers / 150, mlp=MLPNoise("relu", m, 0.1, 0.1, **options),
+                                      attention=attn)
+        seconds, mem, _ = peak_memory(lambda: model.run(x0, seed=0, save_every=layers), device)
+        out[name] = {"seconds_per_layer": seconds / layers, "token_layers_per_s": n * layers / seconds,
+                     "extra_peak_mb": mem}
+    return out
+
+
+# -- bf16 MLP matmuls: effect on energies ---------------------------------------------------------------------
+def bench_precision(device: torch.device, quick: bool) -> dict:
+    layers = 30 if quick else 150
+    configs = [c for c in grid_configs("relu", layers=layers) if c.dim == 64]
+    t32, fp32 = timed(lambda: run_sweep(configs, device), device)
+    t16, bf16 = timed(lambda: run_sweep(configs, device, matmul_dtype=torch.bfloat16), device)
+    e32 = torch.stack([interaction_energy(t.x, beta=1.0) for t in fp32])  # (settings, L+1)
+    e16 = torch.stack([interaction_energy(t.x, beta=1.0) for t in bf16])
+    c32 = torch.stack([mean_cosine(t.final) for t in fp32])
+    c16 = torch.stack([mean_cosine(t.final) for t in bf16])
+    return {"settings": len(configs), "layers": layers, "dim": 64, "activation": "relu",
+            "seconds_fp32": t32, "seconds_bf16": t16,
+            "energy_max_abs_difference": (e16 - e32).abs().max().item(),
+            "energy_max_relative_difference": ((e16 - e32).abs() / e32.abs().clamp(min=1e-12)).max().item(),
+            "energy_range_fp32": [e32.min().item(), e32.max().item()],
+            "final_mean_cosine_max_abs_difference": (c16 - c32).abs().max().item()}
+
+
+# -- driver ---------------------------------------------------------------------------------------------------
+def run_benchmarks(parts: tuple[str, ...] = PARTS, quick: bool = False, out: "str | Path | None" = None,
+                   device: "str | torch.device" = "cpu", on_part: Callable[[str], None] | None = None,
+                   threads: int | None = None) -> dict:
+    """Run the named parts; write ``<out>/<part>[_quick].json`` as each finishes. Returns all results.
+    ``threads`` sets torch's CPU threads for the run (on a machine shared with other jobs, 1 thread avoids
+    OpenMP oversubscription, which slows small ops by 10-40x). Raises ConfigError for an unknown part or a
+    thread count < 1."""
+    for p in parts:
+        if p not in PARTS:
+            raise ConfigError("part", p, f"one or more of {list(PARTS)}")
+    if threads is not None:
+        if isinstance(threads, bool) or int(threads) != threads or threads < 1:
+            raise ConfigError("threads", threads, "must be a positive integer")
+        torch.set_num_threads(int(threads))
+    try:
+        device = torch.device(device)
+    except RuntimeError:
+        raise ConfigError("device", device, "a torch device such as 'cpu' or 'cuda'") from None
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ConfigError("device", str(device), "CUDA is not available on this machine")
+    rates = peaks(device, quick)
+    results: dict = {"machine": machine(device), "quick": quick, "rates": rates}
+    runners = {"grid": lambda: bench_grid(device, rates, quick), "sde": lambda: bench_sde(device, quick),
+               "attention": lambda: bench_attention(device, quick),
+               "throughput": lambda: bench_throughput(device, quick),
+               "precision": lambda: bench_precision(device, quick)}
+    for part in parts:
+        results[part] = runners[part]()
+        if out is not None:
+            suffix = "_quick" if quick else ""
+            write_json(Path(out) / f"{part}{suffix}.json",
+                       {"machine": results["machine"], "rates": rates, "quick": quick, part: results[part]})
+        if on_part is not None:
+            on_part(part)
+    return results
+
+
+def summary_rows(results: dict) -> list[tuple[str, str, str]]:
+    """(measurement, value, target) rows of the headline ratios, for the CLI table and docs."""
+    rows = []
+    if "grid" in results:
+        r = results["grid"]["ratios"]
+        rows += [("grid: plain loop / engine", f"{r['loop_over_engine']:.2f}x", ">= 3x"),
+                 ("grid: plain loop / engine (conditional sampling)", f"{r['loop_over_engine_conditional']:.2f}x",
+                  ">= 3x"),
+                 ("grid: engine / floor (direct counts)", f"{r['engine_over_floor_direct']:.2f}x", "<= 1.5x"),
+                 ("grid: engine conditional / its floor", f"{r['engine_conditional_over_floor_conditional']:.2f}x",
+                  "<= 1.5x")]
+    if "sde" in results and "skipped" not in results["sde"]:
+        for name in ("gaussian", "random_feature_1024"):
+            s = results["sde"][name]
+            rows += [(f"sde ({name}): torchsde / ours, unbatched", f"{s['unbatched']['speedup']:.2f}x", ">= 4x"),
+                     (f"sde ({name}): torchsde unbatched / ours batched, per run-step",
+                      f"{s['batched_speedup_per_run_step']:.2f}x", ">= 10x")]
+    if "attention" in results:
+        last = results["attention"]["sizes"][-1]
+        rows.append((f"attention N={last['tokens']}: full (efficient) / random-batch p={RB_SIZE}",
+                     f"{last['efficient_over_random_batch']:.1f}x", ">= 50x at N=65536"))
+        rows.append((f"attention N={last['tokens']}: extra memory of the efficient path",
+                     f"{last['efficient_mb']:.0f} MB", "< 1 GB at N=65536"))
+    if "throughput" in results:
+        t = results["throughput"]
+        rows += [(f"throughput N={t['tokens']}: {k}", f"{t[k]['token_layers_per_s']:.3g} token-layers/s", "")
+                 for k in ("full_attention_fp32", "random_batch_fp32", "random_batch_bf16_mlp")]
+    if "precision" in results:
+        p = results["precision"]
+        rows.append(("bf16 MLP: max |E_bf16 - E_fp32| (d=64 panels)", f"{p['energy_max_abs_difference']:.2e}", ""))
+    return rows

