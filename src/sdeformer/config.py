@@ -19,7 +19,7 @@ from .activations import get_activation
 from .attention import NoAttention, SoftmaxAttention
 from .discrete import StochasticTransformer
 from .errors import ConfigError
-from .noise import MLPNoise
+from .noise import SAMPLING_MODES, MLPNoise
 from .sphere import uniform_sphere
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16}
@@ -44,6 +44,7 @@ class ModelConfig:
     beta: float = 1.0  # Q^T K = beta I
     seed: int = 0  # seeds the initial tokens and the noise
     dtype: str = "float32"
+    sampling: str = "direct"  # MLP field: 'direct' (draw U, W) or 'conditional' (same law at the tokens, fewer draws)
     save_every: int = 1  # save the trajectory every k layers
 
     def __post_init__(self) -> None:
@@ -63,6 +64,8 @@ class ModelConfig:
         _finite("attention_scale", self.attention_scale)
         if self.attention not in ATTENTIONS:
             raise ConfigError("attention", self.attention, f"one of {list(ATTENTIONS)}")
+        if self.sampling not in SAMPLING_MODES:
+            raise ConfigError("sampling", self.sampling, f"one of {list(SAMPLING_MODES)}")
         if self.dtype not in DTYPES:
             raise ConfigError("dtype", self.dtype, f"one of {list(DTYPES)}")
         if not isinstance(self.seed, int) or isinstance(self.seed, bool):
@@ -102,7 +105,7 @@ class ModelConfig:
 
     def build(self) -> StochasticTransformer:
         """The model this config describes."""
-        mlp = MLPNoise(self.activation, self.width, self.su, self.sw) if self.mlp else None
+        mlp = MLPNoise(self.activation, self.width, self.su, self.sw, sampling=self.sampling) if self.mlp else None
         attn = SoftmaxAttention(self.beta, self.attention_scale) if self.attention == "softmax" else NoAttention()
         return StochasticTransformer(self.layers, self.horizon, mlp=mlp, attention=attn)
 

@@ -4,7 +4,7 @@ Settings that share everything but (su, sw, attention_scale, beta, seed) form on
 one batched ``StochasticTransformer`` run with batch shape ``(G,)``, per-element noise laws and one
 random stream per element. Element k equals the unbatched run of ``configs[k]``: the same random numbers,
 so the same values up to floating-point rounding of the batched matmuls (``tests/test_model.py``).
-``mlp_options`` (``sampling="conditional"``, ``matmul_dtype=torch.bfloat16``) select the opt-in fast paths of
+``mlp_options`` (``sampling="conditional"``, ``matmul_dtype=torch.bfloat16``) override the opt-in fast paths of
 ``MLPNoise`` (issue 4): the same law, other random numbers; by default the draws are the unbatched ones.
 """
 
@@ -38,7 +38,8 @@ def build_batched(configs: Sequence[ModelConfig], **mlp_options) -> StochasticTr
     def column(name: str) -> torch.Tensor:
         return torch.tensor([getattr(c, name) for c in configs], dtype=dtype)
 
-    mlp = MLPNoise(c0.activation, c0.width, column("su"), column("sw"), **mlp_options) if c0.mlp else None
+    options = {"sampling": c0.sampling, **mlp_options}
+    mlp = MLPNoise(c0.activation, c0.width, column("su"), column("sw"), **options) if c0.mlp else None
     attn = SoftmaxAttention(column("beta"), column("attention_scale")) if c0.attention == "softmax" else NoAttention()
     return StochasticTransformer(c0.layers, c0.horizon, mlp=mlp, attention=attn)
 

@@ -70,6 +70,7 @@ def simulate(
     beta: Optional[float] = typer.Option(None, help="Q^T K = beta I [1.0]"),
     seed: Optional[int] = typer.Option(None, help="random seed [0]"),
     dtype: Optional[DType] = typer.Option(None, help="float32 or float64 [float32]"),
+    sampling: Optional[str] = typer.Option(None, help="MLP field: direct or conditional (same law) [direct]"),
     save_every: Optional[int] = typer.Option(None, help="save every k-th layer [1]"),
     out: Optional[Path] = typer.Option(None, help="run directory (resumable)"),
     json: bool = typer.Option(False, "--json", help="print one JSON object"),
@@ -85,7 +86,8 @@ def simulate(
         su = sw = bias_std
     flags = dict(tokens=tokens, dim=dim, width=width, layers=layers, horizon=horizon, activation=activation, su=su,
                  sw=sw, mlp=mlp, attention=attention.value if attention else None, attention_scale=attention_scale,
-                 beta=beta, seed=seed, dtype=dtype.value if dtype else None, save_every=save_every)
+                 beta=beta, seed=seed, dtype=dtype.value if dtype else None, sampling=sampling,
+                 save_every=save_every)
     cfg = ModelConfig.from_mapping(base, **flags)
     with progress_bar(cfg.layers, "simulate", enabled=not json) as advance:
         summary = run(cfg, out, progress=advance)

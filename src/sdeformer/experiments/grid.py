@@ -27,8 +27,13 @@ DIMS = (5, 64, 128)
 SIGMAS = (0.0, 0.1)
 SCALES = (1.0, 0.0, -1.0)
 CLUSTER_THRESHOLD = 0.99
+# The MLP field is drawn at the tokens from its exact conditional Gaussian law (same law as drawing U and W,
+# fewer normals at d = 128; noise.MLPNoise, tested in tests/test_sampling_shortcut.py).
+SAMPLING = "conditional"
 UNSTATED = ("Unstated in the paper and chosen here: MLP width m = 2048 (as in Figure 1), Q = K = sqrt(beta) I "
-            "with beta = 1, V = s I, one run per panel (seed 0), initial tokens i.i.d. uniform on the sphere.")
+            "with beta = 1, V = s I, one run per panel (seed 0), initial tokens i.i.d. uniform on the sphere. The random MLP is sampled "
+            "at the tokens from its exact conditional Gaussian law given the tokens (the same law as drawing U, bU, W, bW; "
+            "fewer random numbers at d = 128).")
 
 
 def grid_configs(choice: str, seed: int = 0, layers: int = 150, width: int = 2048) -> list[ModelConfig]:
@@ -36,7 +41,7 @@ def grid_configs(choice: str, seed: int = 0, layers: int = 150, width: int = 204
     mlp = choice != "none"
     return [ModelConfig(tokens=64, dim=d, width=width, layers=layers, horizon=5.0, beta=1.0,
                         activation=choice if mlp else "relu", mlp=mlp, su=s, sw=s, attention="softmax",
-                        attention_scale=a, seed=seed, save_every=1)
+                        attention_scale=a, seed=seed, save_every=1, sampling=SAMPLING)
             for d in DIMS for s in SIGMAS for a in SCALES]
 
 
