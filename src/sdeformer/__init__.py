@@ -15,13 +15,15 @@ from .diagnostics import (
     mean_abs_cosine,
     mean_cosine,
     pairwise_cosines,
+    wasserstein2_sq,
 )
 from .discrete import StochasticTransformer, Trajectory
 from .errors import ConfigError
 from .kernel import KernelTheory, kernel
-from .noise import MLPNoise
+from .noise import BrownianPath, GaussianField, MLPNoise, RandomFeatureField, ReplayedNoise
 from .nn import CommonNoise, InteractionEnergy, attach
 from .rng import Streams, derive_seeds
+from .sde import EulerMaruyama, LimitSDE, ProjectedEulerMaruyama, make_solver
 from .sphere import project, tangent, uniform_sphere
 
 try:
@@ -30,10 +32,11 @@ except PackageNotFoundError:  # running from a source tree without installation
     __version__ = "0+unknown"
 
 __all__ = [
-    "CommonNoise", "InteractionEnergy", "attach",
-    "Activation", "ConfigError", "KernelTheory", "MLPNoise", "MultiHeadAttention", "NoAttention",
-    "SoftmaxAttention", "StochasticTransformer", "Streams", "Trajectory", "__version__", "cluster_count",
-    "cosine_matrix", "derive_seeds", "get_activation", "interaction_energy", "kernel", "mean_abs_cosine",
-    "mean_cosine", "pairwise_cosines", "project", "tangent", "uniform_sphere",
-    "RandomBatchAttention", "random_batch_attention",
+    "Activation", "BrownianPath", "CommonNoise", "ConfigError", "EulerMaruyama", "GaussianField",
+    "InteractionEnergy", "KernelTheory", "LimitSDE", "MLPNoise", "MultiHeadAttention", "NoAttention",
+    "ProjectedEulerMaruyama", "RandomBatchAttention", "RandomFeatureField", "ReplayedNoise",
+    "SoftmaxAttention", "StochasticTransformer", "Streams", "Trajectory", "__version__", "attach",
+    "cluster_count", "cosine_matrix", "derive_seeds", "get_activation", "interaction_energy", "kernel",
+    "make_solver", "mean_abs_cosine", "mean_cosine", "pairwise_cosines", "project", "random_batch_attention",
+    "tangent", "uniform_sphere", "wasserstein2_sq",
 ]

@@ -23,8 +23,9 @@ def rate_figure(result: dict[str, Any], path: Path) -> Path:
     samples = np.asarray(result["samples"], float)
     se = samples.std(1, ddof=1) / np.sqrt(samples.shape[1])
     fig, ax = plt.subplots(figsize=(4.6, 3.6))
+    lo, hi = result["slope_ci"]
     ax.errorbar(x, err, yerr=1.96 * se, fmt="o-", color="C0", capsize=3,
-                label=f"measured, slope {result['slope']:.2f} [{result['slope_ci'][0]:.2f}, {result['slope_ci'][1]:.2f}]")
+                label=f"measured, slope {result['slope']:.2f} [{lo:.2f}, {hi:.2f}]")
     ax.plot(x, err[0] * (x / x[0]) ** result["expected_slope"], "--", color="C3",
             label=f"theory slope {result['expected_slope']:.2f}")
     ax.set_xscale("log")

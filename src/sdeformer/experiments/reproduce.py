@@ -13,7 +13,7 @@ from .figure1 import figure1, figure1_configs
 from .grid import MLP_CHOICES, grid, grid_configs
 from .table1 import table1
 
-PARTS = ("table1", "figure1", "grid")
+PARTS = ("table1", "figure1", "grid", "theorems")
 
 
 def _work_units(parts: tuple[str, ...], seed: int) -> int:
@@ -35,13 +35,22 @@ def reproduce(part: str, out: Path, seed: int = 0, quick: bool = False, show_pro
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     sections: list[Section] = []
-    with progress_bar(_work_units(parts, seed), "reproduce", enabled=show_progress) as advance:
+    with progress_bar(_work_units(parts, seed), "part 1: the paper", enabled=show_progress) as advance:
         if "table1" in parts:
             sections.append(table1(out))
         if "figure1" in parts:
             sections.append(figure1(out, seed, progress=advance))
         if "grid" in parts:
             sections += grid(out, seed, progress=advance)
+    if "theorems" in parts:
+        from .theorems import UNITS, theorem_sections
+
+        with progress_bar(UNITS, "part 2: the theorems", enabled=show_progress) as advance:
+            checked = theorem_sections(out / "theorems", quick=quick, progress=advance)
+        for section in checked:  # their figures live in out/theorems
+            for fig in section.figures:
+                fig.path = Path("theorems") / fig.path
+        sections += checked
     meta = (f"sdeformer reproduce {part}; seed {seed}; torch {torch.__version__}; {platform.machine()} "
             f"{platform.system()}, {torch.get_num_threads()} threads; wall time {time.perf_counter() - started:.1f} s "
             "(cached parts are reused; delete the folder to recompute).")

@@ -7,8 +7,9 @@ If the field is not odd, lambda_bar < 0 and the noiseless attention flow raises 
 ``sync_check`` estimates E E_beta(t) over an ensemble of runs, from the limit SDE (Gaussian field,
 projected Euler-Maruyama) and from the discrete model (the Gaussian field at infinite width, or the
 width-m MLP), with a 95% band, fits the exponential rate, and compares with the bound. eps is 0 for
-V = I (scale 1) and V = 0 (scale 0); otherwise it is measured as the largest growth rate of E_beta along the noiseless flow
-from the same initial tokens. Runs go in chunks; each finished chunk is written to ``out`` at once.
+V = I (scale 1) and V = 0 (scale 0); otherwise it is measured as the largest growth rate of E_beta along
+the noiseless flow from the same initial tokens. Runs go in chunks; each finished chunk is written to
+``out`` at once.
 """
 
 from __future__ import annotations
@@ -91,14 +92,14 @@ def sync_check(activation: str = "relu", dim: int = 64, bias_std: float = 0.1, b
     eps = 0.0 if static else noiseless_growth_rate(x0, attention, steps, horizon, beta)
     seeds = derive_seeds(seed + 1, 2 * runs)
     energies: dict[str, list[torch.Tensor]] = {"sde": [], "discrete": []}
-    t = None
+    t, tick = None, (None if progress is None else (lambda k: progress(1)))
     for lo in range(0, runs, chunk):
         hi = min(runs, lo + chunk)
         xc = x0[lo:hi]
         sde = make_solver(LimitSDE(field, attention), steps, horizon).solve(
-            xc, seed=seeds[lo:hi], save_every=save_every, progress=progress and (lambda k: progress(1)))
+            xc, seed=seeds[lo:hi], save_every=save_every, progress=tick)
         disc = StochasticTransformer(steps, horizon, discrete_noise, attention).run(
-            xc, seed=seeds[runs + lo:runs + hi], save_every=save_every, progress=progress and (lambda k: progress(1)))
+            xc, seed=seeds[runs + lo:runs + hi], save_every=save_every, progress=tick)
         t = sde.t.numpy()
         energies["sde"].append(interaction_energy(sde.x.double(), beta))  # (S, chunk)
         energies["discrete"].append(interaction_energy(disc.x.double(), beta))  # (S, chunk)

@@ -32,6 +32,13 @@ def _pm(mean: float, std: float, digits: int = 4) -> str:
     return f"{mean:.{digits}f} ± {std:.{digits}f}"
 
 
+def verdict(t: float | None, higher_is_better: bool) -> str:
+    """'better' / 'worse' than the baseline when |Welch t| >= 2, else 'no clear difference'."""
+    if t is None or abs(t) < 2:
+        return "no clear difference"
+    return "better" if (t > 0) == higher_is_better else "worse"
+
+
 def task_section(results: Path, out: Path, task: str) -> Section | None:
     records = load_records(results, task)
     if not records:
@@ -66,6 +73,7 @@ def task_section(results: Path, out: Path, task: str) -> Section | None:
         rows.append([name, knobs, s["seeds"], _pm(s["final_mean"], s["final_std"]),
                      "" if s["delta_vs_baseline"] is None else f"{s['delta_vs_baseline']:+.4f}",
                      "" if s["t_vs_baseline"] is None else f"{s['t_vs_baseline']:+.2f}",
+                     "" if name == "baseline" else verdict(s["t_vs_baseline"], higher),
                      "-" if stt is None else f"{stt:.0f}", f"{s['reached_target']}/{s['seeds']}",
                      _pm(s["layer_cos_mean"][-1], s["layer_cos_std"][-1], 3),
                      _pm(s["layer_energy_mean"][-1], s["layer_energy_std"][-1], 3), f"{s['seconds_mean']:.0f}"])
@@ -80,7 +88,7 @@ def task_section(results: Path, out: Path, task: str) -> Section | None:
                 + f"{max(r['seed'] for r in records)}. Common-noise law: {NOISE_LAW}, dt = 1/L, applied to the "
                 "output of every block in training only. Per-layer cosine/energy: block outputs in eval mode on "
                 "a fixed validation batch.")
-    table = Table(["method", "settings", "seeds", f"final ({better} better) mean ± std", "Δ vs baseline", "Welch t",
+    table = Table(["method", "settings", "seeds", f"final ({better} better) mean ± std", "Δ vs baseline", "Welch t", "verdict (|t| >= 2)",
                    "steps to target", "reached", "last-block cos", "last-block E_beta", "s/run"], rows,
                   caption=f"{task}: every method against the baseline (std over seeds, ddof = 1)")
     return Section(f"Task {task}", [settings], [table], [Figure(png.relative_to(out), f"{task}: curves and per-layer synchronization")])
