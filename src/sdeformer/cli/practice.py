@@ -121,7 +121,8 @@ def probe(
 @cli_errors
 def infer_practice(
     results: Path = typer.Option(DEFAULT_RESULTS, help="folder holding the trained character model"),
-    batch_size: List[int] = typer.Option([4, 8, 16, 32, 64], "--p", help="random batch sizes p (repeat)"),
+    batch_size: List[int] = typer.Option([0, 4, 8, 16, 32, 64], "--p",
+                                         help="random batch sizes p (repeat; 0 = the local window alone)"),
     window: int = typer.Option(16, help="exact local window of every query"),
     length: List[int] = typer.Option([1024, 4096, 16384], "--n", help="contexts N for the kernel timing (repeat)"),
     repeats: int = typer.Option(3, help="random draws per p"),
@@ -133,8 +134,8 @@ def infer_practice(
     from ..practice.inference import run
 
     _threads(threads)
-    if not batch_size or min(batch_size) < 1 or window < 1 or repeats < 1:
-        raise ConfigError("p/window/repeats", (batch_size, window, repeats), "positive integers")
+    if not batch_size or min(batch_size) < 0 or window < 1 or repeats < 1:
+        raise ConfigError("p/window/repeats", (batch_size, window, repeats), "p >= 0, window and repeats >= 1")
     result = run(results, batch_size, window, length, repeats, quick=quick)
     write_json(results / "inference.json", result)
     if json:
@@ -144,7 +145,7 @@ def infer_practice(
     for col in ("scheme", "p", "perplexity", "tokens/s"):
         table.add_column(col, justify="right")
     for row in result["perplexity"]:
-        table.add_row(row["scheme"], str(row["p"] or "-"), f"{row['ppl']:.3f} ± {row['ppl_std']:.3f}",
+        table.add_row(row["scheme"], "-" if row["p"] is None else str(row["p"]), f"{row['ppl']:.3f} ± {row['ppl_std']:.3f}",
                       f"{row['tokens_per_s']:.0f}")
     Console().print(table)
 

@@ -150,7 +150,10 @@ def inference_section(results: Path, out: Path) -> Section | None:
                [[k["n"], k["p"], k["window"], k["full_s"], k["random_batch_s"]] for k in r["kernel"]],
                caption="attention kernel alone, 1 sequence, 4 heads, dh 16, one call")
     fig, ax = plt.subplots(figsize=(6, 4))
-    rb = [row for row in r["perplexity"] if row["p"] is not None]
+    rb = [row for row in r["perplexity"] if row["p"]]
+    for row in r["perplexity"]:
+        if row["p"] == 0:
+            ax.axhline(row["ppl"], color="g", ls=":", label=f"local window {row['window']} alone")
     ax.errorbar([row["p"] for row in rb], [row["ppl"] for row in rb], yerr=[row["ppl_std"] for row in rb], fmt="-o",
                 label="causal random batch")
     ax.axhline(r["perplexity"][0]["ppl"], color="k", ls="--", label="full attention")
