@@ -89,3 +89,48 @@ def test_field_bad_input():
         RandomFeatureField("relu", 0, 3)
     with pytest.raises(ConfigError):
         GaussianField("relu", su=-1.0)
+
+
+KAPPA_TOL = {torch.float64: 1e-13, torch.float32: 1e-6}  # |kappa - KernelTheory.kappa| / kappa(1), closed form
+TABLE_TOL = 1e-6  # the same for the interpolated quadrature table (float64 input)
+
+
+@pytest.mark.parametrize("activation", ["relu", "leaky_relu:0.2", "tanh", "silu"])
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_field_kappa_matches_the_kernel_theory(activation, dtype):
+    """kappa in the tokens' dtype (closed form, or the table for quadrature activations) against the float64
+    KernelTheory.kappa, on a fine grid of t that also covers rounding just outside [-1, 1]."""
+    field = GaussianField(activation, 0.1, 0.2)
+    th = field.theory(7)
+    t = torch.linspace(-1.0 - 1e-6, 1.0 + 1e-6, 20001, dtype=torch.float64)
+    err = (field.kappa(t.to(dtype), 7).double() - th.kappa(t)).abs().max() / th.kappa1
+    tol = KAPPA_TOL[dtype] if th.activation.leak is not None or dtype == torch.float32 else TABLE_TOL
+    assert float(err) < tol
+    assert field.kappa(t.to(dtype), 7).dtype == dtype
+
+
+def test_factor_over_blocks_of_runs_equals_one_block(monkeypatch):
+    from sdeformer import noise
+
+    field = GaussianField("relu", 0.1, 0.1)
+    y = uniform_sphere(6, 4, batch=(3, 5), seed=8, dtype=torch.float64)  # (3, 5, 6, 4)
+    whole = field.factor(y)
+    monkeypatch.setattr(noise, "FACTOR_BLOCK", 2 * 36)  # two runs per block
+    blocked = field.factor(y)
+    assert blocked.shape == (3, 5, 6, 6)
+    torch.testing.assert_close(blocked, whole, rtol=0, atol=1e-15)
+    torch.testing.assert_close(blocked @ blocked.transpose(-1, -2), field.covariance(y), rtol=0, atol=1e-9)
+
+
+def test_random_feature_joint_evaluation_equals_separate_calls_in_any_blocks():
+    y = uniform_sphere(50, 3, batch=(2,), seed=9, dtype=torch.float64)  # (2, 50, 3)
+    z = torch.randn(2, 65, 3, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    ref = RandomFeatureField("relu", 64, 3, 0.1, 0.2, seed=4, batch=(2,), dtype=torch.float64)
+    small = RandomFeatureField("relu", 64, 3, 0.1, 0.2, seed=4, batch=(2,), dtype=torch.float64,
+                               chunk_elements=64 * 2 * 7)  # blocks of 7 points
+    inc, var = small.apply_and_variance(y, 0.1, z)
+    phi = ref.phi(y)  # (2, 50, 64), unblocked
+    torch.testing.assert_close(inc, 0.1**0.5 * (phi @ z[:, :64] / 8.0 + 0.2 * z[:, 64:]))
+    torch.testing.assert_close(var, phi.pow(2).mean(-1, keepdim=True) + 0.04)
+    torch.testing.assert_close(small.apply(y, 0.1, z), inc)
+    torch.testing.assert_close(small.variance(y), var)

@@ -12,13 +12,14 @@ from sdeformer.attention import SoftmaxAttention
 from sdeformer.cli import app
 from sdeformer.config import ModelConfig
 from sdeformer.experiments import bench
-from sdeformer.noise import GaussianField, MLPNoise
+from sdeformer.noise import GaussianField, MLPNoise, RandomFeatureField
 from sdeformer.sde import EulerMaruyama, LimitSDE
 from sdeformer.sphere import uniform_sphere
 from sdeformer.sweep import run_sweep
 
 FP32_AGREE = 1e-5  # same random numbers, different matmul order
 FP64_AGREE = 1e-12
+TORCHSDE_AGREE = 1e-10  # one fp64 step of either torchsde form against ours
 
 
 def _configs(**kw):
@@ -52,16 +53,29 @@ def test_conditional_sweep_batched_equals_unbatched():
         assert (single.x - traj.x).abs().max() < FP64_AGREE
 
 
-def test_torchsde_form_takes_the_same_euler_step():
-    """One torchsde-form step y + f dt + g_prod(sqrt(dt) z) equals our Euler-Maruyama step with normals z."""
+def _one_step_sdes(n, d):
+    return [LimitSDE(GaussianField("relu", 0.1, 0.1), SoftmaxAttention()),
+            LimitSDE(RandomFeatureField("relu", 32, d, 0.1, 0.2, seed=3, batch=(2,), dtype=torch.float64),
+                     SoftmaxAttention())]
+
+
+@pytest.mark.parametrize("field", [0, 1], ids=["gaussian", "random_feature"])
+def test_torchsde_forms_take_the_same_euler_step(field):
+    """One step y + f dt + g_prod(sqrt(dt) z) equals our Euler-Maruyama step with normals z, for the expert
+    form (custom g_prod) and the straightforward one (g = P_x (B(x) kron I_d), default g_prod = g @ v)."""
     n, d, dt = 12, 4, 0.01
-    sde = LimitSDE(GaussianField("relu", 0.1, 0.1), SoftmaxAttention())
+    sde = _one_step_sdes(n, d)[field]
     x = uniform_sphere(n, d, batch=(2,), seed=0, dtype=torch.float64)  # (2, N, d)
-    z = torch.randn((2, n, d), generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    shape = (2,) + tuple(sde.field.normal_shape(x))
+    z = torch.randn(shape, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
     ours = EulerMaruyama(sde, 1, dt).step(x, bench._GivenNormals(z))
-    problem, y = bench._torchsde_problem(sde, (2, n, d)), x.reshape(2, n * d)
-    theirs = y + dt * problem.f(0.0, y) + problem.g_prod(0.0, y, math.sqrt(dt) * z.reshape(2, n * d))
-    assert (theirs.reshape(x.shape) - ours).abs().max() < FP64_AGREE
+    y, v = x.reshape(2, n * d), math.sqrt(dt) * z.reshape(2, -1)
+    expert = bench._torchsde_problem(sde, (2, n, d))
+    general = bench._torchsde_general(sde, (2, n, d))
+    g = general.g(0.0, y)
+    assert g.shape == (2, n * d, v.shape[-1])
+    for drift, noise in ((expert.f(0.0, y), expert.g_prod(0.0, y, v)), (general.f(0.0, y), (g @ v[..., None])[..., 0])):
+        assert (y + dt * drift + noise - ours.reshape(2, n * d)).abs().max() < TORCHSDE_AGREE
 
 
 def test_peak_memory_sees_a_large_allocation():

@@ -49,6 +49,32 @@ def check_tokens(x: torch.Tensor, name: str = "x0") -> None:
         raise ConfigError(name, "zero vector", "tokens must be non-zero (they are projected to the sphere)")
 
 
+def integrate(step: Callable[[torch.Tensor, Streams], torch.Tensor], x0: torch.Tensor, dt: float, stop: int, *,
+              seed: Seeds = 0, streams: Streams | None = None, save_every: int = 1,
+              progress: Callable[[int], None] | None = None, start: int = 0, final: int | None = None) -> Trajectory:
+    """The time loop of the discrete model and the SDE solvers (THEORY sections 1, 3): ``x = step(x, streams)``
+    for k = start+1 .. stop from LN(x0) ``(..., N, d)``. Saves the start state, every k divisible by
+    ``save_every`` and k = ``final`` (default ``stop``; the last step of the whole run); ``t`` = k dt.
+    ``streams`` (default: ``Streams(seed)`` over the batch shape of x0) is passed to every step;
+    ``progress(k)`` is called after each. Raises ConfigError for bad tokens or save_every."""
+    check_tokens(x0)
+    if not float(save_every) == int(save_every) or int(save_every) < 1:
+        raise ConfigError("save_every", save_every, "must be a positive integer")
+    final = stop if final is None else final
+    streams = streams or Streams(seed, tuple(x0.shape[:-2]), x0.device)
+    x = project(x0)
+    saved, idx = [x], [start]
+    for k in range(start + 1, stop + 1):
+        x = step(x, streams)
+        if k % save_every == 0 or k == final:
+            saved.append(x)
+            idx.append(k)
+        if progress is not None:
+            progress(k)
+    steps = torch.tensor(idx)
+    return Trajectory(torch.stack(saved), steps, steps.to(torch.float64) * dt)
+
+
 class StochasticTransformer:
     """Deep transformer with random MLP blocks (THEORY section 1).
 
@@ -88,21 +114,8 @@ class StochasticTransformer:
         segments). Saves the start state, every layer divisible by ``save_every`` and the last one of
         the model. ``progress(l)`` is called after each layer.
         """
-        check_tokens(x0)
-        if not float(save_every) == int(save_every) or int(save_every) < 1:
-            raise ConfigError("save_every", save_every, "must be a positive integer")
         stop = self.layers if stop_layer is None else int(stop_layer)
         if not 0 <= start_layer <= stop <= self.layers:
             raise ConfigError("stop_layer", stop_layer, f"need 0 <= start_layer <= stop_layer <= {self.layers}")
-        streams = streams or Streams(seed, tuple(x0.shape[:-2]), x0.device)
-        x = project(x0)
-        saved, idx = [x], [start_layer]
-        for layer in range(start_layer + 1, stop + 1):
-            x = self.step(x, streams)
-            if layer % save_every == 0 or layer == self.layers:
-                saved.append(x)
-                idx.append(layer)
-            if progress is not None:
-                progress(layer)
-        layers = torch.tensor(idx)
-        return Trajectory(torch.stack(saved), layers, layers.to(torch.float64) * self.dt)
+        return integrate(self.step, x0, self.dt, stop, seed=seed, streams=streams, save_every=save_every,
+                         progress=progress, start=start_layer, final=self.layers)

@@ -162,12 +162,24 @@ KAPPA_TABLE_POINTS = 2049  # uniform grid on [-1, 1] for interpolating quadratur
 # added to K's diagonal, relative to kappa(1): (float32 input, float64 input). In float32, K carries errors
 # ~1e-7 kappa(1); the jitter (independent noise of that relative size) sits at float32 token resolution.
 CHOLESKY_JITTER = (1e-6, 1e-10)
+FACTOR_BLOCK = 1 << 17  # Gram entries per block of runs in GaussianField.factor (batch 32, N = 256: 1.5x faster)
 
 
 def _check_bias_stds(su: float, sw: float) -> None:
     for name, value in (("su", su), ("sw", sw)):
         if not math.isfinite(float(value)) or float(value) < 0:
             raise ConfigError(name, value, "bias std must be finite and >= 0")
+
+
+def _arccos_kappa(t: torch.Tensor, th: KernelTheory) -> torch.Tensor:
+    """``th.kappa(t)`` for act(z) = max(z, a z) in the dtype of ``t``, with the same clamping: with
+    v = 1/d + sU^2 and c = (t/d + sU^2) / v = cos(theta), kappa = v [a c + (1-a)^2 / (2 pi) (sin(theta) +
+    (pi - theta) c)] + sW^2 (the arc-cosine kernel, THEORY section 2)."""
+    a, var = th.activation.leak, 1.0 / th.dim + th.su**2
+    c = (t * (1.0 / (th.dim * var)) + th.su**2 / var).clamp_((th.su**2 - 1.0 / th.dim) / var, 1.0)  # t clamped
+    relu = torch.sqrt(1.0 - c * c).add_(torch.arccos(c).sub_(math.pi).mul_(c).neg_())  # sin + (pi - theta) c
+    out = relu.mul_((1 - a) ** 2 * var / (2 * math.pi)).add_(th.sw**2)
+    return out.add_(c, alpha=a * var) if a else out
 
 
 def psd_sqrt(a: torch.Tensor) -> torch.Tensor:
@@ -205,19 +217,18 @@ class GaussianField:
         return self._theories[d]
 
     def kappa(self, t: torch.Tensor, d: int) -> torch.Tensor:
-        """kappa(t) in dimension ``d``, dtype and device of ``t``: the ReLU closed form for float64 input,
-        else linear interpolation of a KAPPA_TABLE_POINTS table (error below 1e-6 kappa(1))."""
+        """kappa(t) in dimension ``d``, computed in the dtype and on the device of ``t`` (THEORY section 2):
+        the arc-cosine closed form for the ReLU/leaky-ReLU family, else linear interpolation of a
+        KAPPA_TABLE_POINTS table of the quadrature kernel (error below 1e-6 kappa(1))."""
         th = self.theory(d)
-        if self.activation.name == "relu" and t.dtype == torch.float64:
-            return th.kappa(t.cpu()).to(t)
+        if th.activation.leak is not None:
+            return _arccos_kappa(t, th)
         if d not in self._tables:
             self._tables[d] = th.kappa(torch.linspace(-1.0, 1.0, KAPPA_TABLE_POINTS, dtype=torch.float64))
         table = self._tables[d].to(t)  # (P,)
-        pos = t.clamp(-1.0, 1.0).add_(1.0).mul_((KAPPA_TABLE_POINTS - 1) / 2.0)  # in place: hot loop
-        i = pos.floor().clamp_(max=KAPPA_TABLE_POINTS - 2)
-        w = pos.sub_(i)
-        i = i.long()
-        return torch.lerp(table[i], table[i + 1], w)
+        pos = t.clamp(-1.0, 1.0).add_(1.0).mul_((KAPPA_TABLE_POINTS - 1) / 2.0)  # in [0, P-1]
+        i = pos.long().clamp_(max=KAPPA_TABLE_POINTS - 2)  # truncation = floor for pos >= 0
+        return torch.lerp(table[i], table[i + 1], pos.sub_(i))
 
     def covariance(self, y: torch.Tensor) -> torch.Tensor:
         """K(y) = kappa(<y_i, y_j>) of the directions y / |y| (the field is extended off the sphere as
@@ -226,13 +237,22 @@ class GaussianField:
         return self.kappa(u @ u.transpose(-1, -2), y.shape[-1])
 
     def factor(self, y: torch.Tensor) -> torch.Tensor:
-        """A root R with R R^T = K(y) (plus jitter for Cholesky), ``(..., N, N)``."""
+        """A root R with R R^T = K(y) (plus jitter for Cholesky), ``(..., N, N)``; computed over blocks of runs
+        of at most FACTOR_BLOCK Gram entries, so that K and its float64 copy stay in cache."""
+        n, runs = y.shape[-2], math.prod(y.shape[:-2])
+        per_block = max(1, FACTOR_BLOCK // (n * n))
+        if runs <= per_block:
+            return self._factor(y)
+        blocks = y.reshape(runs, n, y.shape[-1]).split(per_block)
+        return torch.cat([self._factor(b) for b in blocks]).reshape(y.shape[:-2] + (n, n))
+
+    def _factor(self, y: torch.Tensor) -> torch.Tensor:
         if self.root_kind == "sqrt":
             return psd_sqrt(self.covariance(y))
         k = self.covariance(y).to(torch.float64)  # (..., N, N); factored in float64 (K ~ rank 1 at sync)
         jitter = self.jitter if self.jitter is not None else CHOLESKY_JITTER[y.dtype == torch.float64]
-        eye = torch.eye(k.shape[-1], dtype=k.dtype, device=k.device)
-        chol, info = torch.linalg.cholesky_ex(k + jitter * self.theory(y.shape[-1]).kappa1 * eye)
+        k.diagonal(dim1=-2, dim2=-1).add_(jitter * self.theory(y.shape[-1]).kappa1)  # k is a fresh tensor
+        chol, info = torch.linalg.cholesky_ex(k)  # batched over the whole ensemble
         failed = info > 0  # (...)
         if bool(failed.any()):  # symmetric root where Cholesky failed
             chol = torch.where(failed[..., None, None], psd_sqrt(k), chol)
@@ -261,13 +281,14 @@ class RandomFeatureField:
 
     with (U, bU) drawn once (per batch element of ``batch``, from ``seed``) and z ``(..., M+1, d)`` fresh
     normals each step. Its covariance (1/M) phi(x).phi(y) + sW^2 tends to kappa(<x, y>) as M grows; it is
-    evaluable at any set of points (chunked over points: 10^5 particles fit in memory), which couples
+    evaluable at any set of points (in blocks of at most ``chunk_elements`` features over the whole batch, phi
+    evaluated once per block for both the increment and the variance: 10^5 particles fit in memory), which couples
     clouds of different sizes. Raises ConfigError for M < 1, d < 2 or a negative bias std.
     """
 
     def __init__(self, activation="relu", features: int = 1024, dim: int = 3, su: float = 0.0, sw: float = 0.0,
                  *, seed: int = 0, batch: tuple[int, ...] = (), dtype: torch.dtype = torch.float32,
-                 device: str | torch.device = "cpu", chunk_elements: int = 1 << 22):
+                 device: str | torch.device = "cpu", chunk_elements: int = 1 << 18):
         if not float(features) == int(features) or int(features) < 1:
             raise ConfigError("features", features, "must be a positive integer")
         if not float(dim) == int(dim) or int(dim) < 2:
@@ -278,44 +299,61 @@ class RandomFeatureField:
         streams = Streams(seed, tuple(batch), device)
         self.U = streams.randn((self.features, self.dim), dtype)  # (*batch, M, d)
         self.bU = streams.randn((self.features,), dtype) * self.su  # (*batch, M)
-        self.chunk = max(1, int(chunk_elements) // self.features)
-        self._last: tuple[torch.Tensor, torch.Tensor] | None = None  # (y, phi(y)) of one small evaluation
+        self.chunk_elements = max(1, int(chunk_elements))
 
     def phi(self, y: torch.Tensor) -> torch.Tensor:
-        """Features act(d^{-1/2} U y + bU), ``(..., N, d) -> (..., N, M)``. The last result for one chunk-sized
-        ``y`` is kept, so the SDE's drift (variance) and diffusion at the same state share one evaluation."""
-        if self._last is not None and self._last[0] is y:
-            return self._last[1]
-        pre = y @ self.U.transpose(-1, -2).to(y) / math.sqrt(self.dim) + self.bU.to(y).unsqueeze(-2)
-        out = self.activation(pre)  # (..., N, M)
-        self._last = (y, out) if y.shape[-2] <= self.chunk else None
-        return out
+        """Features act(d^{-1/2} U y + bU), ``(..., N, d) -> (..., N, M)``."""
+        pre = (y @ self.U.transpose(-1, -2).to(y)).mul_(1.0 / math.sqrt(self.dim)).add_(self.bU.to(y).unsqueeze(-2))
+        return self.activation(pre)  # (..., N, M)
 
     def covariance(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         """(1/M) phi(x).phi(y) + sW^2, ``(..., N, d), (..., N', d) -> (..., N, N')``."""
-        return self.phi(x) @ self.phi(y).transpose(-1, -2) / self.features + self.sw**2
+        px = self.phi(x)  # (..., N, M)
+        py = px if y is x else self.phi(y)  # (..., N', M)
+        return px @ py.transpose(-1, -2) / self.features + self.sw**2
 
     def normal_shape(self, y: torch.Tensor) -> tuple[int, ...]:
         return (self.features + 1, y.shape[-1])
 
     def apply(self, y: torch.Tensor, dt: float, z: torch.Tensor, streams: Streams | None = None) -> torch.Tensor:
         """The increment at the points y ``(..., N, d)`` given normals z ``(..., M+1, d)``."""
-        zf = z[..., : self.features, :] / math.sqrt(self.features)  # (..., M, d)
-        z0 = z[..., self.features:, :] * self.sw  # (..., 1, d)
-        return math.sqrt(dt) * (self._chunked(y, lambda phi: phi @ zf) + z0)
+        return self._evaluate(y, dt, z, variance=False)[0]
+
+    def apply_and_variance(self, y: torch.Tensor, dt: float, z: torch.Tensor,
+                           streams: Streams | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """(``apply(y, dt, z)``, ``variance(y)``) from one evaluation of phi per chunk."""
+        return self._evaluate(y, dt, z, variance=True)
 
     def increment(self, y: torch.Tensor, dt: float, streams: Streams) -> torch.Tensor:
         return self.apply(y, dt, streams.randn(self.normal_shape(y), y.dtype), streams)
 
+    def increment_and_variance(self, y: torch.Tensor, dt: float, streams: Streams) -> tuple[torch.Tensor, torch.Tensor]:
+        """A fresh increment and the variance at the same points (the SDE step needs both)."""
+        return self.apply_and_variance(y, dt, streams.randn(self.normal_shape(y), y.dtype), streams)
+
     def variance(self, y: torch.Tensor) -> torch.Tensor:
         """k(y, y) = |phi(y)|^2 / M + sW^2, ``(..., N, 1)``."""
-        return self._chunked(y, lambda phi: phi.pow(2).mean(-1, keepdim=True)) + self.sw**2
+        return self._evaluate(y, 0.0, None, variance=True)[1]
 
-    def _chunked(self, y: torch.Tensor, fn) -> torch.Tensor:
-        """fn(phi(.)) over blocks of at most ``chunk`` points, concatenated along the point axis."""
-        if y.shape[-2] <= self.chunk:
-            return fn(self.phi(y))
-        return torch.cat([fn(self.phi(c)) for c in y.split(self.chunk, dim=-2)], dim=-2)
+    def _evaluate(self, y: torch.Tensor, dt: float, z: torch.Tensor | None, variance: bool):
+        """(increment or None, variance or None), phi computed once per block of points; a block holds at most
+        ``chunk_elements`` features over the whole batch, so 10^5 particles (or a batch of clouds) fit."""
+        rows = max(1, self.chunk_elements // (self.features * max(1, math.prod(y.shape[:-2]))))
+        zf = None if z is None else z[..., : self.features, :] / math.sqrt(self.features)  # (..., M, d)
+        incs, vars_ = [], []
+        for block in y.split(rows, dim=-2):
+            phi = self.phi(block)  # (..., n, M)
+            if zf is not None:
+                incs.append(phi @ zf)  # (..., n, d)
+            if variance:
+                vars_.append(phi.pow(2).mean(-1, keepdim=True))  # (..., n, 1)
+        inc = var = None
+        if zf is not None:
+            z0 = z[..., self.features:, :] * self.sw  # (..., 1, d)
+            inc = (torch.cat(incs, dim=-2) if len(incs) > 1 else incs[0]).add_(z0).mul_(math.sqrt(dt))
+        if variance:
+            var = (torch.cat(vars_, dim=-2) if len(vars_) > 1 else vars_[0]).add_(self.sw**2)
+        return inc, var
 
 
 class BrownianPath:
@@ -359,3 +397,11 @@ class ReplayedNoise:
 
     def variance(self, y: torch.Tensor) -> torch.Tensor:
         return self.field.variance(y)
+
+    def increment_and_variance(self, y: torch.Tensor, dt: float, streams: Streams) -> tuple[torch.Tensor, torch.Tensor]:
+        """Both at once where the field can share work (``apply_and_variance``), else one after the other."""
+        z = next(self._normals).to(y)
+        joint = getattr(self.field, "apply_and_variance", None)
+        if joint is not None:
+            return joint(y, dt, z, streams)
+        return self.field.apply(y, dt, z, streams), self.field.variance(y)

@@ -18,7 +18,7 @@ from typing import Callable
 import torch
 
 from .attention import Attention, NoAttention
-from .discrete import Trajectory, check_tokens
+from .discrete import Trajectory, integrate
 from .errors import ConfigError
 from .rng import Seeds, Streams
 from .sphere import project, tangent
@@ -41,6 +41,18 @@ class LimitSDE:
     def diffusion(self, x: torch.Tensor, dt: float, streams: Streams) -> torch.Tensor:
         """P_x dW(t, x) over one step. ``(..., N, d) -> (..., N, d)``."""
         return tangent(x, self.field.increment(x, dt, streams))
+
+    def euler_increment(self, x: torch.Tensor, dt: float, streams: Streams) -> torch.Tensor:
+        """dt b(x) + P_x dW(t, x), the Euler-Maruyama increment, with one tangent projection for both terms;
+        a field with ``increment_and_variance`` evaluates its features once for both. ``(..., N, d)``."""
+        joint = getattr(self.field, "increment_and_variance", None)
+        if joint is not None:
+            dw, var = joint(x, dt, streams)  # (..., N, d), (..., N, 1) or ()
+        else:
+            dw, var = self.field.increment(x, dt, streams), self.field.variance(x)
+        if not isinstance(self.attention, NoAttention):
+            dw = dw + dt * self.attention.drift(x)
+        return tangent(x, dw) - (dt * (x.shape[-1] - 1) / 2) * var * x
 
 
 class Solver:
@@ -67,21 +79,8 @@ class Solver:
               progress: Callable[[int], None] | None = None) -> Trajectory:
         """Integrate from ``x0`` ``(..., N, d)`` (projected first). Saves step 0, every ``save_every``-th step
         and the last; ``t`` in the Trajectory is step * dt. ``progress(k)`` is called after each step."""
-        check_tokens(x0)
-        if not float(save_every) == int(save_every) or int(save_every) < 1:
-            raise ConfigError("save_every", save_every, "must be a positive integer")
-        streams = streams or Streams(seed, tuple(x0.shape[:-2]), x0.device)
-        x = project(x0)
-        saved, idx = [x], [0]
-        for k in range(1, self.steps + 1):
-            x = self.step(x, streams)
-            if k % save_every == 0 or k == self.steps:
-                saved.append(x)
-                idx.append(k)
-            if progress is not None:
-                progress(k)
-        steps = torch.tensor(idx)
-        return Trajectory(torch.stack(saved), steps, steps.to(torch.float64) * self.dt)
+        return integrate(self.step, x0, self.dt, self.steps, seed=seed, streams=streams, save_every=save_every,
+                         progress=progress)
 
 
 class EulerMaruyama(Solver):
@@ -91,7 +90,7 @@ class EulerMaruyama(Solver):
     strong_order = 0.5
 
     def step(self, x: torch.Tensor, streams: Streams) -> torch.Tensor:
-        return x + self.dt * self.sde.drift(x) + self.sde.diffusion(x, self.dt, streams)
+        return x + self.sde.euler_increment(x, self.dt, streams)
 
 
 class ProjectedEulerMaruyama(EulerMaruyama):

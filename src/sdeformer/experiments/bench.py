@@ -7,9 +7,10 @@ Parts (each returns a JSON-able dict and is written to ``<out>/<part>.json``):
   loop written here and against the floor ``normals / randn rate + flops / matmul rate`` (rates measured in
   the same run). Per layer and setting the direct MLP draws ``2 m d + m + d`` normals and does
   ``4 N m d`` flops; attention does ``4 N^2 d`` flops.
-- ``sde``: the limit SDE (N = 256, d = 16, 1000 steps, exact Gaussian field, softmax attention) with our
-  Euler-Maruyama against torchsde's (common noise written as general noise of dimension N d, via
-  ``g_prod``), unbatched and as a batch of 32, per run-step.
+- ``sde``: the limit SDE (N = 256, d = 16, 1000 steps, softmax attention; exact Gaussian field and random
+  features M = 1024) with our Euler-Maruyama against torchsde's, unbatched and as a batch of 32, per run-step.
+  torchsde gets the common noise written as general noise twice: straightforwardly (``g`` returns the
+  (N d) x (k d) diffusion matrix, default ``g_prod``) and the expert way (a custom ``g_prod`` calling our field).
 - ``attention``: the drift at N = 1k ... 64k, d = 64: plain softmax(QK^T)V (where its N^2 scores fit),
   the memory-efficient path, random-batch attention (p = 256): time, extra peak memory, and the random-batch
   error against full attention (and its fall with p).
@@ -50,7 +51,6 @@ from .grid import MLP_CHOICES, grid_configs
 PARTS = ("grid", "sde", "attention", "throughput", "precision")
 RB_SIZE = 256  # random-batch size p of the attention and throughput parts
 NAIVE_MAX_SCORES = 2**28  # plain attention is run only where its N^2 fp32 scores take <= 1 GB
-SDE_FEATURE_CHUNK = 2**15  # features x points per chunk: keeps a batch of 32 in cache (3x faster than 2**22)
 
 
 # -- measuring ------------------------------------------------------------------------------------------------
@@ -193,9 +193,43 @@ def bench_grid(device: torch.device, rates: dict, quick: bool) -> dict:
 
 
 # -- (b) the limit SDE vs torchsde ----------------------------------------------------------------------------
+def diffusion_basis(field, x: torch.Tensor) -> torch.Tensor:
+    """B(x) ``(..., N, k)`` with dW(x)_n = sum_m B[n, m] z_m, z ``(..., k, d)`` the field's standard normals:
+    the Cholesky factor of K(x) (Gaussian field, k = N) or [phi(x) / sqrt(M), sW] (random features, k = M+1)."""
+    if isinstance(field, RandomFeatureField):
+        phi = field.phi(x) / math.sqrt(field.features)  # (..., N, M)
+        return torch.cat([phi, torch.full_like(phi[..., :1], field.sw)], dim=-1)  # (..., N, M+1)
+    return field.factor(x)  # (..., N, N)
+
+
+def _torchsde_general(sde: LimitSDE, shape: tuple[int, ...]):
+    """The straightforward torchsde form of our SDE: state (B, N d), noise_type="general" with ``g(t, y)`` the
+    full (B, N d, k d) diffusion matrix g[(n, a), (m, b)] = (P_{x_n})_{ab} B(x)_{nm}, i.e. P_x (B(x) kron I_d),
+    built every step (as one broadcast product, the cheapest exact construction), and torchsde's default
+    g_prod, a batched matrix-vector product."""
+    import torch.nn as nn
+
+    class GeneralNoiseSDE(nn.Module):
+        noise_type, sde_type = "general", "ito"
+
+        def f(self, t, y):  # (B, N d) -> (B, N d)
+            return sde.drift(y.reshape(shape)).reshape(y.shape)
+
+        def g(self, t, y):  # (B, N d) -> (B, N d, k d)
+            x = y.reshape(shape)  # (B, N, d)
+            eye = torch.eye(shape[-1], dtype=y.dtype, device=y.device)
+            proj = eye - x.unsqueeze(-1) * x.unsqueeze(-2)  # (B, N, d, d)
+            basis = diffusion_basis(sde.field, x)  # (B, N, k)
+            full = proj.unsqueeze(-2) * basis[..., :, None, :, None]  # (B, N, d, k, d)
+            return full.reshape(y.shape[0], y.shape[1], -1)
+
+    return GeneralNoiseSDE()
+
+
 def _torchsde_problem(sde: LimitSDE, shape: tuple[int, ...]):
-    """Our SDE in torchsde's form: state (B, N d); general noise whose Brownian motion is the field's
-    standard normals (N d for the Gaussian field, (M+1) d for random features); ``g_prod`` = P_x dW(x)."""
+    """The expert torchsde form: state (B, N d); general noise whose Brownian motion is the field's standard
+    normals (N d for the Gaussian field, (M+1) d for random features); a custom ``g_prod`` = P_x dW(x) that
+    calls our field, so no diffusion matrix is ever formed."""
     import torch.nn as nn
 
     class CommonNoiseSDE(nn.Module):
@@ -225,17 +259,18 @@ class _GivenNormals:
 def _sde_fields(n: int, d: int, runs: int, device: torch.device) -> dict:
     batch = () if runs == 1 else (runs,)
     return {"gaussian": GaussianField("relu", 0.1, 0.1),
-            "random_feature_1024": RandomFeatureField("relu", 1024, d, 0.1, 0.1, seed=0, batch=batch, device=device,
-                                                      chunk_elements=SDE_FEATURE_CHUNK)}
+            "random_feature_1024": RandomFeatureField("relu", 1024, d, 0.1, 0.1, seed=0, batch=batch, device=device)}
 
 
 def bench_sde(device: torch.device, quick: bool) -> dict:
+    """Per run-step seconds of our Euler-Maruyama and torchsde's ("general": the straightforward form, run
+    unbatched over fewer steps since its diffusion matrix is N d x k d; "expert": custom g_prod)."""
     try:
         import torchsde
     except ImportError:
         return {"skipped": "torchsde is not installed (pip install 'sdeformer[theory]')"}
     n, d, horizon, batch = 256, 16, 1.0, 32
-    out: dict = {"tokens": n, "dim": d, "batch": batch, "scheme": "Euler-Maruyama (both)", "attention": "softmax"}
+    out: dict = {"tokens": n, "dim": d, "batch": batch, "scheme": "Euler-Maruyama (all)", "attention": "softmax"}
     for runs in (1, batch):
         for name, field in _sde_fields(n, d, runs, device).items():
             steps = 20 if quick else (1000 if runs == 1 else 100)  # per run-step ratios; the batch is 32x the work
@@ -248,21 +283,28 @@ def bench_sde(device: torch.device, quick: bool) -> dict:
             def ours(k: int = steps):
                 return EulerMaruyama(sde, k, horizon).solve(x0, seed=0, save_every=k)
 
-            def theirs(k: int = steps):
+            def torchsde_run(form, k: int = steps):
                 bm = torchsde.BrownianInterval(t0=0.0, t1=horizon, size=(runs, noise), device=device, entropy=0)
-                return torchsde.sdeint(_torchsde_problem(sde, shape), x0.reshape(runs, n * d), ts, bm=bm,
-                                       method="euler", dt=horizon / k)
+                return torchsde.sdeint(form(sde, shape), x0.reshape(runs, n * d), ts, bm=bm, method="euler",
+                                       dt=horizon / k)
 
-            ours(2), theirs(2)  # warm-up: kernel tables, allocator, first-call costs
+            ours(2), torchsde_run(_torchsde_problem, 2)  # warm-up: allocator, first-call costs
             t_ours, _ = timed(ours, device)
-            t_theirs, _ = timed(theirs, device)
-            out.setdefault(name, {})["unbatched" if runs == 1 else f"batch_{runs}"] = {
-                "steps": steps, "ours_s_per_run_step": t_ours / (runs * steps),
-                "torchsde_s_per_run_step": t_theirs / (runs * steps), "speedup": t_theirs / t_ours}
+            t_expert, _ = timed(lambda: torchsde_run(_torchsde_problem), device)
+            row = {"steps": steps, "ours_s_per_run_step": t_ours / (runs * steps),
+                   "torchsde_expert_s_per_run_step": t_expert / (runs * steps), "speedup_vs_expert": t_expert / t_ours}
+            if runs == 1:  # general noise: its (N d) x (k d) matrix per run (16.7M / 67M entries) rules out a batch
+                general_steps = 5 if quick else 50
+                torchsde_run(_torchsde_general, 2)
+                t_general, _ = timed(lambda: torchsde_run(_torchsde_general, general_steps), device)
+                row.update(general_steps=general_steps, torchsde_general_s_per_run_step=t_general / general_steps,
+                           general_matrix_entries=n * d * noise)
+                row["speedup_vs_general"] = row["torchsde_general_s_per_run_step"] / row["ours_s_per_run_step"]
+            out.setdefault(name, {})["unbatched" if runs == 1 else f"batch_{runs}"] = row
     for name in ("gaussian", "random_feature_1024"):
-        r = out[name]
-        r["batched_speedup_per_run_step"] = r["unbatched"]["torchsde_s_per_run_step"] / \
-            r[f"batch_{batch}"]["ours_s_per_run_step"]
+        r, ours_batched = out[name], out[name][f"batch_{batch}"]["ours_s_per_run_step"]
+        r["batched_speedup_per_run_step_vs_general"] = r["unbatched"]["torchsde_general_s_per_run_step"] / ours_batched
+        r["batched_speedup_per_run_step_vs_expert"] = r["unbatched"]["torchsde_expert_s_per_run_step"] / ours_batched
     return out
 
 
@@ -390,9 +432,11 @@ def summary_rows(results: dict) -> list[tuple[str, str, str]]:
     if "sde" in results and "skipped" not in results["sde"]:
         for name in ("gaussian", "random_feature_1024"):
             s = results["sde"][name]
-            rows += [(f"sde ({name}): torchsde / ours, unbatched", f"{s['unbatched']['speedup']:.2f}x", ">= 4x"),
-                     (f"sde ({name}): torchsde unbatched / ours batched, per run-step",
-                      f"{s['batched_speedup_per_run_step']:.2f}x", ">= 10x")]
+            for kind in ("general", "expert"):
+                unbatched = s["unbatched"][f"speedup_vs_{kind}"]
+                rows += [(f"sde ({name}): torchsde {kind} / ours, unbatched", f"{unbatched:.2f}x", ">= 4x"),
+                         (f"sde ({name}): torchsde {kind} unbatched / ours batched, per run-step",
+                          f"{s[f'batched_speedup_per_run_step_vs_{kind}']:.2f}x", ">= 10x")]
     if "attention" in results:
         last = results["attention"]["sizes"][-1]
         rows.append((f"attention N={last['tokens']}: full (efficient) / random-batch p={RB_SIZE}",
