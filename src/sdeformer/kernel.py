@@ -12,7 +12,7 @@ which is exact in D at t = 1 and converges spectrally for smooth activations.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
 import numpy as np

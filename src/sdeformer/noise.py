@@ -107,8 +107,10 @@ class MLPNoise:
     def apply(self, p: MLPParams, y: torch.Tensor) -> torch.Tensor:
         """G(y) for one drawn MLP. ``y``: (..., N, d) -> (..., N, d)."""
         d = y.shape[-1]
-        pre = self._mm(y, p.U.transpose(-1, -2)) / math.sqrt(d) + p.bU.unsqueeze(-2)  # (..., N, m)
-        return self._mm(self.activation(pre), p.W.transpose(-1, -2)) / math.sqrt(self.width) + p.bW.unsqueeze(-2)
+        # scale the small operands, not the (..., N, m) hidden layer; add the bias in place
+        pre = self._mm(y / math.sqrt(d), p.U.transpose(-1, -2)).add_(p.bU.unsqueeze(-2))  # (..., N, m)
+        out = self._mm(self.activation(pre), p.W.transpose(-1, -2))  # (..., N, d)
+        return out.mul_(1 / math.sqrt(self.width)).add_(p.bW.unsqueeze(-2))
 
     def increment(self, y: torch.Tensor, dt: float, streams: Streams) -> torch.Tensor:
         """sqrt(dt) G_l(y) with a fresh G_l. ``(..., N, d) -> (..., N, d)``."""

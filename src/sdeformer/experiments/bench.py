@@ -134,7 +134,7 @@ def plain_grid_run(cfg: ModelConfig) -> torch.Tensor:
     """The straightforward baseline: one setting, one plain-PyTorch loop over layers (THEORY section 1), the
     same random numbers as the engine's default mode. Returns the saved states ``(L+1, N, d)``."""
     x = cfg.initial_tokens()  # (N, d)
-    n, d, m = x.shape[-2], cfg.dim, cfg.width
+    d, m = cfg.dim, cfg.width
     dt, act, g = cfg.horizon / cfg.layers, get_activation(cfg.activation), torch.Generator().manual_seed(cfg.seed)
     states = [x]
     for _ in range(cfg.layers):
@@ -173,7 +173,8 @@ def grid_counts(configs: list[ModelConfig], sampling: str) -> dict:
 def bench_grid(device: torch.device, rates: dict, quick: bool) -> dict:
     layers = 15 if quick else 150
     choices = ("relu",) if quick else MLP_CHOICES
-    configs = [c for ch in choices for c in grid_configs(ch, layers=layers)]
+    # the reproduction samples conditionally; the engine-vs-loop comparison draws U, W directly, as the loop does
+    configs = [c.replace(sampling="direct") for ch in choices for c in grid_configs(ch, layers=layers)]
     t_loop, plain = timed(lambda: [plain_grid_run(c) for c in configs], torch.device("cpu"))
     t_ours, trajs = timed(lambda: run_sweep(configs, device), device)
     t_cond, _ = timed(lambda: run_sweep(configs, device, sampling="conditional"), device)

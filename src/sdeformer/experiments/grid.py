@@ -103,7 +103,8 @@ def grid(out: Path, seed: int = 0, progress=None, choices=MLP_CHOICES, **sizes) 
                           f"Figure {number}: {label}")
         sections.append(Section(
             f"Figure {number}: {label}",
-            [f"Each panel: all N(N-1)/2 = 2016 pairwise cosines against layer (as a per-layer density, every pair counted) and E_beta (beta = 1) against layer. "
+            ["Each panel: all N(N-1)/2 = 2016 pairwise cosines against layer (as a per-layer density, every pair "
+             "counted) and E_beta (beta = 1) against layer. "
              "Panel setting beside the theory's prediction in the table (odd field; sign of lambda_bar; the "
              "synchronization theorem needs V = I, i.e. s = +1 or s = 0, for eps = 0).", UNSTATED],
             tables=[Table(["d", "sigma", "s", "lambda_bar", "prediction", "E_beta(0)", "E_beta(L)",
