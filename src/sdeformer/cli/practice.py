@@ -40,6 +40,8 @@ def train(
     steps: Optional[int] = typer.Option(None, help="optimiser steps per run [300; quick: 20]"),
     seeds: int = typer.Option(3, help="seeds per method (0 .. K-1)"),
     quick: bool = typer.Option(False, "--quick", help="tiny model and data subset (seconds per run), for tests"),
+    context: Optional[int] = typer.Option(None, help="charlm: train at this context instead of 128 (same characters "
+                                                     "per step: batch 32*128/context)"),
     out: Optional[Path] = typer.Option(None, help="results folder: each (method, seed) run is saved when it "
                                                   "finishes and reused on rerun; summary.json at the end"),
     threads: Optional[int] = typer.Option(1, help="torch CPU threads (these small models run fastest on 1)"),
@@ -50,7 +52,7 @@ def train(
     from ..practice.train import run_suite, summarize, task_config
 
     _threads(threads)
-    cfg = task_config(task.value, steps, quick)
+    cfg = task_config(task.value, steps, quick, context)
     methods = get_methods(method)
     with progress_bar(len(methods) * seeds * cfg.steps, f"train {task.value}", enabled=True) as advance:
         records = run_suite(cfg, methods, seeds, out, advance)
@@ -120,34 +122,47 @@ def probe(
 @app.command("infer-practice")
 @cli_errors
 def infer_practice(
-    results: Path = typer.Option(DEFAULT_RESULTS, help="folder holding the trained character model"),
-    batch_size: List[int] = typer.Option([0, 4, 8, 16, 32, 64], "--p",
-                                         help="random batch sizes p (repeat; 0 = the local window alone)"),
-    window: int = typer.Option(16, help="exact local window of every query"),
-    length: List[int] = typer.Option([1024, 4096, 16384], "--n", help="contexts N for the kernel timing (repeat)"),
-    repeats: int = typer.Option(3, help="random draws per p"),
-    quick: bool = typer.Option(False, "--quick", help="use the quick-mode character model (tests)"),
+    results: Optional[Path] = typer.Option(None, help="folder holding one trained character model "
+                                                      "(default results/practice; with --long: results/practice/long)"),
+    long: bool = typer.Option(False, "--long", help="the long-context model (trained with `sdeformer train --task "
+                                                    "charlm --context 1024 --out results/practice/long`)"),
+    batch_size: List[int] = typer.Option([0, 16, 32, 64, 128, 256], "--p",
+                                         help="random batch sizes p (repeat; 0 = the local blocks alone)"),
+    block: int = typer.Option(64, help="block size b: every query sees its own and the previous block exactly"),
+    length: List[int] = typer.Option([1024, 4096, 16384, 65536], "--n",
+                                      help="contexts N for the kernel timing (repeat; 0 = no kernel timing)"),
+    repeats: int = typer.Option(3, help="sampling seeds per p (timing: best of them)"),
     threads: Optional[int] = typer.Option(1, help="torch CPU threads"),
     json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
-    """Perplexity and tokens/s of causal random-batch attention against full attention (trained char model)."""
+    """Perplexity and tokens/s of block random-batch attention against full attention (trained char model)."""
     from ..practice.inference import run
 
     _threads(threads)
-    if not batch_size or min(batch_size) < 0 or window < 1 or repeats < 1:
-        raise ConfigError("p/window/repeats", (batch_size, window, repeats), "p >= 0, window and repeats >= 1")
-    result = run(results, batch_size, window, length, repeats, quick=quick)
-    write_json(results / "inference.json", result)
+    if not batch_size or min(batch_size) < 0 or block < 1 or repeats < 1 or min(length) < 0:
+        raise ConfigError("p/block/repeats/n", (batch_size, block, repeats, length),
+                          "p >= 0, block and repeats >= 1, n >= 0")
+    folder = results or (DEFAULT_RESULTS / "long" if long else DEFAULT_RESULTS)
+    result = run(folder, batch_size, block, [n for n in length if n > 0], repeats)
+    write_json(folder / "inference.json", result)
     if json:
         emit_json(result)
         return
-    table = RichTable(title=f"random-batch inference, context {result['context']}")
+    table = RichTable(title=f"random-batch inference, context {result['context']}, block {block}")
     for col in ("scheme", "p", "perplexity", "tokens/s"):
         table.add_column(col, justify="right")
     for row in result["perplexity"]:
         table.add_row(row["scheme"], "-" if row["p"] is None else str(row["p"]), f"{row['ppl']:.3f} ± {row['ppl_std']:.3f}",
                       f"{row['tokens_per_s']:.0f}")
     Console().print(table)
+    if not result["kernel"]:
+        return
+    kernel = RichTable(title="attention kernel alone (s per call)")
+    for col in ("N", "full causal SDPA", f"random batch p = {max(batch_size)}"):
+        kernel.add_column(col, justify="right")
+    for row in result["kernel"]:
+        kernel.add_row(str(row["n"]), f"{row['full_s']:.4f}", f"{row['random_batch_s']:.4f}")
+    Console().print(kernel)
 
 
 @app.command("report-practice")

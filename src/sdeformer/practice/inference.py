@@ -2,22 +2,25 @@
 
 ``sdeformer.attention.random_batch_attention`` shuffles all N tokens into batches of p: every token may
 attend to any other, which a causal model forbids. The causal scheme here keeps what a query may see and
-subsamples its past instead:
+subsamples its far past, in blocks so that everything is a dense matrix product:
 
-- each query i attends exactly to its ``window`` most recent tokens (i - w, i];
-- from the older past [0, i - w] (M_i tokens) it draws ``p`` positions uniformly (with replacement; shared by
-  all heads), whose logits get ``+ log(M_i / p)``, so that the softmax numerator and denominator over the
-  older past are replaced by unbiased estimates (a self-normalised importance sample of the empirical
-  measure of the past);
-- when M_i <= p the older past is used exactly; with p >= N the scheme is exact attention.
+- the sequence is cut into blocks of ``block`` = b tokens; a query of block j attends exactly (causally) to
+  its own block and to the whole previous block, so it always sees its last b to 2b tokens;
+- the far past of block j, the M_j = (j - 1) b positions before the previous block, is subsampled once per
+  block (shared by the block's queries and all heads): p positions, one drawn uniformly in each of p equal
+  slices of [0, M_j) (stratified sampling: distinct positions, each included with probability p / M_j);
+  their logits get ``+ log(M_j / p)``, so the softmax numerator and denominator over the far past are
+  replaced by unbiased estimates (the query interacts with a random batch of the empirical measure of its
+  past);
+- a block whose far past has M_j <= p takes it whole (no shift): with p >= N - 2b the scheme is exact
+  attention; p = 0 is the local-block scheme alone.
 
-It preserves causality, the local window exactly, and the mean-field picture (the query interacts with the
-empirical measure of its past through a random batch); cost O(N (w + p) d) instead of O(N^2 d).
+Cost O(N (2b + p) d) time and O(N (2b + p)) memory per head, instead of O(N^2 d).
 """
 
 from __future__ import annotations
 
-import math
+import json
 import time
 from pathlib import Path
 from typing import Sequence
@@ -28,46 +31,63 @@ import torch.nn.functional as F
 
 from ..errors import ConfigError
 from ..store import read_npz
-from .models import AttentionFn, CharTransformer, full_attention
+from .models import AttentionFn, CharTransformer, ModelConfig, full_attention
+from .train import TaskConfig, load_task
+
+
+def far_positions(blocks: int, block: int, batch_size: int, batches: int, generator: torch.Generator | None = None,
+                  device: torch.device | str = "cpu") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The far-past sample of every block: (idx ``(B, nb, p)`` long, valid ``(nb, p)`` bool, shift ``(nb,)`` float64).
+
+    Block j has M_j = max(j - 1, 0) * block far positions; when M_j <= p they are all taken (idx 0..p-1, the
+    first M_j valid, shift 0), otherwise one uniform draw per slice [s M_j / p, (s + 1) M_j / p) (shift
+    log(M_j / p)).
+    """
+    p = int(batch_size)
+    m = (torch.arange(blocks, device=device) - 1).clamp(min=0) * block  # (nb,): M_j
+    exact = m <= p  # (nb,)
+    u = torch.rand(batches, blocks, p, generator=generator, device=device)  # (B, nb, p)
+    slices = torch.arange(p, device=device)  # (p,)
+    drawn = ((slices + u) * m[:, None] / max(p, 1)).floor().long()  # (B, nb, p): slice s of [0, M_j)
+    idx = torch.where(exact[:, None], slices, drawn)  # (B, nb, p)
+    valid = ~exact[:, None] | (slices < m[:, None])  # (nb, p)
+    shift = torch.where(exact, 0.0, torch.log(m.clamp(min=1).double() / max(p, 1)))  # (nb,) float64
+    return idx, valid, shift
 
 
 def causal_random_batch_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, batch_size: int,
-                                  window: int, generator: torch.Generator | None = None) -> torch.Tensor:
-    """The causal random-batch attention of the module docstring. q, k, v ``(B, H, N, dh)`` -> ``(B, H, N, dh)``.
+                                  block: int, generator: torch.Generator | None = None) -> torch.Tensor:
+    """The block random-batch attention of the module docstring. q, k, v ``(B, H, N, dh)`` -> ``(B, H, N, dh)``.
 
-    Raises ConfigError for batch_size < 0 or window < 1.
+    One ``scaled_dot_product_attention`` call over the nb blocks (as its batch), each block's b queries
+    against its 2b + p keys under an additive bias (0 / log(M_j / p) / -inf). Raises ConfigError for
+    batch_size < 0 or block < 1.
     """
-    if int(batch_size) < 0 or int(window) < 1:
-        raise ConfigError("batch_size/window", (batch_size, window), "batch_size >= 0 and window >= 1")
-    b, h, n, dh = q.shape
-    p, w = int(batch_size), int(window)
-    i = torch.arange(n, device=q.device)  # (N,)
-    local = i[:, None] - torch.arange(w, device=q.device)  # (N, w): i, i-1, ..., i-w+1
-    local_ok = local >= 0
-    older = (i - w + 1).clamp(min=0)  # (N,): M_i, the number of tokens before the window
-    exact = older <= p  # (N,): older past small enough to take whole
-    u = torch.rand(b, n, p, generator=generator, device=q.device)  # (B, N, p)
-    sampled = (u * older[None, :, None]).floor().long()  # (B, N, p), uniform in [0, M_i)
-    whole = torch.arange(p, device=q.device).expand(b, n, p)  # (B, N, p): 0 .. p-1
-    far = torch.where(exact[None, :, None], whole, sampled).clamp(max=n - 1)  # (B, N, p); masked if >= M_i
-    far_ok = torch.where(exact[:, None], whole[0] < older[:, None], older[:, None] > 0)  # (N, p)
-    log_w = torch.where(exact, torch.zeros_like(older, dtype=q.dtype),
-                        torch.log(older.to(q.dtype) / max(p, 1)))  # (N,)
-    idx = torch.cat([local.clamp(min=0).expand(b, n, w), far], dim=-1)  # (B, N, w + p)
-    ok = torch.cat([local_ok, far_ok], dim=-1)  # (N, w + p)
-    bias = torch.cat([torch.zeros(n, w, dtype=q.dtype, device=q.device), log_w[:, None].expand(n, p)], dim=-1)
-    kk = _take(k, idx)  # (B, H, N, w + p, dh)
-    vv = _take(v, idx)  # (B, H, N, w + p, dh)
-    scores = (q[:, :, :, None, :] * kk).sum(-1) / math.sqrt(dh) + bias  # (B, H, N, w + p)
-    scores = scores.masked_fill(~ok, float("-inf"))
-    return (F.softmax(scores, dim=-1)[..., None] * vv).sum(-2)  # (B, H, N, dh)
-
-
-def _take(x: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
-    """x ``(B, H, N, dh)`` at key positions idx ``(B, N, K)`` -> ``(B, H, N, K, dh)``."""
-    b, h, n, dh = x.shape
-    flat = idx.reshape(b, 1, -1, 1).expand(b, h, idx.shape[1] * idx.shape[2], dh)  # (B, H, N K, dh)
-    return x.gather(2, flat).reshape(b, h, n, idx.shape[2], dh)
+    if int(batch_size) < 0 or int(block) < 1:
+        raise ConfigError("batch_size/block", (batch_size, block), "batch_size >= 0 and block >= 1")
+    bsz, h, n, dh = q.shape
+    p, b = int(batch_size), int(block)
+    nb = -(-n // b)
+    pad = nb * b - n  # padded keys sit after every real query: causally masked, never sampled
+    qb, kb, vb = (F.pad(t, (0, 0, 0, pad)).reshape(bsz * h, nb, b, dh).transpose(0, 1) for t in (q, k, v))  # (nb, BH, b, dh)
+    keys = [F.pad(kb, (0, 0, 0, 0, 0, 0, 1, 0))[:-1], kb]  # previous block (zeros for j = 0), own block
+    values = [F.pad(vb, (0, 0, 0, 0, 0, 0, 1, 0))[:-1], vb]  # 2 x (nb, BH, b, dh)
+    neg = torch.tensor(float("-inf"), dtype=q.dtype, device=q.device)
+    zero = torch.zeros((), dtype=q.dtype, device=q.device)
+    first = (torch.arange(nb, device=q.device) > 0)[:, None, None]  # (nb, 1, 1): block j has a previous block
+    tri = torch.ones(b, b, dtype=torch.bool, device=q.device).tril()  # (b, b): causal inside the block
+    bias = [torch.where(first, zero, neg).expand(nb, b, b), torch.where(tri, zero, neg).expand(nb, b, b)]
+    if p > 0:
+        idx, valid, shift = far_positions(nb, b, p, bsz, generator, q.device)  # (B, nb, p), (nb, p), (nb,)
+        rows = (idx.clamp(max=n - 1) + torch.arange(bsz, device=q.device)[:, None, None] * n).flatten()  # (B nb p,)
+        for src, dst in ((k, keys), (v, values)):
+            far = src.transpose(1, 2).reshape(bsz * n, h * dh).index_select(0, rows)  # (B nb p, H dh)
+            dst.append(far.view(bsz, nb, p, h, dh).permute(1, 0, 3, 2, 4).reshape(nb, bsz * h, p, dh))  # (nb, BH, p, dh)
+        bias.append(torch.where(valid, shift.to(q.dtype)[:, None], neg)[:, None, :].expand(nb, b, p))
+    mask = torch.cat(bias, dim=-1)[:, None]  # (nb, 1, b, 2b + p)
+    out = F.scaled_dot_product_attention(qb.contiguous(), torch.cat(keys, dim=2), torch.cat(values, dim=2),
+                                         attn_mask=mask)  # (nb, BH, b, dh)
+    return out.transpose(0, 1).reshape(bsz, h, nb * b, dh)[:, :, :n]
 
 
 def load_char_model(weights: Path, cfg, vocab: int) -> CharTransformer:
@@ -90,72 +110,82 @@ def _perplexity(model: CharTransformer, x: torch.Tensor, y: torch.Tensor) -> tup
 
 @torch.no_grad()
 def evaluate(model: CharTransformer, x: torch.Tensor, y: torch.Tensor, batch_sizes: Sequence[int],
-             window: int = 16, repeats: int = 3, seed: int = 0) -> list[dict]:
-    """Perplexity and tokens/s of full attention and of causal random-batch attention for each p.
+             block: int = 64, repeats: int = 3, seed: int = 0) -> list[dict]:
+    """Perplexity and tokens/s of full attention and of block random-batch attention for each p (p = 0: the
+    local blocks alone).
 
-    Random-batch rows average the perplexity over ``repeats`` draws (with its std); timing is the best of
-    the repeats. ``x``, ``y``: validation windows ``(B, N)``.
+    Random-batch rows average the perplexity over ``repeats`` sampling seeds ``seed, seed + 1, ...`` (with its
+    std); timing is the best of the ``repeats`` passes of every row. ``x``, ``y``: validation windows ``(B, N)``.
     """
     rows = []
     model.set_attention(full_attention)
     runs = [_perplexity(model, x, y) for _ in range(repeats)]
-    rows.append({"scheme": "full", "p": None, "window": None, "ppl": runs[0][0], "ppl_std": 0.0,
+    rows.append({"scheme": "full", "p": None, "block": None, "ppl": runs[0][0], "ppl_std": 0.0,
                  "tokens_per_s": max(r[1] for r in runs)})
-    g = torch.Generator().manual_seed(seed)
     for p in batch_sizes:
-        fn: AttentionFn = lambda q, k, v, causal, p=p: causal_random_batch_attention(q, k, v, p, window, g)
-        model.set_attention(fn)
-        runs = [_perplexity(model, x, y) for _ in range(repeats)]
+        runs = []
+        for r in range(repeats):
+            g = torch.Generator().manual_seed(seed + r)
+            fn: AttentionFn = lambda q, k, v, causal, p=p, g=g: causal_random_batch_attention(q, k, v, p, block, g)
+            model.set_attention(fn)
+            runs.append(_perplexity(model, x, y))
         ppl = np.asarray([r[0] for r in runs])
-        rows.append({"scheme": "random-batch", "p": int(p), "window": window, "ppl": float(ppl.mean()),
-                     "ppl_std": float(ppl.std()), "tokens_per_s": max(r[1] for r in runs)})
+        rows.append({"scheme": "random-batch" if p > 0 else "local-block", "p": int(p), "block": block,
+                     "ppl": float(ppl.mean()), "ppl_std": float(ppl.std()), "tokens_per_s": max(r[1] for r in runs)})
     model.set_attention(full_attention)
     return rows
 
 
 @torch.no_grad()
-def kernel_timing(lengths: Sequence[int], batch_size: int, window: int, heads: int = 4, dh: int = 16,
+def kernel_timing(lengths: Sequence[int], batch_size: int, block: int, heads: int = 4, dh: int = 16,
                   seed: int = 0) -> list[dict]:
-    """Seconds per call of causal full attention (SDPA) and causal random-batch attention at context N."""
+    """Seconds per call (after one warm-up call) of causal full attention (SDPA, ``is_causal=True``) and
+    block random-batch attention, one sequence of N tokens, ``heads`` x ``dh`` = d."""
     g = torch.Generator().manual_seed(seed)
     rows = []
     for n in lengths:
         q, k, v = torch.randn(3, 1, heads, n, dh, generator=g).unbind(0)  # (1, H, N, dh) each
         times = {}
         for name, fn in (("full", lambda: full_attention(q, k, v, True)),
-                         ("random-batch", lambda: causal_random_batch_attention(q, k, v, batch_size, window, g))):
+                         ("random-batch", lambda: causal_random_batch_attention(q, k, v, batch_size, block, g))):
             fn()
             start = time.perf_counter()
             fn()
             times[name] = time.perf_counter() - start
-        rows.append({"n": int(n), "p": batch_size, "window": window, "full_s": times["full"],
+        rows.append({"n": int(n), "p": batch_size, "block": block, "d": heads * dh, "full_s": times["full"],
                      "random_batch_s": times["random-batch"]})
     return rows
 
 
-SCHEME = ("Causal random-batch attention: each query attends exactly to its last `window` tokens and to p "
-          "positions drawn uniformly (with replacement) from its older past, whose logits get + log(M/p) "
-          "(M = size of the older past) so that the softmax sums over the older past are unbiased estimates; "
-          "exact when M <= p. Causality and the local window are preserved; cost O(N (window + p) d).")
+SCHEME = ("Block random-batch attention: the sequence is cut into blocks of b tokens; each query attends exactly "
+          "(causally) to its own block and the previous one, and to p positions of the older past sampled once "
+          "per block (one uniform draw in each of p equal slices of the M = (j - 1) b older positions), whose "
+          "logits get + log(M/p) so that the softmax sums over the older past are unbiased estimates; exact "
+          "when M <= p. Causal; one dense SDPA call; cost O(N (2b + p) d).")
 
 
-def run(results: Path, batch_sizes: Sequence[int], window: int, lengths: Sequence[int], repeats: int = 3,
-        seed: int = 0, quick: bool = False) -> dict:
-    """Random-batch inference on the trained character model (baseline, seed 0) of ``results``.
+def find_char_model(results: Path) -> tuple[Path, TaskConfig]:
+    """The trained character model of ``results`` (``charlm/baseline__seed0__*.weights.npz``) and its settings.
 
-    Raises ConfigError when that model has not been trained (``sdeformer train --task charlm --out``).
+    Raises ConfigError when there is none or more than one.
     """
-    from .methods import METHODS
-    from .train import load_task, run_path, task_config, weights_path
+    found = sorted((Path(results) / "charlm").glob("baseline__seed0__*.weights.npz"))
+    if len(found) != 1:
+        raise ConfigError("results", str(results), f"one trained character model, found {len(found)} "
+                                                   "(run `sdeformer train --task charlm --method baseline --seeds 1 --out RESULTS`)")
+    record = json.loads(found[0].with_name(found[0].name.replace(".weights.npz", ".json")).read_text())
+    task = dict(record["settings"]["task"])
+    return found[0], TaskConfig(**{**task, "model": ModelConfig(**task["model"])})
 
-    cfg = task_config("charlm", quick=quick)
-    weights = weights_path(run_path(Path(results), cfg, METHODS["baseline"], 0))
-    if not weights.is_file():
-        raise ConfigError("results", str(results), f"no trained character model at {weights} "
-                                                   "(run `sdeformer train --task charlm --seeds 1 --out RESULTS`)")
+
+def run(results: Path, batch_sizes: Sequence[int], block: int, lengths: Sequence[int], repeats: int = 3,
+        seed: int = 0) -> dict:
+    """Random-batch inference on the trained character model (baseline, seed 0) of ``results``, on its
+    validation windows at its training context. Raises ConfigError when that model is missing."""
+    weights, cfg = find_char_model(results)
     task = load_task(cfg)
     model = load_char_model(weights, cfg, len(task.corpus.vocab))
     x, y = task.val
     return {"scheme": SCHEME, "context": cfg.context, "windows": int(x.shape[0]), "weights": str(weights),
-            "perplexity": evaluate(model, x, y, batch_sizes, window, repeats, seed),
-            "kernel": kernel_timing(lengths, max(batch_sizes), window, seed=seed)}
+            "perplexity": evaluate(model, x, y, batch_sizes, block, repeats, seed),
+            "kernel": kernel_timing(lengths, max(batch_sizes), block, seed=seed) if lengths else []}

@@ -138,33 +138,45 @@ def probe_section(results: Path, out: Path) -> Section | None:
 
 
 def inference_section(results: Path, out: Path) -> Section | None:
-    path = Path(results) / "inference.json"
-    if not path.is_file():
+    """Random-batch inference of ``RESULTS/inference.json`` (context-128 model) and ``RESULTS/long/inference.json``
+    (long-context model), where present."""
+    found = [(name, Path(results) / sub / "inference.json") for name, sub in (("", "."), ("long", "long"))]
+    found = [(name, path) for name, path in found if path.is_file()]
+    if not found:
         return None
-    r = json.loads(path.read_text())
-    rows = [[row["scheme"], "-" if row["p"] is None else row["p"], "-" if row["window"] is None else row["window"],
-             _pm(row["ppl"], row["ppl_std"], 3), f"{row['tokens_per_s']:.0f}"] for row in r["perplexity"]]
-    t1 = Table(["scheme", "p", "window", "perplexity (mean ± std over draws)", "tokens/s"], rows,
-               caption=f"trained character model (baseline, seed 0), context {r['context']}, {r['windows']} validation windows")
-    t2 = Table(["N", "p", "window", "full causal SDPA s", "causal random-batch s"],
-               [[k["n"], k["p"], k["window"], k["full_s"], k["random_batch_s"]] for k in r["kernel"]],
-               caption="attention kernel alone, 1 sequence, 4 heads, dh 16, one call")
-    fig, ax = plt.subplots(figsize=(6, 4))
-    rb = [row for row in r["perplexity"] if row["p"]]
-    for row in r["perplexity"]:
-        if row["p"] == 0:
-            ax.axhline(row["ppl"], color="g", ls=":", label=f"local window {row['window']} alone")
-    ax.errorbar([row["p"] for row in rb], [row["ppl"] for row in rb], yerr=[row["ppl_std"] for row in rb], fmt="-o",
-                label="causal random batch")
-    ax.axhline(r["perplexity"][0]["ppl"], color="k", ls="--", label="full attention")
-    ax.set(xscale="log", xlabel="random batch size p", ylabel="perplexity", title="random-batch inference")
-    ax.legend()
-    fig.tight_layout()
-    png = out / "inference.png"
-    fig.savefig(png, dpi=110)
-    plt.close(fig)
-    return Section("Random-batch inference (character model)", [r["scheme"]], [t1, t2],
-                   [Figure(png.relative_to(out), "perplexity against random batch size p")])
+    tables, figures = [], []
+    for name, path in found:
+        r = json.loads(path.read_text())
+        label = f"context {r['context']}"
+        rows = [[row["scheme"], "-" if row["p"] is None else row["p"], "-" if row["block"] is None else row["block"],
+                 _pm(row["ppl"], row["ppl_std"], 3), f"{row['tokens_per_s']:.0f}"] for row in r["perplexity"]]
+        tables.append(Table(["scheme", "p", "block", "perplexity (mean ± std over sampling seeds)", "tokens/s"], rows,
+                            caption=f"trained character model (baseline, seed 0), {label}, {r['windows']} validation "
+                                    f"windows of {r['context']} characters"))
+        if r["kernel"]:
+            tables.append(Table(["N", "d", "p", "block", "full causal SDPA s", "block random-batch s", "speed-up"],
+                                [[k["n"], k["d"], k["p"], k["block"], f"{k['full_s']:.4g}", f"{k['random_batch_s']:.4g}",
+                                  f"{k['full_s'] / k['random_batch_s']:.2f}"] for k in r["kernel"]],
+                                caption=f"attention kernel alone ({label} run), 1 sequence, 4 heads, one call after a warm-up"))
+        fig, ax = plt.subplots(figsize=(6, 4))
+        rb = [row for row in r["perplexity"] if row["p"]]
+        for row in r["perplexity"]:
+            if row["p"] == 0:
+                ax.axhline(row["ppl"], color="g", ls=":", label=f"local blocks alone (b = {row['block']})")
+        ax.errorbar([row["p"] for row in rb], [row["ppl"] for row in rb], yerr=[row["ppl_std"] for row in rb], fmt="-o",
+                    label="block random batch")
+        ax.axhline(r["perplexity"][0]["ppl"], color="k", ls="--", label="full attention")
+        ax.set(xscale="log", xlabel="random batch size p", ylabel="perplexity", title=f"random-batch inference, {label}")
+        ax.set_xticks([row["p"] for row in rb], [str(row["p"]) for row in rb])
+        ax.minorticks_off()
+        ax.legend()
+        fig.tight_layout()
+        png = out / f"inference{'_' + name if name else ''}.png"
+        fig.savefig(png, dpi=110)
+        plt.close(fig)
+        figures.append(Figure(png.relative_to(out), f"perplexity against random batch size p, {label}"))
+    return Section("Random-batch inference (character model)", [json.loads(found[0][1].read_text())["scheme"]],
+                   tables, figures)
 
 
 def build(results: Path, out: Path) -> Path:

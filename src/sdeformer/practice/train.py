@@ -51,12 +51,18 @@ class TaskConfig:
         return asdict(self)
 
 
-def task_config(task: str, steps: int | None = None, quick: bool = False) -> TaskConfig:
-    """Default settings of a task; ``quick`` shrinks model and data so a run takes about a second."""
+def task_config(task: str, steps: int | None = None, quick: bool = False, context: int | None = None) -> TaskConfig:
+    """Default settings of a task; ``quick`` shrinks model and data so a run takes about a second.
+
+    ``context`` (charlm only) trains at another sequence length with the same characters per step (batch
+    ``32 * 128 / context``, at least 1; quick: ``8 * 32 / context``) and about 10 validation points.
+    """
     if task not in TASKS:
         raise ConfigError("task", task, f"one of {list(TASKS)}")
     if steps is not None and int(steps) < 1:
         raise ConfigError("steps", steps, "must be a positive integer")
+    if context is not None and (task != "charlm" or int(context) < 2):
+        raise ConfigError("context", context, "an integer >= 2, for the charlm task only")
     if task == "charlm":
         cfg = TaskConfig("charlm", 300, 32, 2e-3, 25, 64, 2.5, ModelConfig(dim=64, layers=4, heads=4), context=128)
         if quick:
@@ -67,7 +73,11 @@ def task_config(task: str, steps: int | None = None, quick: bool = False) -> Tas
         if quick:
             cfg = replace(cfg, steps=20, batch=16, eval_every=10, eval_size=100, target=0.3,
                           model=ModelConfig(dim=32, layers=2, heads=2), max_data=2000)
-    return replace(cfg, steps=int(steps)) if steps is not None else cfg
+    cfg = replace(cfg, steps=int(steps)) if steps is not None else cfg
+    if context is not None:
+        cfg = replace(cfg, context=int(context), batch=max(1, cfg.batch * cfg.context // int(context)),
+                      eval_every=max(cfg.eval_every, cfg.steps // 10))
+    return cfg
 
 
 class _Char:
