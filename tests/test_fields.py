@@ -7,7 +7,6 @@ import torch
 
 from sdeformer.discrete import StochasticTransformer
 from sdeformer.errors import ConfigError
-from sdeformer.experiments.rates import torch_threads
 from sdeformer.noise import BrownianPath, GaussianField, RandomFeatureField, ReplayedNoise
 from sdeformer.rng import Streams
 from sdeformer.sphere import uniform_sphere
@@ -17,10 +16,7 @@ COV_TOL_SE = 5.0  # tolerance in standard errors of a covariance estimate
 RF_SLOPE_TOL = 0.15  # |slope + 1/2| for the random-feature covariance error against M
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    with torch_threads(1):
-        yield
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.mark.parametrize("activation", ["relu", "tanh"])

@@ -17,12 +17,7 @@ EXACT = 1e-12  # fp64: the scheme reduces to exact attention up to summation ord
 MSE_DROP = 4.0  # demanded fall of the mean-square error from p = 2 to p = 32 (stratified sampling: >> 16)
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def _qkv(n=50, seed=0):

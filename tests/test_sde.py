@@ -8,7 +8,6 @@ import torch
 from sdeformer.attention import SoftmaxAttention
 from sdeformer.diagnostics import loglog_slope
 from sdeformer.errors import ConfigError
-from sdeformer.experiments.rates import torch_threads
 from sdeformer.noise import BrownianPath, GaussianField, ReplayedNoise
 from sdeformer.sde import SCHEMES, LimitSDE, make_solver
 from sdeformer.sphere import uniform_sphere
@@ -18,10 +17,7 @@ NORM_TOL = 0.01  # |E|X|^2 - 1| after the run, with the Ito drift
 NO_ITO_MIN_GROWTH = 0.9  # without it E|X|^2 grows by >= (d-1) kappa(1) T (times this factor)
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    with torch_threads(1):
-        yield
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.mark.parametrize("scheme", sorted(SCHEMES))

@@ -6,7 +6,6 @@ import pytest
 import torch
 
 from sdeformer.errors import ConfigError
-from sdeformer.experiments.rates import torch_threads
 from sdeformer.experiments.sync import sync_check
 from sdeformer.kernel import kernel
 
@@ -14,10 +13,7 @@ FINE_GRID = 16_001  # points of [-1, 1) for the brute-force infimum (quadrature 
 LBP_TOL = 1e-6  # lambda_bar_prime may exceed -min_grid F only by this (relative; grid min >= true min)
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    with torch_threads(1):
-        yield
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.mark.parametrize("act,d,sigma,beta", [("relu", 64, 0.1, 1.0), ("tanh", 5, 0.1, 1.0),
