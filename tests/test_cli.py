@@ -87,6 +87,7 @@ def test_simulate_resumes_from_checkpoint(tmp_path, monkeypatch):
     (["simulate", "--tokens", "0"], "tokens"),
     (["simulate", "--horizon", "nan"], "horizon"),
     (["simulate", "--config", "/nonexistent/file.toml"], "config"),
+    (["reproduce", "table1", "--out", "/dev/null/x"], "/dev/null/x"),
 ])
 def test_bad_input_exit_code_2_one_line(args, param):
     result = runner.invoke(app, args)

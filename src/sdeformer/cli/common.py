@@ -39,8 +39,8 @@ def cli_errors(fn: Callable) -> Callable:
             return fn(*args, **kwargs)
         except ConfigError as exc:
             raise fail(str(exc)) from None
-        except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
-            raise fail(f"cannot read or write {exc.filename!r}: {exc.strerror}") from None
+        except OSError as exc:  # unreadable input, unwritable output folder, full disk
+            raise fail(f"cannot read or write {exc.filename!r}: {exc.strerror or exc}") from None
 
     return wrapper
 
