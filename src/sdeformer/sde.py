@@ -31,9 +31,14 @@ class LimitSDE:
         self.field = field
         self.attention = attention if attention is not None else NoAttention()
 
+    @staticmethod
+    def ito_correction(x: torch.Tensor, variance: "torch.Tensor | float") -> torch.Tensor:
+        """-(d-1)/2 k(x, x) x, the radial Ito term that keeps |X| = 1 in mean (THEORY section 3)."""
+        return -(x.shape[-1] - 1) / 2 * variance * x  # (..., N, d)
+
     def drift(self, x: torch.Tensor) -> torch.Tensor:
         """P_x Attn(x) - (d-1)/2 k(x, x) x. ``(..., N, d) -> (..., N, d)``."""
-        ito = -(x.shape[-1] - 1) / 2 * self.field.variance(x) * x  # (..., N, d)
+        ito = self.ito_correction(x, self.field.variance(x))  # (..., N, d)
         if isinstance(self.attention, NoAttention):
             return ito
         return tangent(x, self.attention.drift(x)) + ito
@@ -52,7 +57,7 @@ class LimitSDE:
             dw, var = self.field.increment(x, dt, streams), self.field.variance(x)
         if not isinstance(self.attention, NoAttention):
             dw = dw + dt * self.attention.drift(x)
-        return tangent(x, dw) - (dt * (x.shape[-1] - 1) / 2) * var * x
+        return tangent(x, dw) + dt * self.ito_correction(x, var)
 
 
 class Solver:
