@@ -25,7 +25,7 @@ def test_kernel_json_matches_library():
     out = _json(["kernel", "--activation", "relu", "--dim", "64", "--bias-std", "0.1", "--json"])
     assert set(out) == {"activation", "dim", "su", "sw", "beta", "kappa1", "dkappa1", "lambda1", "lambda_bar",
                         "lambda_bar_prime", "odd_field", "synchronizes"}
-    k = sdf.kernel("relu", 64, bias_std=0.1)
+    k = sdf.kernel_theory("relu", 64, bias_std=0.1)
     assert out["lambda_bar"] == pytest.approx(k.lambda_bar) and out["synchronizes"] is True
 
 

@@ -21,8 +21,8 @@ MC_SIGMAS = 5.0  # Monte Carlo tolerance in standard errors
 
 @pytest.mark.parametrize("d,su,sw", SETTINGS)
 def test_relu_closed_forms_match_quadrature(d, su, sw):
-    closed = sdf.kernel("relu", d, su=su, sw=sw)
-    quad = sdf.kernel(lambda z: torch.relu(z), d, su=su, sw=sw)  # a user callable: quadrature path
+    closed = sdf.kernel_theory("relu", d, su=su, sw=sw)
+    quad = sdf.kernel_theory(lambda z: torch.relu(z), d, su=su, sw=sw)  # a user callable: quadrature path
     t = torch.linspace(-1, 1, 21, dtype=torch.float64)
     k_closed, k_quad = closed.kappa(t), quad.kappa(t)
     assert torch.allclose(k_quad, k_closed, rtol=0, atol=KINK_QUADRATURE_TOL * closed.kappa1)
@@ -36,8 +36,8 @@ def test_relu_closed_forms_match_quadrature(d, su, sw):
 
 @pytest.mark.parametrize("slope", [0.01, 0.2, -0.5])
 def test_leaky_relu_closed_form_matches_quadrature(slope):
-    closed = sdf.kernel(f"leaky_relu:{slope}", 8, su=0.1, sw=0.2)
-    quad = sdf.kernel(lambda z: torch.where(z > 0, z, slope * z), 8, su=0.1, sw=0.2)
+    closed = sdf.kernel_theory(f"leaky_relu:{slope}", 8, su=0.1, sw=0.2)
+    quad = sdf.kernel_theory(lambda z: torch.where(z > 0, z, slope * z), 8, su=0.1, sw=0.2)
     t = torch.linspace(-1, 1, 21, dtype=torch.float64)
     assert torch.allclose(quad.kappa(t), closed.kappa(t), rtol=0, atol=KINK_QUADRATURE_TOL * closed.kappa1)
     assert quad.kappa1 == pytest.approx(closed.kappa1, rel=1e-6)
@@ -46,7 +46,7 @@ def test_leaky_relu_closed_form_matches_quadrature(slope):
 
 def test_relu_without_bias_never_synchronizes():
     for d in (4, 5, 64, 128, 1024):
-        k = sdf.kernel("relu", d)
+        k = sdf.kernel_theory("relu", d)
         assert k.lambda_bar == pytest.approx(1.0 / d) and k.lambda_bar > 0
         assert not k.synchronizes
 
@@ -62,7 +62,7 @@ def _mc_kappa(act, d, su, sw, t, gen):
 def test_kappa_quadrature_matches_monte_carlo(name):
     gen = torch.Generator().manual_seed(1234)
     for d, su, sw in [(5, 0.0, 0.0), (64, 0.1, 0.1)]:
-        k = sdf.kernel(name, d, su=su, sw=sw)
+        k = sdf.kernel_theory(name, d, su=su, sw=sw)
         for t in (-0.9, 0.0, 0.5, 1.0):
             mc, se = _mc_kappa(k.activation, d, su, sw, t, gen)
             assert abs(float(k.kappa(t)) - mc) <= MC_SIGMAS * se + 1e-12, (name, d, t)
@@ -70,7 +70,7 @@ def test_kappa_quadrature_matches_monte_carlo(name):
 
 def test_smooth_kappa1_equals_kappa_at_one_and_dkappa1_matches_finite_difference():
     for name in ("gelu", "silu", "sigmoid", "tanh"):
-        k = sdf.kernel(name, 16, su=0.2, sw=0.1)
+        k = sdf.kernel_theory(name, 16, su=0.2, sw=0.1)
         assert float(k.kappa_quadrature(1.0)) == pytest.approx(k.kappa1, rel=1e-10)
         h = 1e-4
         fd = float((k.kappa(1.0) - k.kappa(1.0 - h)) / h)  # one-sided: kappa'(1) = (1/d) E[act'(Z)^2]
@@ -79,7 +79,7 @@ def test_smooth_kappa1_equals_kappa_at_one_and_dkappa1_matches_finite_difference
 
 def test_F_tends_to_minus_lambda_bar_and_lambda_bar_prime_is_its_infimum():
     for name, d, s in [("relu", 64, 0.1), ("tanh", 64, 0.1), ("silu", 5, 0.0), ("sigmoid", 128, 0.1)]:
-        k = sdf.kernel(name, d, bias_std=s, beta=1.0)
+        k = sdf.kernel_theory(name, d, bias_std=s, beta=1.0)
         near_one = float(k.F(torch.tensor(1 - 1e-6, dtype=torch.float64)))
         assert near_one == pytest.approx(-k.lambda_bar, rel=1e-3, abs=1e-6)
         fine = torch.linspace(-1, 1 - 1e-9, 5_001, dtype=torch.float64)
@@ -90,12 +90,12 @@ def test_F_tends_to_minus_lambda_bar_and_lambda_bar_prime_is_its_infimum():
 
 
 def test_verdicts():
-    assert sdf.kernel("relu", 64, bias_std=0.1).synchronizes
-    tanh = sdf.kernel("tanh", 64)
+    assert sdf.kernel_theory("relu", 64, bias_std=0.1).synchronizes
+    tanh = sdf.kernel_theory("tanh", 64)
     assert tanh.odd_field and not tanh.synchronizes
-    assert not sdf.kernel("tanh", 64, bias_std=0.1).odd_field
-    assert sdf.kernel("relu", 64, bias_std=0.1).lambda_bar_prime < 0
-    assert not sdf.kernel("relu", 3, bias_std=0.5).synchronizes  # d >= 4 is always needed
+    assert not sdf.kernel_theory("tanh", 64, bias_std=0.1).odd_field
+    assert sdf.kernel_theory("relu", 64, bias_std=0.1).lambda_bar_prime < 0
+    assert not sdf.kernel_theory("relu", 3, bias_std=0.5).synchronizes  # d >= 4 is always needed
 
 
 @pytest.mark.parametrize("kwargs,param", [
@@ -105,7 +105,7 @@ def test_verdicts():
 def test_bad_input_names_the_parameter(kwargs, param):
     args = {"activation": "relu", "dim": 8, **kwargs}
     with pytest.raises(sdf.ConfigError) as info:
-        sdf.kernel(args.pop("activation"), args.pop("dim"), **args)
+        sdf.kernel_theory(args.pop("activation"), args.pop("dim"), **args)
     assert info.value.parameter == param
     assert "\n" not in str(info.value)
 

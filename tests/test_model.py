@@ -97,7 +97,7 @@ def test_mlp_increment_has_kernel_covariance():
     inc = noise.increment(x.expand(runs, 2, d), dt, streams)  # (runs, 2, d)
     cov_xy = (inc[:, 0] * inc[:, 1]).mean() / dt  # averages the d diagonal entries
     cov_xx = (inc[:, 0] ** 2).mean() / dt
-    k = sdf.kernel("relu", d, su=0.3, sw=0.2)
+    k = sdf.kernel_theory("relu", d, su=0.3, sw=0.2)
     assert float(cov_xx) == pytest.approx(float(k.kappa(1.0)), rel=0.05)
     assert float(cov_xy) == pytest.approx(float(k.kappa(0.6)), rel=0.06)
 

@@ -56,7 +56,7 @@ def test_noise_variance_is_dt_kappa1(act, bias):
     layer = CommonNoise(dt=dt, activation=act, width=64, su=bias, sw=bias, seed=7)
     x = sdf.uniform_sphere(4, d, batch=(3000,), seed=2, dtype=torch.float64)  # (3000, 4, 16)
     var = float(layer.noise(x).pow(2).mean())  # mean zero: E[G] = 0 since W, bW are centred
-    expected = dt * sdf.kernel(act, d, bias_std=bias).kappa1
+    expected = dt * sdf.kernel_theory(act, d, bias_std=bias).kappa1
     assert var == pytest.approx(expected, rel=VAR_RTOL)
 
 
@@ -68,7 +68,7 @@ def test_noise_covariance_across_tokens_is_kappa():
     z = layer.noise(x)  # (20000, 2, d)
     cov = float((z[:, 0] * z[:, 1]).mean())
     t = float(x[0, 0] @ x[0, 1])
-    assert cov == pytest.approx(float(sdf.kernel("relu", d, bias_std=0.1).kappa(t)), rel=VAR_RTOL)
+    assert cov == pytest.approx(float(sdf.kernel_theory("relu", d, bias_std=0.1).kappa(t)), rel=VAR_RTOL)
 
 
 def test_noise_off_in_eval_and_at_zero_scale():

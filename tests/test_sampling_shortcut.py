@@ -9,7 +9,7 @@ import torch
 from scipy.stats import ks_2samp
 
 from sdeformer.errors import ConfigError
-from sdeformer.kernel import kernel
+from sdeformer.kernel import kernel_theory
 from sdeformer.noise import MLPNoise
 from sdeformer.rng import Streams
 from sdeformer.sphere import uniform_sphere
@@ -53,7 +53,7 @@ def samples():
 def test_second_moments_match_kappa(samples):
     """E[G(x_i) G(x_j)^T] = kappa(<x_i, x_j>) I for any width m (THEORY section 1), in both modes."""
     y, direct, conditional = samples
-    kappa = kernel("relu", D, su=SU, sw=SW).kappa(y @ y.T)  # (N, N)
+    kappa = kernel_theory("relu", D, su=SU, sw=SW).kappa(y @ y.T)  # (N, N)
     for g in (direct, conditional):
         prod = torch.einsum("sia,sja->sij", g, g) / D  # (S, N, N): coordinate-averaged products
         z = (prod.mean(0) - kappa) / (prod.std(0) / math.sqrt(SAMPLES))
@@ -72,7 +72,7 @@ def test_conditional_sampling_has_the_law_of_the_direct_mlp(samples):
 def test_law_test_has_power(samples):
     """The same statistics reject a Gaussian field with the same covariance (the infinite-width law)."""
     y, direct, _ = samples
-    kappa = kernel("relu", D, su=SU, sw=SW).kappa(y @ y.T)
+    kappa = kernel_theory("relu", D, su=SU, sw=SW).kappa(y @ y.T)
     z = torch.randn((SAMPLES, N, D), generator=torch.Generator().manual_seed(3), dtype=torch.float64)
     gauss = torch.linalg.cholesky(kappa) @ z  # (S, N, D)
     assert min(ks_2samp(a.numpy(), _statistics(gauss)[k].numpy()).pvalue

@@ -7,7 +7,7 @@ import torch
 
 from sdeformer.errors import ConfigError
 from sdeformer.experiments.sync import sync_check
-from sdeformer.kernel import kernel
+from sdeformer.kernel import kernel_theory
 
 FINE_GRID = 16_001  # points of [-1, 1) for the brute-force infimum (quadrature kappa: 16k x 96^2 evaluations)
 LBP_TOL = 1e-6  # lambda_bar_prime may exceed -min_grid F only by this (relative; grid min >= true min)
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 @pytest.mark.parametrize("act,d,sigma,beta", [("relu", 64, 0.1, 1.0), ("tanh", 5, 0.1, 1.0),
                                              ("silu", 16, 0.0, 2.0), ("relu", 5, 0.0, 1.0)])
 def test_lambda_bar_prime_is_minus_min_of_F_on_a_fine_grid(act, d, sigma, beta):
-    th = kernel(act, d, bias_std=sigma, beta=beta)
+    th = kernel_theory(act, d, bias_std=sigma, beta=beta)
     u = torch.linspace(-1.0, 1.0, FINE_GRID, dtype=torch.float64)[:-1]  # [-1, 1)
     brute = -float(th.F(u).min())
     brute = max(brute, th.lambda_bar)  # the limit u -> 1 belongs to the infimum

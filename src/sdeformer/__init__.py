@@ -19,7 +19,8 @@ from .diagnostics import (
 )
 from .discrete import StochasticTransformer, Trajectory
 from .errors import ConfigError
-from .kernel import KernelTheory, kernel
+from . import kernel
+from .kernel import KernelTheory, kernel_theory
 from .noise import BrownianPath, GaussianField, MLPNoise, RandomFeatureField, ReplayedNoise
 from .nn import CommonNoise, InteractionEnergy, attach
 from .rng import Streams, derive_seeds
@@ -36,7 +37,7 @@ __all__ = [
     "InteractionEnergy", "KernelTheory", "LimitSDE", "MLPNoise", "MultiHeadAttention", "NoAttention",
     "ProjectedEulerMaruyama", "RandomBatchAttention", "RandomFeatureField", "ReplayedNoise",
     "SoftmaxAttention", "StochasticTransformer", "Streams", "Trajectory", "__version__", "attach",
-    "cluster_count", "cosine_matrix", "derive_seeds", "get_activation", "interaction_energy", "kernel",
+    "cluster_count", "cosine_matrix", "derive_seeds", "get_activation", "interaction_energy", "kernel", "kernel_theory",
     "make_solver", "mean_abs_cosine", "mean_cosine", "pairwise_cosines", "project", "random_batch_attention",
     "tangent", "uniform_sphere", "wasserstein2_sq",
 ]

@@ -189,7 +189,7 @@ class KernelTheory:
         }
 
 
-def kernel(
+def kernel_theory(
     activation: "str | Activation | object" = "relu",
     dim: int = 64,
     *,

@@ -24,7 +24,7 @@ import torch
 
 from .activations import Activation, get_activation
 from .errors import ConfigError
-from .kernel import KernelTheory, kernel
+from .kernel import KernelTheory, kernel_theory
 from .rng import Streams
 
 
@@ -215,7 +215,7 @@ class GaussianField:
     def theory(self, d: int):
         """The KernelTheory (THEORY section 2) of this field in dimension ``d`` (cached)."""
         if d not in self._theories:
-            self._theories[d] = kernel(self.activation, d, su=self.su, sw=self.sw, beta=self.beta)
+            self._theories[d] = kernel_theory(self.activation, d, su=self.su, sw=self.sw, beta=self.beta)
         return self._theories[d]
 
     def kappa(self, t: torch.Tensor, d: int) -> torch.Tensor:

@@ -13,7 +13,7 @@ from rich.table import Table as RichTable
 
 from ..config import ModelConfig, load_config_file
 from ..errors import ConfigError
-from ..kernel import kernel as kernel_theory
+from ..kernel import kernel_theory
 from .common import app, cli_errors, emit_json, progress_bar
 
 

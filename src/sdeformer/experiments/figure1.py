@@ -14,7 +14,7 @@ import torch
 from .. import plots
 from ..config import ModelConfig
 from ..diagnostics import cluster_count, interaction_energy, mean_abs_cosine, mean_cosine
-from ..kernel import kernel
+from ..kernel import kernel_theory
 from ..report import Figure, Section
 from ..store import read_npz, write_npz
 from ..sweep import run_sweep
@@ -45,7 +45,7 @@ def figure1(out: Path, seed: int = 0, progress=None) -> Section:
     rows, titles = [], {}
     for name in configs:
         final = torch.from_numpy(arrays[name][-1])
-        theory = kernel(name, 4)
+        theory = kernel_theory(name, 4)
         titles[name] = f"{name} ({'odd field' if theory.odd_field else 'not odd'})"
         rows.append(
             f"{name}: final E_beta = {float(interaction_energy(final)):.4f}, mean cosine = "

@@ -17,7 +17,7 @@ import torch
 from .. import plots
 from ..config import ModelConfig
 from ..diagnostics import cluster_count, interaction_energy, mean_cosine, pairwise_cosines
-from ..kernel import kernel
+from ..kernel import kernel_theory
 from ..report import Figure, Section, Table
 from ..store import config_hash, read_npz, write_npz
 from ..sweep import run_sweep
@@ -50,7 +50,7 @@ def _prediction(choice: str, d: int, sigma: float, scale: float) -> tuple[str, f
     if choice == "none":
         return ("no noise: pure attention flow" + (", attractive" if scale > 0 else ", repulsive" if scale < 0
                                                    else ", tokens frozen"), None)
-    k = kernel(choice, d, bias_std=sigma)
+    k = kernel_theory(choice, d, bias_std=sigma)
     if k.odd_field:
         verdict = "odd field: antipodal split, no single cluster"
     elif k.lambda_bar < 0:

@@ -17,7 +17,7 @@ import torch
 from ..attention import SoftmaxAttention
 from ..diagnostics import interaction_energy
 from ..errors import ConfigError
-from ..kernel import kernel
+from ..kernel import kernel_theory
 from ..noise import GaussianField
 from ..sde import LimitSDE, make_solver
 from ..sphere import uniform_sphere
@@ -56,7 +56,7 @@ def phase(activations: Sequence[str] = FULL["activations"], dims: Sequence[int] 
             x0 = uniform_sphere(tokens, d, batch=(S * int(seeds),), seed=seed + d)  # (S * seeds, N, d)
             initial[a, i] = float(interaction_energy(x0.double(), beta).mean())
             for j, b in enumerate(bias_stds):
-                lam[a, i, j] = kernel(act, d, bias_std=b, beta=beta).lambda_bar
+                lam[a, i, j] = kernel_theory(act, d, bias_std=b, beta=beta).lambda_bar
                 sde = LimitSDE(GaussianField(act, b, b, beta=beta), attention)
                 traj = make_solver(sde, steps, horizon).solve(x0, seed=seed + 1000 * i + j, save_every=steps)
                 final[a, i, j] = interaction_energy(traj.final.double(), beta).reshape(S, int(seeds)).numpy()
@@ -64,7 +64,7 @@ def phase(activations: Sequence[str] = FULL["activations"], dims: Sequence[int] 
                     progress(1)
     dims_fine = np.linspace(min(dims), max(dims), FINE)
     bias_fine = np.linspace(min(bias_stds), max(bias_stds), FINE)
-    lam_fine = {act: [[kernel(act, int(round(d)), bias_std=float(b)).lambda_bar for b in bias_fine]
+    lam_fine = {act: [[kernel_theory(act, int(round(d)), bias_std=float(b)).lambda_bar for b in bias_fine]
                       for d in dims_fine] for act in activations}
     return {"activations": list(activations), "dims": list(dims), "bias_stds": list(bias_stds),
             "scales": list(scales), "seeds": int(seeds), "tokens": tokens, "steps": steps, "horizon": horizon,
@@ -87,7 +87,7 @@ def agreement(result: dict[str, Any], finite_time: bool = False) -> float:
         predicted &= lam * result["horizon"] < need
     for a, act in enumerate(result["activations"]):
         for j, b in enumerate(result["bias_stds"]):
-            if kernel(act, 4).activation.odd and b == 0.0:
+            if kernel_theory(act, 4).activation.odd and b == 0.0:
                 predicted[a, :, j] = False
     observed = np.asarray(result["probability"])[..., result["scales"].index(0.0)] >= 0.5  # (A, D, B)
     return float((observed == predicted).mean())

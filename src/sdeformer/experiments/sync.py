@@ -26,7 +26,7 @@ from ..attention import SoftmaxAttention
 from ..diagnostics import exponential_rate, interaction_energy
 from ..discrete import StochasticTransformer
 from ..errors import ConfigError
-from ..kernel import kernel
+from ..kernel import kernel_theory
 from ..noise import GaussianField, MLPNoise
 from ..rng import derive_seeds
 from ..sde import LimitSDE, make_solver
@@ -81,7 +81,7 @@ def sync_check(activation: str = "relu", dim: int = 64, bias_std: float = 0.1, b
         raise ConfigError("runs", runs, "need at least 2 runs for a confidence band")
     if not math.isfinite(attention_scale):
         raise ConfigError("attention_scale", attention_scale, "must be finite")
-    theory = kernel(activation, dim, bias_std=bias_std, beta=beta)
+    theory = kernel_theory(activation, dim, bias_std=bias_std, beta=beta)
     start = time.perf_counter()
     attention = SoftmaxAttention(beta, attention_scale)
     field = GaussianField(activation, bias_std, bias_std, beta=beta)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..kernel import kernel
+from ..kernel import kernel_theory
 from ..report import Section, Table
 from ..store import write_csv
 
@@ -20,7 +20,7 @@ def table1_rows(beta: float = 1.0) -> list[dict]:
     for act in ACTIVATIONS:
         for d in DIMS:
             for s in SIGMAS:
-                k = kernel(act, d, bias_std=s, beta=beta)
+                k = kernel_theory(act, d, bias_std=s, beta=beta)
                 rows.append({"activation": act, "dim": d, "sigma": s, "kappa1": k.kappa1, "dkappa1": k.dkappa1,
                              "lambda1": k.lambda1, "lambda_bar": k.lambda_bar,
                              "lambda_bar_prime": k.lambda_bar_prime, "odd_field": k.odd_field,

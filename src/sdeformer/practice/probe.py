@@ -20,7 +20,7 @@ import torch
 
 from ..diagnostics import cluster_count, interaction_energy, mean_cosine
 from ..errors import ConfigError
-from ..kernel import kernel
+from ..kernel import kernel_theory
 from ..nn import attach
 from .data import require
 
@@ -87,7 +87,7 @@ def probe(text: str = DEFAULT_TEXT, scales: Sequence[float] = DEFAULT_SCALES, *,
             hooks.remove()
     finally:
         hooks.remove()
-    theory = kernel(activation, d, bias_std=bias_std, beta=beta)
+    theory = kernel_theory(activation, d, bias_std=bias_std, beta=beta)
     layers = net.config.num_hidden_layers
     horizon = layers * dt
     for row in sweep:  # the noise-only prediction for E_beta(T) / E_beta(0), kappa scaled by scale^2
