@@ -139,7 +139,7 @@ def test_bad_batch_size_raises(p):
 
 
 def test_random_batch_plugs_into_the_sde():
-    from sdeformer.noise import GaussianField
+    from sdeformer.fields import GaussianField
     from sdeformer.sde import LimitSDE, ProjectedEulerMaruyama
 
     x0 = uniform_sphere(16, 4, batch=(2,), seed=5, dtype=torch.float64)

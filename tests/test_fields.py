@@ -7,7 +7,8 @@ import torch
 
 from sdeformer.discrete import StochasticTransformer
 from sdeformer.errors import ConfigError
-from sdeformer.noise import BrownianPath, GaussianField, RandomFeatureField, ReplayedNoise
+from sdeformer.fields import GaussianField, RandomFeatureField
+from sdeformer.replay import BrownianPath, ReplayedNoise
 from sdeformer.rng import Streams
 from sdeformer.sphere import uniform_sphere
 
@@ -106,7 +107,7 @@ def test_field_kappa_matches_the_kernel_theory(activation, dtype):
 
 
 def test_factor_over_blocks_of_runs_equals_one_block(monkeypatch):
-    from sdeformer import noise
+    from sdeformer import fields as noise
 
     field = GaussianField("relu", 0.1, 0.1)
     y = uniform_sphere(6, 4, batch=(3, 5), seed=8, dtype=torch.float64)  # (3, 5, 6, 4)

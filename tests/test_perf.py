@@ -12,7 +12,8 @@ from sdeformer.attention import SoftmaxAttention
 from sdeformer.cli import app
 from sdeformer.config import ModelConfig
 from sdeformer.experiments import bench
-from sdeformer.noise import GaussianField, MLPNoise, RandomFeatureField
+from sdeformer.fields import GaussianField, RandomFeatureField
+from sdeformer.mlp_noise import MLPNoise
 from sdeformer.sde import EulerMaruyama, LimitSDE
 from sdeformer.sphere import uniform_sphere
 from sdeformer.sweep import run_sweep

@@ -10,7 +10,7 @@ from scipy.stats import ks_2samp
 
 from sdeformer.errors import ConfigError
 from sdeformer.kernel import kernel_theory
-from sdeformer.noise import MLPNoise
+from sdeformer.mlp_noise import MLPNoise
 from sdeformer.rng import Streams
 from sdeformer.sphere import uniform_sphere
 

@@ -8,7 +8,8 @@ import torch
 from sdeformer.attention import SoftmaxAttention
 from sdeformer.diagnostics import loglog_slope
 from sdeformer.errors import ConfigError
-from sdeformer.noise import BrownianPath, GaussianField, ReplayedNoise
+from sdeformer.fields import GaussianField
+from sdeformer.replay import BrownianPath, ReplayedNoise
 from sdeformer.sde import SCHEMES, LimitSDE, make_solver
 from sdeformer.sphere import uniform_sphere
 

@@ -17,11 +17,14 @@ from .diagnostics import (
     pairwise_cosines,
     wasserstein2_sq,
 )
-from .discrete import StochasticTransformer, Trajectory
+from .discrete import StochasticTransformer
+from .loop import Trajectory
 from .errors import ConfigError
 from . import kernel
 from .kernel import KernelTheory, kernel_theory
-from .noise import BrownianPath, GaussianField, MLPNoise, RandomFeatureField, ReplayedNoise
+from .fields import GaussianField, RandomFeatureField
+from .mlp_noise import MLPNoise
+from .replay import BrownianPath, ReplayedNoise
 from .nn import CommonNoise, InteractionEnergy, attach
 from .rng import Streams, derive_seeds
 from .sde import EulerMaruyama, LimitSDE, ProjectedEulerMaruyama, make_solver

@@ -19,7 +19,7 @@ from .activations import get_activation
 from .attention import NoAttention, SoftmaxAttention
 from .discrete import StochasticTransformer
 from .errors import ConfigError
-from .noise import SAMPLING_MODES, MLPNoise
+from .mlp_noise import MLPNoise, SAMPLING_MODES
 from .sphere import uniform_sphere
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16}

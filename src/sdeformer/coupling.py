@@ -9,46 +9,14 @@
 
 from __future__ import annotations
 
-import math
-
 import torch
 
-from .activations import Activation, get_activation
 from .attention import Attention
 from .discrete import StochasticTransformer
 from .errors import ConfigError
-from .noise import BrownianPath, GaussianField, ReplayedNoise, psd_sqrt
-from .rng import Streams
+from .fields import GaussianField, GramMLPField
+from .replay import BrownianPath, ReplayedNoise
 from .sde import LimitSDE, make_solver
-
-
-class GramMLPField:
-    """The width-m MLP block at the tokens, drawn as ``sqrt(dt) Sigma_m(y)^{1/2} z`` (THEORY section 1).
-
-    Given the hidden layer (U, bU), the outputs m^{-1/2} W act(.) + bW at the N tokens are Gaussian with
-    covariance Sigma_m = phi phi^T / m + sW^2 in every output coordinate, so this is exact in law for the
-    MLP; (U, bU) are fresh each layer (from ``streams``) and z ``(..., N, d)`` is the shared standard normal.
-    """
-
-    def __init__(self, activation="relu", width: int = 2048, su: float = 0.0, sw: float = 0.0):
-        if not float(width) == int(width) or int(width) < 1:
-            raise ConfigError("width", width, "must be a positive integer")
-        self.activation: Activation = get_activation(activation)
-        self.width, self.su, self.sw = int(width), float(su), float(sw)
-
-    def normal_shape(self, y: torch.Tensor) -> tuple[int, ...]:
-        return tuple(y.shape[-2:])
-
-    def apply(self, y: torch.Tensor, dt: float, z: torch.Tensor, streams: Streams) -> torch.Tensor:
-        d, m = y.shape[-1], self.width
-        U = streams.randn((m, d), y.dtype)  # (..., m, d)
-        bU = streams.randn((m,), y.dtype) * self.su  # (..., m)
-        phi = self.activation(y @ U.transpose(-1, -2) / math.sqrt(d) + bU.unsqueeze(-2))  # (..., N, m)
-        gram = phi @ phi.transpose(-1, -2) / m + self.sw**2  # (..., N, N)
-        return math.sqrt(dt) * (psd_sqrt(gram) @ z)
-
-    def increment(self, y: torch.Tensor, dt: float, streams: Streams) -> torch.Tensor:
-        return self.apply(y, dt, streams.randn(self.normal_shape(y), y.dtype), streams)
 
 
 def path_error(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:

@@ -14,8 +14,9 @@ import torch
 
 from .attention import Attention
 from .diagnostics import wasserstein2_sq
-from .discrete import Trajectory
-from .noise import BrownianPath, RandomFeatureField, ReplayedNoise
+from .loop import Trajectory
+from .fields import RandomFeatureField
+from .replay import BrownianPath, ReplayedNoise
 from .sde import LimitSDE, make_solver
 
 

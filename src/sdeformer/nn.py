@@ -26,7 +26,7 @@ from torch import nn
 
 from .diagnostics import interaction_energy
 from .errors import ConfigError
-from .noise import MLPNoise
+from .mlp_noise import MLPNoise
 from .rng import derive_seeds
 
 

@@ -18,7 +18,7 @@ from typing import Callable
 import torch
 
 from .attention import Attention, NoAttention
-from .discrete import Trajectory, integrate
+from .loop import Trajectory, integrate
 from .errors import ConfigError
 from .rng import Seeds, Streams
 from .sphere import project, tangent

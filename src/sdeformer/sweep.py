@@ -17,8 +17,9 @@ import torch
 
 from .attention import NoAttention, SoftmaxAttention
 from .config import ModelConfig
-from .discrete import StochasticTransformer, Trajectory
-from .noise import MLPNoise
+from .discrete import StochasticTransformer
+from .loop import Trajectory
+from .mlp_noise import MLPNoise
 from .rng import Streams
 
 BATCHED_FIELDS = ("su", "sw", "attention_scale", "beta", "seed")

@@ -41,7 +41,8 @@ from ..config import ModelConfig
 from ..diagnostics import interaction_energy, mean_cosine
 from ..discrete import StochasticTransformer
 from ..errors import ConfigError
-from ..noise import GaussianField, MLPNoise, RandomFeatureField, root_pays
+from ..fields import GaussianField, RandomFeatureField
+from ..mlp_noise import MLPNoise, root_pays
 from ..sde import EulerMaruyama, LimitSDE
 from ..sphere import uniform_sphere
 from ..store import write_json

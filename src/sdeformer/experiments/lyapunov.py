@@ -15,7 +15,7 @@ import torch
 
 from ..diagnostics import renormalise_pair
 from ..errors import ConfigError
-from ..noise import GaussianField
+from ..fields import GaussianField
 from ..rng import Streams
 from ..sde import LimitSDE, make_solver
 from ..sphere import project, tangent, uniform_sphere

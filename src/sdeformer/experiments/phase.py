@@ -18,7 +18,7 @@ from ..attention import SoftmaxAttention
 from ..diagnostics import interaction_energy
 from ..errors import ConfigError
 from ..kernel import kernel_theory
-from ..noise import GaussianField
+from ..fields import GaussianField
 from ..sde import LimitSDE, make_solver
 from ..sphere import uniform_sphere
 from .rates import single_threaded

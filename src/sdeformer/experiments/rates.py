@@ -25,7 +25,7 @@ from ..coupling import depth_coupled, width_coupled
 from ..diagnostics import bootstrap_slope, loglog_slope
 from ..errors import ConfigError
 from ..meanfield import run_clouds, sup_w2_sq
-from ..noise import GaussianField, RandomFeatureField
+from ..fields import GaussianField, RandomFeatureField
 from ..sphere import uniform_sphere
 
 KINDS = ("depth", "width", "tokens")

@@ -27,7 +27,8 @@ from ..diagnostics import exponential_rate, interaction_energy
 from ..discrete import StochasticTransformer
 from ..errors import ConfigError
 from ..kernel import kernel_theory
-from ..noise import GaussianField, MLPNoise
+from ..fields import GaussianField
+from ..mlp_noise import MLPNoise
 from ..rng import derive_seeds
 from ..sde import LimitSDE, make_solver
 from ..sphere import uniform_sphere
