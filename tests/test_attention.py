@@ -56,3 +56,8 @@ def test_bad_attention_parameters():
         sdf.SoftmaxAttention(Q=torch.ones(2, 3))
     with pytest.raises(sdf.ConfigError):
         sdf.SoftmaxAttention(scale=float("nan"))
+    per_run = [(torch.tensor([1.0, 0.0]), 1.0, "beta"), (1.0, torch.tensor([1.0, float("inf")]), "attention_scale")]
+    for beta, scale, param in per_run:  # one value per run: every entry is checked
+        with pytest.raises(sdf.ConfigError) as info:
+            sdf.SoftmaxAttention(beta, scale)
+        assert info.value.parameter == param

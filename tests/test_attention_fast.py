@@ -1,4 +1,4 @@
-"""Fast attention paths (issue 4): chunked/fused softmax attention equals the plain O(N^2) formula,
+"""Fast attention paths: chunked/fused softmax attention equals the plain O(N^2) formula,
 its memory is O(N d), and random-batch attention equals full attention at p = N with an error that
 falls with p (THEORY sections 1 and 7)."""
 
@@ -17,7 +17,7 @@ from sdeformer.attention import (
 )
 from sdeformer.errors import ConfigError
 
-EXACT = 1e-6  # fp64 agreement demanded by the issue (observed ~1e-15)
+EXACT = 1e-6  # fp64 agreement required of the fast paths (observed ~1e-15)
 
 
 def plain_attention(q, k, v):
@@ -64,8 +64,9 @@ EXTRA_MB = 96  # the N x N scores alone would take 256 MB at N = 8192 in fp32
 
 
 def test_attention_memory_is_linear_in_tokens():
-    extra = float(subprocess.run([sys.executable, "-c", MEMORY_PROBE], capture_output=True, text=True,
-                                 check=True).stdout.strip())
+    extra = float(
+        subprocess.run([sys.executable, "-c", MEMORY_PROBE], capture_output=True, text=True, check=True).stdout.strip()
+    )
     assert extra < EXTRA_MB
 
 
@@ -113,8 +114,9 @@ def test_random_batch_drift_error_falls_with_batch_size():
     x = uniform_sphere(n, d, batch=(16,), seed=0, dtype=torch.float64)
     inner = SoftmaxAttention(beta=2.0)
     full = inner.drift(x)
-    mse = [(RandomBatchAttention(inner, p, seed=1).drift(x) - full).pow(2).sum(-1).mean().item()
-           for p in (8, 32, 128, 512)]
+    mse = [
+        (RandomBatchAttention(inner, p, seed=1).drift(x) - full).pow(2).sum(-1).mean().item() for p in (8, 32, 128, 512)
+    ]
     assert mse[0] > mse[1] > mse[2] > mse[3]
     assert mse[3] < EXACT
     assert mse[0] / mse[2] > 8

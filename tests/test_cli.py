@@ -23,8 +23,20 @@ def _json(args):
 
 def test_kernel_json_matches_library():
     out = _json(["kernel", "--activation", "relu", "--dim", "64", "--bias-std", "0.1", "--json"])
-    assert set(out) == {"activation", "dim", "su", "sw", "beta", "kappa1", "dkappa1", "lambda1", "lambda_bar",
-                        "lambda_bar_prime", "odd_field", "synchronizes"}
+    assert set(out) == {
+        "activation",
+        "dim",
+        "su",
+        "sw",
+        "beta",
+        "kappa1",
+        "dkappa1",
+        "lambda1",
+        "lambda_bar",
+        "lambda_bar_prime",
+        "odd_field",
+        "synchronizes",
+    }
     k = sdf.kernel_theory("relu", 64, bias_std=0.1)
     assert out["lambda_bar"] == pytest.approx(k.lambda_bar) and out["synchronizes"] is True
 
@@ -35,8 +47,26 @@ def test_kernel_table_output():
 
 
 def test_simulate_json_and_run_directory(tmp_path):
-    args = ["simulate", "--tokens", "6", "--dim", "5", "--width", "32", "--layers", "20", "--save-every", "5",
-            "--bias-std", "0.1", "--seed", "3", "--out", str(tmp_path / "run"), "--json"]
+    args = [
+        "simulate",
+        "--tokens",
+        "6",
+        "--dim",
+        "5",
+        "--width",
+        "32",
+        "--layers",
+        "20",
+        "--save-every",
+        "5",
+        "--bias-std",
+        "0.1",
+        "--seed",
+        "3",
+        "--out",
+        str(tmp_path / "run"),
+        "--json",
+    ]
     out = _json(args)
     assert out["layers"] == [0, 5, 10, 15, 20] and len(out["energy"]) == 5
     assert out["final_energy"] == pytest.approx(out["energy"][-1])
@@ -75,20 +105,23 @@ def test_simulate_resumes_from_checkpoint(tmp_path, monkeypatch):
         sim.simulate(cfg, tmp_path, progress=interrupt)
     assert (tmp_path / "checkpoint.npz").exists()
     resumed = sim.simulate(cfg, tmp_path)
-    assert resumed["energy"] == pytest.approx(full["energy"], rel=1e-12)
+    assert resumed.energy == pytest.approx(full.energy, rel=1e-12)
     assert not (tmp_path / "checkpoint.npz").exists()
 
 
-@pytest.mark.parametrize("args,param", [
-    (["kernel", "--activation", "swish"], "activation"),
-    (["kernel", "--dim", "1"], "dim"),
-    (["kernel", "--bias-std", "-1"], "su"),
-    (["simulate", "--width", "-3"], "width"),
-    (["simulate", "--tokens", "0"], "tokens"),
-    (["simulate", "--horizon", "nan"], "horizon"),
-    (["simulate", "--config", "/nonexistent/file.toml"], "config"),
-    (["reproduce", "table1", "--out", "/dev/null/x"], "/dev/null/x"),
-])
+@pytest.mark.parametrize(
+    "args,param",
+    [
+        (["kernel", "--activation", "swish"], "activation"),
+        (["kernel", "--dim", "1"], "dim"),
+        (["kernel", "--bias-std", "-1"], "su"),
+        (["simulate", "--width", "-3"], "width"),
+        (["simulate", "--tokens", "0"], "tokens"),
+        (["simulate", "--horizon", "nan"], "horizon"),
+        (["simulate", "--config", "/nonexistent/file.toml"], "config"),
+        (["reproduce", "table1", "--out", "/dev/null/x"], "/dev/null/x"),
+    ],
+)
 def test_bad_input_exit_code_2_one_line(args, param):
     result = runner.invoke(app, args)
     assert result.exit_code == 2
@@ -109,8 +142,9 @@ def test_bad_config_files(tmp_path):
 
 
 def test_real_process_prints_no_traceback():
-    proc = subprocess.run([sys.executable, "-m", "sdeformer", "kernel", "--activation", "nope"],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "sdeformer", "kernel", "--activation", "nope"], capture_output=True, text=True
+    )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and "activation" in proc.stderr
 
 

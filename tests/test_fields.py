@@ -40,8 +40,12 @@ def test_random_feature_covariance_converges_to_kappa():
     kappa = GaussianField("relu", 0.1, 0.1).covariance(pts)  # (12, 12)
     ms, errs = [64, 512, 4096], []
     for m in ms:
-        rms = [(RandomFeatureField("relu", m, d, 0.1, 0.1, seed=s, dtype=torch.float64).covariance(pts, pts)
-                - kappa).pow(2).mean() for s in range(6)]
+        rms = [
+            (RandomFeatureField("relu", m, d, 0.1, 0.1, seed=s, dtype=torch.float64).covariance(pts, pts) - kappa)
+            .pow(2)
+            .mean()
+            for s in range(6)
+        ]
         errs.append(math.sqrt(float(torch.stack(rms).mean())))
     slope = (math.log(errs[-1]) - math.log(errs[0])) / (math.log(ms[-1]) - math.log(ms[0]))
     assert errs[0] > errs[1] > errs[2]
@@ -123,11 +127,41 @@ def test_random_feature_joint_evaluation_equals_separate_calls_in_any_blocks():
     y = uniform_sphere(50, 3, batch=(2,), seed=9, dtype=torch.float64)  # (2, 50, 3)
     z = torch.randn(2, 65, 3, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
     ref = RandomFeatureField("relu", 64, 3, 0.1, 0.2, seed=4, batch=(2,), dtype=torch.float64)
-    small = RandomFeatureField("relu", 64, 3, 0.1, 0.2, seed=4, batch=(2,), dtype=torch.float64,
-                               chunk_elements=64 * 2 * 7)  # blocks of 7 points
+    small = RandomFeatureField(
+        "relu", 64, 3, 0.1, 0.2, seed=4, batch=(2,), dtype=torch.float64, chunk_elements=64 * 2 * 7
+    )  # blocks of 7 points
     inc, var = small.apply_and_variance(y, 0.1, z)
     phi = ref.phi(y)  # (2, 50, 64), unblocked
     torch.testing.assert_close(inc, 0.1**0.5 * (phi @ z[:, :64] / 8.0 + 0.2 * z[:, 64:]))
     torch.testing.assert_close(var, phi.pow(2).mean(-1, keepdim=True) + 0.04)
     torch.testing.assert_close(small.apply(y, 0.1, z), inc)
     torch.testing.assert_close(small.variance(y), var)
+
+
+def test_every_part_conforms_to_its_protocol():
+    """The interfaces of protocols.py: random sources, noise fields, limit fields, replayable fields."""
+    from sdeformer.fields import GramMLPField
+    from sdeformer.mlp_noise import MLPNoise
+    from sdeformer.nn import _BatchDraw
+    from sdeformer.protocols import LimitField, NoiseField, RandomSource, ReplayableField
+
+    assert isinstance(Streams(0, (2,)), RandomSource)
+    assert isinstance(_BatchDraw(torch.Generator(), (2,)), RandomSource)
+    gaussian, features = GaussianField(), RandomFeatureField("relu", 8, 3)
+    for field in (gaussian, features, ReplayedNoise(gaussian, [])):
+        assert isinstance(field, LimitField)
+    for field in (gaussian, features, GramMLPField("relu", 8)):
+        assert isinstance(field, ReplayableField) and isinstance(field, NoiseField)
+    assert isinstance(MLPNoise(), NoiseField) and not isinstance(MLPNoise(), LimitField)
+
+
+@pytest.mark.parametrize(
+    "field",
+    [GaussianField("tanh", 0.1, 0.2), RandomFeatureField("relu", 16, 4, 0.1, 0.2, dtype=torch.float64)],
+    ids=["gaussian", "random_feature"],
+)
+def test_increment_and_variance_equals_the_separate_calls(field):
+    y = uniform_sphere(5, 4, batch=(2,), seed=3, dtype=torch.float64)  # (2, 5, 4)
+    inc, var = field.increment_and_variance(y, 0.1, Streams(6, (2,)))
+    torch.testing.assert_close(inc, field.increment(y, 0.1, Streams(6, (2,))), rtol=0, atol=1e-15)
+    torch.testing.assert_close(var, field.variance(y), rtol=0, atol=0)

@@ -8,8 +8,7 @@ import pytest
 import torch
 
 import sdeformer as sdf
-from sdeformer.kernel import relu_lambda1
-from problems import relu_dkappa1, relu_kappa1, relu_lambda_bar
+from problems import relu_dkappa1, relu_kappa1, relu_lambda1, relu_lambda_bar
 
 SETTINGS = [(5, 0.0, 0.0), (5, 0.1, 0.3), (16, 0.2, 0.0), (64, 0.1, 0.1), (128, 0.0, 0.5)]
 # ReLU has a kink: tensor Gauss-Hermite converges only algebraically, so the quadrature is checked
@@ -17,6 +16,9 @@ SETTINGS = [(5, 0.0, 0.0), (5, 0.1, 0.3), (16, 0.2, 0.0), (64, 0.1, 0.1), (128, 
 KINK_QUADRATURE_TOL = 5e-3
 MC_SAMPLES = 400_000
 MC_SIGMAS = 5.0  # Monte Carlo tolerance in standard errors
+# -lambda_bar' may exceed a finer grid's minimum of F by this (absolute, or relative above 1): the library refines
+# only around its best point of a coarser grid (measured: 5e-8 for silu, d = 16, beta = 2)
+LBP_TOL = 1e-6
 
 
 @pytest.mark.parametrize("d,su,sw", SETTINGS)
@@ -78,13 +80,21 @@ def test_smooth_kappa1_equals_kappa_at_one_and_dkappa1_matches_finite_difference
 
 
 def test_F_tends_to_minus_lambda_bar_and_lambda_bar_prime_is_its_infimum():
-    for name, d, s in [("relu", 64, 0.1), ("tanh", 64, 0.1), ("silu", 5, 0.0), ("sigmoid", 128, 0.1)]:
-        k = sdf.kernel_theory(name, d, bias_std=s, beta=1.0)
+    """lambda_bar' = -inf F on [-1, 1) against a fine grid, the limit u -> 1 included (THEORY section 5)."""
+    for name, d, s, beta in [
+        ("relu", 64, 0.1, 1.0),
+        ("tanh", 64, 0.1, 1.0),
+        ("silu", 5, 0.0, 1.0),
+        ("sigmoid", 128, 0.1, 1.0),
+        ("silu", 16, 0.0, 2.0),
+        ("relu", 5, 0.0, 1.0),
+    ]:
+        k = sdf.kernel_theory(name, d, bias_std=s, beta=beta)
         near_one = float(k.F(torch.tensor(1 - 1e-6, dtype=torch.float64)))
         assert near_one == pytest.approx(-k.lambda_bar, rel=1e-3, abs=1e-6)
         fine = torch.linspace(-1, 1 - 1e-9, 5_001, dtype=torch.float64)
         grid_min = float(k.F(fine).min())
-        assert -k.lambda_bar_prime <= grid_min + 1e-9  # never above the grid minimum
+        assert -k.lambda_bar_prime <= grid_min + LBP_TOL * max(1.0, abs(grid_min))  # not above the grid minimum
         assert -k.lambda_bar_prime == pytest.approx(min(grid_min, -k.lambda_bar), abs=1e-6)
         assert k.lambda_bar_prime >= k.lambda_bar - 1e-12  # inf F <= F(1) = -lambda_bar
 
@@ -98,10 +108,17 @@ def test_verdicts():
     assert not sdf.kernel_theory("relu", 3, bias_std=0.5).synchronizes  # d >= 4 is always needed
 
 
-@pytest.mark.parametrize("kwargs,param", [
-    (dict(activation="swish"), "activation"), (dict(dim=1), "dim"), (dict(su=-0.1), "su"),
-    (dict(sw=float("nan")), "sw"), (dict(beta=0.0), "beta"), (dict(bias_std=0.1, su=0.1), "bias_std"),
-])
+@pytest.mark.parametrize(
+    "kwargs,param",
+    [
+        (dict(activation="swish"), "activation"),
+        (dict(dim=1), "dim"),
+        (dict(su=-0.1), "su"),
+        (dict(sw=float("nan")), "sw"),
+        (dict(beta=0.0), "beta"),
+        (dict(bias_std=0.1, su=0.1), "bias_std"),
+    ],
+)
 def test_bad_input_names_the_parameter(kwargs, param):
     args = {"activation": "relu", "dim": 8, **kwargs}
     with pytest.raises(sdf.ConfigError) as info:

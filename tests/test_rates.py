@@ -5,23 +5,23 @@ import pytest
 from sdeformer.errors import ConfigError
 from sdeformer.experiments import rates
 
-SLOPE_TOL = 0.2  # |measured log-log slope - theory| for depth and width (issue 3)
+SLOPE_TOL = 0.2  # |measured log-log slope - theory| for depth and width
 KEYS = {"kind", "x", "error", "slope", "slope_ci", "expected_slope"}
 
 
 @pytest.mark.parametrize("kind", ["depth", "width"])
 def test_depth_and_width_slopes_match_theory(kind):
     result = rates.measure(kind, quick=True)
-    assert KEYS <= set(rates.public(result))
-    assert abs(result["slope"] - result["expected_slope"]) < SLOPE_TOL, rates.summary_line(result)
-    lo, hi = result["slope_ci"]
-    assert lo <= result["slope"] <= hi
+    assert set(result.to_json()) >= KEYS
+    assert abs(result.slope - result.expected_slope) < SLOPE_TOL, result.summary()
+    lo, hi = result.slope_ci
+    assert lo <= result.slope <= hi
 
 
 def test_tokens_error_decreases_with_n():
     result = rates.measure("tokens", quick=True, x=[8, 64])
-    assert result["expected_slope"] == -0.5  # d = 3: r_d(N) = N^{-1/2}
-    assert result["error"][1] < result["error"][0]
+    assert result.expected_slope == -0.5  # d = 3: r_d(N) = N^{-1/2}
+    assert result.error[1] < result.error[0]
 
 
 def test_rates_bad_input():

@@ -1,4 +1,4 @@
-"""The MLP noise fast paths (issue 4): the conditional-Gaussian sampling shortcut draws G_l at the tokens
+"""The MLP noise fast paths: the conditional-Gaussian sampling shortcut draws G_l at the tokens
 with the same law as the direct MLP (fixed-seed statistical tests, THEORY sections 1-2), keeps its
 invariants, and the bf16 option is close to fp32; the default mode's stream is unchanged."""
 
@@ -75,8 +75,9 @@ def test_law_test_has_power(samples):
     kappa = kernel_theory("relu", D, su=SU, sw=SW).kappa(y @ y.T)
     z = torch.randn((SAMPLES, N, D), generator=torch.Generator().manual_seed(3), dtype=torch.float64)
     gauss = torch.linalg.cholesky(kappa) @ z  # (S, N, D)
-    assert min(ks_2samp(a.numpy(), _statistics(gauss)[k].numpy()).pvalue
-               for k, a in _statistics(direct).items()) < P_POWER
+    assert (
+        min(ks_2samp(a.numpy(), _statistics(gauss)[k].numpy()).pvalue for k, a in _statistics(direct).items()) < P_POWER
+    )
 
 
 def test_conditional_mode_counts_fewer_normals():

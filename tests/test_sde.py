@@ -9,9 +9,11 @@ from sdeformer.attention import SoftmaxAttention
 from sdeformer.diagnostics import loglog_slope
 from sdeformer.errors import ConfigError
 from sdeformer.fields import GaussianField
+from sdeformer.protocols import LimitField
 from sdeformer.replay import BrownianPath, ReplayedNoise
-from sdeformer.sde import SCHEMES, LimitSDE, make_solver
-from sdeformer.sphere import uniform_sphere
+from sdeformer.rng import Streams
+from sdeformer.sde import SCHEMES, EulerMaruyama, LimitSDE, ProjectedEulerMaruyama, make_solver
+from sdeformer.sphere import project, uniform_sphere
 
 ORDER_TOL = 0.15  # |measured RMS slope - declared strong order|
 NORM_TOL = 0.01  # |E|X|^2 - 1| after the run, with the Ito drift
@@ -51,10 +53,14 @@ class _NoIto:
     def variance(self, y):
         return torch.zeros((), dtype=y.dtype)
 
+    def increment_and_variance(self, y, dt, streams):
+        return self.increment(y, dt, streams), self.variance(y)
+
 
 def test_ito_drift_keeps_unit_norm_in_mean():
     runs, n, d, horizon = 256, 4, 6, 1.0
     field = GaussianField("relu", 0.1, 0.1)
+    assert isinstance(_NoIto(field), LimitField)
     x0 = uniform_sphere(n, d, batch=(runs,), seed=3, dtype=torch.float64)
     with_ito = make_solver(LimitSDE(field), 100, horizon, "euler").solve(x0, seed=4).final
     without = make_solver(LimitSDE(_NoIto(field)), 100, horizon, "euler").solve(x0, seed=4).final
@@ -72,6 +78,23 @@ def test_projected_scheme_stays_on_sphere_and_saves():
     assert traj.x.shape == (4, 2, 5, 4) and traj.layers.tolist() == [0, 4, 8, 10]
     assert traj.t[-1] == pytest.approx(2.0) and calls == list(range(1, 11))
     torch.testing.assert_close(traj.x.norm(dim=-1), torch.ones(4, 2, 5, dtype=torch.float64))
+
+
+def test_euler_step_combines_the_sde_pieces():
+    """One Euler-Maruyama step is x + b(x) dt + P_x dW(x) with the SDE's drift and diffusion (THEORY section 3),
+    and the projected step is its LN; the orders are declared and shown."""
+    x = uniform_sphere(6, 5, batch=(2,), seed=2, dtype=torch.float64)  # (2, 6, 5)
+    sde = LimitSDE(GaussianField("relu", 0.1, 0.2), SoftmaxAttention(1.0, 1.0))
+    dt = 0.01
+    plain = EulerMaruyama(sde, 100, 1.0).step(x, Streams(7, (2,)))
+    expected = x + sde.drift(x) * dt + sde.diffusion(x, dt, Streams(7, (2,)))
+    torch.testing.assert_close(plain, expected, rtol=0, atol=1e-14)
+    projected = ProjectedEulerMaruyama(sde, 100, 1.0)
+    torch.testing.assert_close(projected.step(x, Streams(7, (2,))), project(plain), rtol=0, atol=0)
+    assert (EulerMaruyama.strong_order, EulerMaruyama.weak_order) == (0.5, 1.0)
+    assert repr(make_solver(sde, 500, 10.0)) == (
+        "ProjectedEulerMaruyama(steps=500, horizon=10.0, strong_order=0.5, weak_order=1.0)"
+    )
 
 
 def test_solver_bad_input():

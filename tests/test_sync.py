@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from sdeformer.errors import ConfigError
-from sdeformer.experiments.sync import sync_check
+from sdeformer.experiments.sync import run_and_write, sync_check
 from sdeformer.kernel import kernel_theory
 
 FINE_GRID = 16_001  # points of [-1, 1) for the brute-force infimum (quadrature kappa: 16k x 96^2 evaluations)
@@ -16,8 +16,9 @@ LBP_TOL = 1e-6  # lambda_bar_prime may exceed -min_grid F only by this (relative
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 
-@pytest.mark.parametrize("act,d,sigma,beta", [("relu", 64, 0.1, 1.0), ("tanh", 5, 0.1, 1.0),
-                                             ("silu", 16, 0.0, 2.0), ("relu", 5, 0.0, 1.0)])
+@pytest.mark.parametrize(
+    "act,d,sigma,beta", [("relu", 64, 0.1, 1.0), ("tanh", 5, 0.1, 1.0), ("silu", 16, 0.0, 2.0), ("relu", 5, 0.0, 1.0)]
+)
 def test_lambda_bar_prime_is_minus_min_of_F_on_a_fine_grid(act, d, sigma, beta):
     th = kernel_theory(act, d, bias_std=sigma, beta=beta)
     u = torch.linspace(-1.0, 1.0, FINE_GRID, dtype=torch.float64)[:-1]  # [-1, 1)
@@ -27,18 +28,21 @@ def test_lambda_bar_prime_is_minus_min_of_F_on_a_fine_grid(act, d, sigma, beta):
 
 
 def test_energy_decays_within_the_bound_where_the_theorem_applies(tmp_path):
-    r = sync_check("relu", 16, 0.3, runs=16, tokens=8, steps=200, horizon=4.0, seed=1, out=tmp_path)
-    assert r["theorem_applies"] and r["lambda_bar_prime"] < 0 and r["eps"] == 0.0
-    assert r["bound_holds"]
+    r = run_and_write(
+        tmp_path, activation="relu", dim=16, bias_std=0.3, runs=16, tokens=8, steps=200, horizon=4.0, seed=1
+    )
+    assert r.theorem_applies and r.lambda_bar_prime < 0 and r.eps == 0.0
+    assert r.bound_holds
     for key in ("sde", "discrete"):
-        assert r["energy_mean"][key][-1] < 0.1 * r["energy_mean"][key][0]  # synchronizes
-        assert r["measured_rate"][key] <= r["predicted_rate"] + 0.1
-    assert (tmp_path / "energies.npz").exists() and (tmp_path / "sync.json").exists()
+        assert r.energy_mean[key][-1] < 0.1 * r.energy_mean[key][0]  # synchronizes
+        assert r.measured_rate[key] <= r.predicted_rate + 0.1
+    for name in ("energies.npz", "sync.json", "sync.png"):
+        assert (tmp_path / name).exists(), name
 
 
 def test_repulsive_attention_gets_a_positive_eps():
     r = sync_check("relu", 16, 0.3, attention_scale=-1.0, runs=4, tokens=8, steps=50, horizon=1.0)
-    assert r["eps"] > 0 and math.isfinite(r["eps"])
+    assert r.eps > 0 and math.isfinite(r.eps)
 
 
 def test_sync_check_bad_input():

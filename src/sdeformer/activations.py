@@ -8,8 +8,8 @@ after a colon: ``"leaky_relu:0.1"``.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 
@@ -84,7 +84,7 @@ def is_odd(fn: TensorFn) -> bool:
     return bool(torch.allclose(a, -b, atol=1e-10, rtol=1e-10))
 
 
-def get_activation(act: "str | Activation | TensorFn", **params: float) -> Activation:
+def get_activation(act: str | Activation | TensorFn, **params: float) -> Activation:
     """Resolve a name, an Activation or a user callable into an Activation.
 
     Raises ConfigError for an unknown name or a parameter the activation does not take.

@@ -13,15 +13,19 @@ kernel. ``RandomBatchAttention`` / ``random_batch_attention`` attend only within
 
 from __future__ import annotations
 
+import functools
 import math
+import operator
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, Sequence
+from typing import Protocol
 
 import torch
 import torch.nn.functional as F
 
 from .errors import ConfigError
 from .rng import Seeds, Streams
+from .validate import finite_float, per_run, positive_float, positive_int
 
 
 class Attention(Protocol):
@@ -54,14 +58,10 @@ def softmax_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, chun
     nq, nk, flat = q.shape[-2], k.shape[-2], max(1, math.prod(batch))
     q4, k4, v4 = (t.expand(batch + t.shape[-2:]).reshape(flat, 1, *t.shape[-2:]) for t in (q, k, v))  # (B, 1, N, .)
     rows = chunk or max(1, SCORE_BUDGET // (flat * nk))
-    out = torch.cat([F.scaled_dot_product_attention(q4[:, :, i:i + rows], k4, v4, scale=1.0)
-                     for i in range(0, nq, rows)], dim=-2)  # (B, 1, Nq, f)
+    out = torch.cat(
+        [F.scaled_dot_product_attention(q4[:, :, i : i + rows], k4, v4, scale=1.0) for i in range(0, nq, rows)], dim=-2
+    )  # (B, 1, Nq, f)
     return out.reshape(batch + (nq, v.shape[-1]))
-
-
-def _check_batch_size(p) -> None:
-    if isinstance(p, bool) or not isinstance(p, (int, float)) or int(p) != p or p < 1:
-        raise ConfigError("batch_size", p, "must be a positive integer")
 
 
 def _in_random_batches(fn, tensors: Sequence[torch.Tensor], perm: torch.Tensor, size: int) -> torch.Tensor:
@@ -76,29 +76,31 @@ def _in_random_batches(fn, tensors: Sequence[torch.Tensor], perm: torch.Tensor, 
     parts = []
     for a, b, s in ((0, full, size), (full, n, n - full)):
         if b > a:
-            groups = [t[..., a:b, :].reshape(lead + ((b - a) // s, s, t.shape[-1])).movedim(-3, 0)
-                      for t in shuffled]  # (G, ..., s, .) each
+            groups = [
+                t[..., a:b, :].reshape(lead + ((b - a) // s, s, t.shape[-1])).movedim(-3, 0) for t in shuffled
+            ]  # (G, ..., s, .) each
             parts.append(fn(*groups).movedim(0, -3).flatten(-3, -2))  # (..., b - a, f)
     out = torch.cat(parts, dim=-2)  # (..., N, f), shuffled order
     return torch.empty_like(out).scatter_(-2, idx.expand(out.shape), out)
 
 
-def random_batch_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, batch_size: int,
-                           generator: torch.Generator | None = None) -> torch.Tensor:
+def random_batch_attention(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, batch_size: int, generator: torch.Generator | None = None
+) -> torch.Tensor:
     """Random-batch softmax attention (THEORY section 7): the N tokens of every batch element (and head)
     are shuffled into batches of ``batch_size`` p and ``softmax_attention`` runs within each batch only,
     at O(N p e) cost instead of O(N^2 e). q, k: ``(..., N, e)``, v: ``(..., N, f)`` -> ``(..., N, f)``.
     One uniform permutation per batch element from ``generator`` (on the tensors' device). With
     p >= N it equals ``softmax_attention``. Raises ConfigError for p < 1 or unequal token counts.
     """
-    _check_batch_size(batch_size)
+    batch_size = positive_int("batch_size", batch_size)
     if not q.shape[-2] == k.shape[-2] == v.shape[-2]:
         raise ConfigError("tokens", (q.shape[-2], k.shape[-2], v.shape[-2]), "q, k, v need the same N")
     batch = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     n = q.shape[-2]
     keys = torch.rand(batch + (n,), generator=generator, dtype=torch.float64, device=q.device)  # (..., N)
     tensors = [t.expand(batch + t.shape[-2:]) for t in (q, k, v)]
-    return _in_random_batches(softmax_attention, tensors, keys.argsort(-1), int(batch_size))
+    return _in_random_batches(softmax_attention, tensors, keys.argsort(-1), batch_size)
 
 
 class RandomBatchAttention:
@@ -116,8 +118,7 @@ class RandomBatchAttention:
     """
 
     def __init__(self, inner: Attention, batch_size: int, seed: Seeds = 0):
-        _check_batch_size(batch_size)
-        self.inner, self.batch_size, self.seed = inner, int(batch_size), seed
+        self.inner, self.batch_size, self.seed = inner, positive_int("batch_size", batch_size), seed
         self._streams: Streams | None = None
 
     def reset(self, seed: Seeds = None) -> None:
@@ -144,18 +145,15 @@ class RandomBatchAttention:
 class SoftmaxAttention:
     """Single-head softmax attention; Q^T K = beta I and V = scale I unless matrices are given."""
 
-    beta: "float | torch.Tensor" = 1.0
-    scale: "float | torch.Tensor" = 1.0
+    beta: float | torch.Tensor = 1.0
+    scale: float | torch.Tensor = 1.0
     Q: torch.Tensor | None = None  # (d, d)
     K: torch.Tensor | None = None  # (d, d)
     V: torch.Tensor | None = None  # (d, d)
 
     def __post_init__(self) -> None:
-        beta = torch.as_tensor(self.beta)
-        if not torch.isfinite(beta).all() or (beta <= 0).any():
-            raise ConfigError("beta", self.beta, "inverse temperature must be finite and > 0")
-        if not torch.isfinite(torch.as_tensor(self.scale)).all():
-            raise ConfigError("attention_scale", self.scale, "must be finite")
+        per_run(lambda name, v: positive_float(name, v, "inverse temperature"), "beta", self.beta)
+        per_run(finite_float, "attention_scale", self.scale)
         for name in "QKV":
             m = getattr(self, name)
             if m is not None and (m.ndim != 2 or m.shape[0] != m.shape[1] or not torch.isfinite(m).all()):
@@ -177,7 +175,8 @@ class MultiHeadAttention:
     heads: Sequence[Attention]
 
     def drift(self, x: torch.Tensor) -> torch.Tensor:
-        return sum(h.drift(x) for h in self.heads)
+        """The sum of the heads' drifts. ``(..., N, d) -> (..., N, d)``."""
+        return functools.reduce(operator.add, (h.drift(x) for h in self.heads))  # (..., N, d)
 
 
 @dataclass(frozen=True)

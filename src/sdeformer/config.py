@@ -1,4 +1,4 @@
-"""Validated, frozen configs for the discrete model (DESIGN: one place for bad-input errors).
+"""Validated, frozen configs for the discrete model (docs/design.md: one place for bad-input errors).
 
 ``ModelConfig`` holds every parameter of THEORY section 1; ``load_config`` reads TOML or YAML and rejects
 keys that do not exist; ``ModelConfig.build()`` returns the model and its initial tokens.
@@ -9,9 +9,10 @@ from __future__ import annotations
 import dataclasses
 import math
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import torch
 
@@ -19,8 +20,9 @@ from .activations import get_activation
 from .attention import NoAttention, SoftmaxAttention
 from .discrete import StochasticTransformer
 from .errors import ConfigError
-from .mlp_noise import MLPNoise, SAMPLING_MODES
+from .mlp_noise import SAMPLING_MODES, MLPNoise
 from .sphere import uniform_sphere
+from .validate import dimension, finite_float, nonneg_float, positive_float, positive_int
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16}
 ATTENTIONS = ("softmax", "off")
@@ -49,19 +51,13 @@ class ModelConfig:
 
     def __post_init__(self) -> None:
         for name in ("tokens", "width", "layers", "save_every"):
-            _positive_int(name, getattr(self, name))
-        _positive_int("dim", self.dim)
-        if int(self.dim) < 2:
-            raise ConfigError("dim", self.dim, "must be an integer >= 2")
+            positive_int(name, getattr(self, name))
+        dimension("dim", self.dim)
         for name in ("horizon", "beta"):
-            _finite(name, getattr(self, name))
-            if getattr(self, name) <= 0:
-                raise ConfigError(name, getattr(self, name), "must be > 0")
+            positive_float(name, getattr(self, name))
         for name in ("su", "sw"):
-            _finite(name, getattr(self, name))
-            if getattr(self, name) < 0:
-                raise ConfigError(name, getattr(self, name), "bias std must be >= 0")
-        _finite("attention_scale", self.attention_scale)
+            nonneg_float(name, getattr(self, name), "bias std")
+        finite_float("attention_scale", self.attention_scale)
         if self.attention not in ATTENTIONS:
             raise ConfigError("attention", self.attention, f"one of {list(ATTENTIONS)}")
         if self.sampling not in SAMPLING_MODES:
@@ -73,7 +69,7 @@ class ModelConfig:
         get_activation(self.activation)  # raises for an unknown name
 
     @classmethod
-    def from_mapping(cls, data: Mapping[str, Any], **overrides: Any) -> "ModelConfig":
+    def from_mapping(cls, data: Mapping[str, Any], **overrides: Any) -> ModelConfig:
         """Build from a dict (e.g. a config file); unknown keys and NaN values raise ConfigError.
 
         ``bias_std`` is accepted as a shorthand for su = sw.
@@ -93,7 +89,7 @@ class ModelConfig:
                 raise ConfigError(key, value, "must not be NaN")
         return cls(**data)
 
-    def replace(self, **changes: Any) -> "ModelConfig":
+    def replace(self, **changes: Any) -> ModelConfig:
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
@@ -111,8 +107,7 @@ class ModelConfig:
 
     def initial_tokens(self, device: str | torch.device = "cpu") -> torch.Tensor:
         """I.i.d. uniform tokens ``(N, d)`` from the config's seed (its own stream, apart from the noise)."""
-        return uniform_sphere(self.tokens, self.dim, seed=_init_seed(self.seed), dtype=self.torch_dtype,
-                              device=device)
+        return uniform_sphere(self.tokens, self.dim, seed=_init_seed(self.seed), dtype=self.torch_dtype, device=device)
 
 
 def _init_seed(seed: int) -> int:
@@ -120,17 +115,7 @@ def _init_seed(seed: int) -> int:
     return (int(seed) * 2654435761 + 97531) % (2**63)
 
 
-def _positive_int(name: str, value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) or value < 1:
-        raise ConfigError(name, value, "must be a positive integer")
-
-
-def _finite(name: str, value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ConfigError(name, value, "must be a finite number")
-
-
-def load_config_file(path: "str | Path") -> dict[str, Any]:
+def load_config_file(path: str | Path) -> dict[str, Any]:
     """Read a TOML (.toml) or YAML (.yaml/.yml) file into a dict; unreadable files raise ConfigError."""
     path = Path(path)
     try:
@@ -149,7 +134,8 @@ def load_config_file(path: "str | Path") -> dict[str, Any]:
     except (tomllib.TOMLDecodeError, ValueError) as exc:
         if isinstance(exc, ConfigError):
             raise
-        raise ConfigError("config", str(path), f"not valid {path.suffix[1:].upper()}: {str(exc).splitlines()[0]}") from None
+        kind = path.suffix[1:].upper()
+        raise ConfigError("config", str(path), f"not valid {kind}: {str(exc).splitlines()[0]}") from None
     except Exception as exc:  # yaml.YAMLError
         raise ConfigError("config", str(path), f"not valid YAML: {str(exc).splitlines()[0]}") from None
     if data is None:

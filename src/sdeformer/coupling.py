@@ -24,8 +24,16 @@ def path_error(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return (a - b).pow(2).sum(-1).mean(-1).amax(0)
 
 
-def depth_coupled(x0: torch.Tensor, layers: list[int], fine_steps: int, horizon: float, field: GaussianField,
-                  attention: Attention | None, seed: int = 0, scheme: str = "projected") -> torch.Tensor:
+def depth_coupled(
+    x0: torch.Tensor,
+    layers: list[int],
+    fine_steps: int,
+    horizon: float,
+    field: GaussianField,
+    attention: Attention | None,
+    seed: int = 0,
+    scheme: str = "projected",
+) -> torch.Tensor:
     """Sup-in-time (grid times) error of the discrete model at each L vs a fine SDE path (THEORY section 5).
 
     ``x0``: (R, N, d). Returns (len(layers), R): sup_l (1/N) sum_i |X_i^L(t_l) - X_i^fine(t_l)|^2.
@@ -47,8 +55,17 @@ def depth_coupled(x0: torch.Tensor, layers: list[int], fine_steps: int, horizon:
     return torch.stack(out)
 
 
-def width_coupled(x0: torch.Tensor, widths: list[int], layers: int, horizon: float, activation, su: float,
-                  sw: float, attention: Attention | None, seed: int = 0) -> torch.Tensor:
+def width_coupled(
+    x0: torch.Tensor,
+    widths: list[int],
+    layers: int,
+    horizon: float,
+    activation,
+    su: float,
+    sw: float,
+    attention: Attention | None,
+    seed: int = 0,
+) -> torch.Tensor:
     """Sup-in-layer error of the width-m model vs the infinite-width (Gaussian-field) model, same L.
 
     Both use the symmetric root and the same standard normals per layer (Gram-matrix square-root coupling).

@@ -10,17 +10,17 @@ Tokens are ``(..., N, d)``; every leading index is an independent run with its o
 
 from __future__ import annotations
 
-import math
-from typing import Callable
+from collections.abc import Callable, Sequence
 
 import torch
 
 from .attention import Attention, NoAttention
 from .errors import ConfigError
-from .loop import Trajectory, integrate
-from .protocols import NoiseField
-from .rng import Seeds, Streams
+from .loop import Observer, Trajectory, integrate
+from .protocols import NoiseField, RandomSource
+from .rng import Seeds
 from .sphere import project
+from .validate import positive_float, positive_int
 
 
 class StochasticTransformer:
@@ -30,15 +30,11 @@ class StochasticTransformer:
         layers: L >= 1. horizon: T > 0 (dt = T / L).
         mlp: a NoiseField (e.g. ``MLPNoise``) or None for no MLP.
         attention: an Attention (e.g. ``SoftmaxAttention``) or None for attention off.
+    Raises ConfigError for a bad ``layers`` or ``horizon``.
     """
 
-    def __init__(self, layers: int, horizon: float, mlp: NoiseField | None = None,
-                 attention: Attention | None = None):
-        if not float(layers) == int(layers) or int(layers) < 1:
-            raise ConfigError("layers", layers, "must be a positive integer")
-        if not math.isfinite(horizon) or horizon <= 0:
-            raise ConfigError("horizon", horizon, "must be finite and > 0")
-        self.layers, self.horizon = int(layers), float(horizon)
+    def __init__(self, layers: int, horizon: float, mlp: NoiseField | None = None, attention: Attention | None = None):
+        self.layers, self.horizon = positive_int("layers", layers), positive_float("horizon", horizon)
         self.mlp = mlp
         self.attention = attention if attention is not None else NoAttention()
 
@@ -46,24 +42,49 @@ class StochasticTransformer:
     def dt(self) -> float:
         return self.horizon / self.layers
 
-    def step(self, x: torch.Tensor, streams: Streams) -> torch.Tensor:
+    def step(self, x: torch.Tensor, streams: RandomSource) -> torch.Tensor:
         """One layer. ``(..., N, d) -> (..., N, d)``."""
         dt = self.dt
         y = x if isinstance(self.attention, NoAttention) else project(x + dt * self.attention.drift(x))
         return y if self.mlp is None else project(y + self.mlp.increment(y, dt, streams))
 
-    def run(self, x0: torch.Tensor, seed: Seeds = 0, save_every: int = 1, *, streams: Streams | None = None,
-            progress: Callable[[int], None] | None = None, start_layer: int = 0,
-            stop_layer: int | None = None) -> Trajectory:
-        """Run layers ``start_layer+1 .. stop_layer`` (default: all L) from ``x0`` ``(..., N, d)``.
+    def run(
+        self,
+        x0: torch.Tensor,
+        seed: Seeds = 0,
+        save_every: int = 1,
+        *,
+        streams: RandomSource | None = None,
+        progress: Callable[[int], None] | None = None,
+        start_layer: int = 0,
+        stop_layer: int | None = None,
+        save_at: Sequence[int] | None = None,
+        observer: Observer | None = None,
+    ) -> Trajectory:
+        """Run layers ``start_layer+1 .. stop_layer`` (default: all L) from ``x0`` ``(..., N, d)`` (see
+        ``loop.integrate``).
 
         ``x0`` is projected to the sphere first. ``seed``: int or one int per batch element (see
         :mod:`sdeformer.rng`); ``streams`` overrides it (pass the same Streams to continue a run in
         segments). Saves the start state, every layer divisible by ``save_every`` and the last one of
-        the model. ``progress(l)`` is called after each layer.
+        the model, or, when ``save_at`` (sorted unique layers in [start_layer, stop_layer]) is given, the
+        start state and exactly those layers. ``observer(l, l dt, x)`` and then ``progress(l)`` are called
+        after each layer. Raises ConfigError for bad tokens, layer range, save_every or save_at.
         """
         stop = self.layers if stop_layer is None else int(stop_layer)
         if not 0 <= start_layer <= stop <= self.layers:
             raise ConfigError("stop_layer", stop_layer, f"need 0 <= start_layer <= stop_layer <= {self.layers}")
-        return integrate(self.step, x0, self.dt, stop, seed=seed, streams=streams, save_every=save_every,
-                         progress=progress, start=start_layer, final=self.layers)
+        return integrate(
+            self.step,
+            x0,
+            self.dt,
+            stop,
+            seed=seed,
+            streams=streams,
+            save_every=save_every,
+            save_at=save_at,
+            observer=observer,
+            progress=progress,
+            start=start_layer,
+            final=self.layers,
+        )

@@ -1,4 +1,4 @@
-"""The one exception type for bad input (DESIGN: one place for bad-input errors)."""
+"""The one exception type for bad input (docs/design.md: one place for bad-input errors)."""
 
 from __future__ import annotations
 

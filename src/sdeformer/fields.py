@@ -3,19 +3,23 @@
 ``GaussianField`` (exact Gaussian law at the tokens, covariance kappa(<x_i, x_j>)), ``RandomFeatureField``
 (M fixed random features, evaluable at any set of points) and ``GramMLPField`` (the width-m MLP drawn through
 its Gram matrix, for the width coupling). Each splits a draw into ``apply(y, dt, z, streams)``, deterministic
-given the standard normals ``z``, and ``increment`` (which draws ``z`` from the streams).
+given the standard normals ``z``, and ``increment`` (which draws ``z`` from the streams): a
+``protocols.ReplayableField`` and a ``NoiseField``. The first two are ``LimitField``s of the SDE.
 """
 
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 
 import torch
 
 from .activations import Activation, get_activation
 from .errors import ConfigError
 from .kernel import KernelTheory, kernel_theory
+from .protocols import RandomSource
 from .rng import Streams
+from .validate import dimension, nonneg_float, positive_int
 
 # These fields split a draw into ``apply(y, dt, z, streams)``, deterministic given the standard normals ``z``
 # ``(..., *normal_shape(y))``, and ``increment`` (which draws ``z`` from the streams). Feeding the same ``z``
@@ -30,17 +34,16 @@ CHOLESKY_JITTER = (1e-6, 1e-10)
 FACTOR_BLOCK = 1 << 17  # Gram entries per block of runs in GaussianField.factor (batch 32, N = 256: 1.5x faster)
 
 
-def _check_bias_stds(su: float, sw: float) -> None:
-    for name, value in (("su", su), ("sw", sw)):
-        if not math.isfinite(float(value)) or float(value) < 0:
-            raise ConfigError(name, value, "bias std must be finite and >= 0")
+def _check_bias_stds(su: object, sw: object) -> None:
+    nonneg_float("su", su, "bias std")
+    nonneg_float("sw", sw, "bias std")
 
 
 def _arccos_kappa(t: torch.Tensor, th: KernelTheory) -> torch.Tensor:
     """``th.kappa(t)`` for act(z) = max(z, a z) in the dtype of ``t``, with the same clamping: with
     v = 1/d + sU^2 and c = (t/d + sU^2) / v = cos(theta), kappa = v [a c + (1-a)^2 / (2 pi) (sin(theta) +
     (pi - theta) c)] + sW^2 (the arc-cosine kernel, THEORY section 2)."""
-    a, var = th.activation.leak, 1.0 / th.dim + th.su**2
+    a, var = th.activation.leak or 0.0, 1.0 / th.dim + th.su**2
     c = (t * (1.0 / (th.dim * var)) + th.su**2 / var).clamp_((th.su**2 - 1.0 / th.dim) / var, 1.0)  # t clamped
     relu = torch.sqrt(1.0 - c * c).add_(torch.arccos(c).sub_(math.pi).mul_(c).neg_())  # sin + (pi - theta) c
     out = relu.mul_((1 - a) ** 2 * var / (2 * math.pi)).add_(th.sw**2)
@@ -53,7 +56,40 @@ def psd_sqrt(a: torch.Tensor) -> torch.Tensor:
     return (evecs * evals.clamp(min=0).sqrt().unsqueeze(-2)) @ evecs.transpose(-1, -2)
 
 
-class GaussianField:
+class _FromNormals(ABC):
+    """A field drawn from standard normals z ``(..., *normal_shape(y))``: ``increment`` draws z from the source
+    and calls ``apply`` (THEORY section 3: replaying z couples runs)."""
+
+    @abstractmethod
+    def normal_shape(self, y: torch.Tensor) -> tuple[int, ...]: ...
+
+    @abstractmethod
+    def apply(self, y: torch.Tensor, dt: float, z: torch.Tensor, streams: RandomSource) -> torch.Tensor: ...
+
+    def increment(self, y: torch.Tensor, dt: float, streams: RandomSource) -> torch.Tensor:
+        """A fresh field increment at the tokens. ``(..., N, d) -> (..., N, d)``."""
+        return self.apply(y, dt, streams.randn(self.normal_shape(y), y.dtype), streams)
+
+
+class _LimitFromNormals(_FromNormals):
+    """A ``_FromNormals`` field of the limit SDE: also the variance k(y, y) and both at once."""
+
+    @abstractmethod
+    def variance(self, y: torch.Tensor) -> torch.Tensor: ...
+
+    @abstractmethod
+    def apply_and_variance(
+        self, y: torch.Tensor, dt: float, z: torch.Tensor, streams: RandomSource | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]: ...
+
+    def increment_and_variance(
+        self, y: torch.Tensor, dt: float, streams: RandomSource
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """A fresh increment and the variance at the same points (the Euler-Maruyama step needs both)."""
+        return self.apply_and_variance(y, dt, streams.randn(self.normal_shape(y), y.dtype), streams)
+
+
+class GaussianField(_LimitFromNormals):
     """The exact Gaussian Brownian field at the token positions (THEORY section 3).
 
     ``dW(y) = sqrt(dt) R(y) z`` with ``R R^T = K(y) = kappa(<y_i, y_j>)`` ``(..., N, N)`` and z ``(..., N, d)``
@@ -63,12 +99,20 @@ class GaussianField:
     Raises ConfigError for an unknown activation or root, or a negative bias std.
     """
 
-    def __init__(self, activation="relu", su: float = 0.0, sw: float = 0.0, *, root: str = "cholesky",
-                 jitter: float | None = None, beta: float = 1.0):
+    def __init__(
+        self,
+        activation="relu",
+        su: float = 0.0,
+        sw: float = 0.0,
+        *,
+        root: str = "cholesky",
+        jitter: float | None = None,
+        beta: float = 1.0,
+    ):
         if root not in ("cholesky", "sqrt"):
             raise ConfigError("root", root, "one of ['cholesky', 'sqrt']")
-        if jitter is not None and (not math.isfinite(jitter) or jitter < 0):
-            raise ConfigError("jitter", jitter, "must be finite and >= 0")
+        if jitter is not None:
+            nonneg_float("jitter", jitter)
         _check_bias_stds(su, sw)
         self.activation: Activation = get_activation(activation)
         self.su, self.sw, self.beta, self.root_kind, self.jitter = float(su), float(sw), float(beta), root, jitter
@@ -126,20 +170,22 @@ class GaussianField:
     def normal_shape(self, y: torch.Tensor) -> tuple[int, ...]:
         return tuple(y.shape[-2:])
 
-    def apply(self, y: torch.Tensor, dt: float, z: torch.Tensor, streams: Streams | None = None) -> torch.Tensor:
+    def apply(self, y: torch.Tensor, dt: float, z: torch.Tensor, streams: RandomSource | None = None) -> torch.Tensor:
         """sqrt(dt) R(y) z. ``y``, ``z``: (..., N, d) -> (..., N, d)."""
         return math.sqrt(dt) * (self.factor(y) @ z)
 
-    def increment(self, y: torch.Tensor, dt: float, streams: Streams) -> torch.Tensor:
-        """A fresh field increment at the tokens. ``(..., N, d) -> (..., N, d)``."""
-        return self.apply(y, dt, streams.randn(self.normal_shape(y), y.dtype), streams)
+    def apply_and_variance(
+        self, y: torch.Tensor, dt: float, z: torch.Tensor, streams: RandomSource | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """(``apply(y, dt, z)``, ``variance(y)``): the field has no work to share between them."""
+        return self.apply(y, dt, z, streams), self.variance(y)
 
     def variance(self, y: torch.Tensor) -> torch.Tensor:
         """kappa(1) (a scalar tensor)."""
         return torch.tensor(self.theory(y.shape[-1]).kappa1, dtype=y.dtype, device=y.device)
 
 
-class RandomFeatureField:
+class RandomFeatureField(_LimitFromNormals):
     """Random-feature Brownian field with M fixed features (THEORY section 3):
 
         dW(x) = sqrt(dt) [ M^{-1/2} z_{1..M}^T act(d^{-1/2} U x + bU) + sW z_0 ],  U ~ N(0,1), bU ~ N(0, sU^2)
@@ -151,16 +197,24 @@ class RandomFeatureField:
     clouds of different sizes. Raises ConfigError for M < 1, d < 2 or a negative bias std.
     """
 
-    def __init__(self, activation="relu", features: int = 1024, dim: int = 3, su: float = 0.0, sw: float = 0.0,
-                 *, seed: int = 0, batch: tuple[int, ...] = (), dtype: torch.dtype = torch.float32,
-                 device: str | torch.device = "cpu", chunk_elements: int = 1 << 18):
-        if not float(features) == int(features) or int(features) < 1:
-            raise ConfigError("features", features, "must be a positive integer")
-        if not float(dim) == int(dim) or int(dim) < 2:
-            raise ConfigError("dim", dim, "must be an integer >= 2")
+    def __init__(
+        self,
+        activation="relu",
+        features: int = 1024,
+        dim: int = 3,
+        su: float = 0.0,
+        sw: float = 0.0,
+        *,
+        seed: int = 0,
+        batch: tuple[int, ...] = (),
+        dtype: torch.dtype = torch.float32,
+        device: str | torch.device = "cpu",
+        chunk_elements: int = 1 << 18,
+    ):
+        features, dim = positive_int("features", features), dimension("dim", dim)
         _check_bias_stds(su, sw)
         self.activation: Activation = get_activation(activation)
-        self.features, self.dim, self.su, self.sw = int(features), int(dim), float(su), float(sw)
+        self.features, self.dim, self.su, self.sw = features, dim, float(su), float(sw)
         streams = Streams(seed, tuple(batch), device)
         self.U = streams.randn((self.features, self.dim), dtype)  # (*batch, M, d)
         self.bU = streams.randn((self.features,), dtype) * self.su  # (*batch, M)
@@ -180,27 +234,29 @@ class RandomFeatureField:
     def normal_shape(self, y: torch.Tensor) -> tuple[int, ...]:
         return (self.features + 1, y.shape[-1])
 
-    def apply(self, y: torch.Tensor, dt: float, z: torch.Tensor, streams: Streams | None = None) -> torch.Tensor:
+    def apply(self, y: torch.Tensor, dt: float, z: torch.Tensor, streams: RandomSource | None = None) -> torch.Tensor:
         """The increment at the points y ``(..., N, d)`` given normals z ``(..., M+1, d)``."""
-        return self._evaluate(y, dt, z, variance=False)[0]
+        inc, _ = self._evaluate(y, dt, z, variance=False)
+        assert inc is not None
+        return inc
 
-    def apply_and_variance(self, y: torch.Tensor, dt: float, z: torch.Tensor,
-                           streams: Streams | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    def apply_and_variance(
+        self, y: torch.Tensor, dt: float, z: torch.Tensor, streams: RandomSource | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """(``apply(y, dt, z)``, ``variance(y)``) from one evaluation of phi per chunk."""
-        return self._evaluate(y, dt, z, variance=True)
-
-    def increment(self, y: torch.Tensor, dt: float, streams: Streams) -> torch.Tensor:
-        return self.apply(y, dt, streams.randn(self.normal_shape(y), y.dtype), streams)
-
-    def increment_and_variance(self, y: torch.Tensor, dt: float, streams: Streams) -> tuple[torch.Tensor, torch.Tensor]:
-        """A fresh increment and the variance at the same points (the SDE step needs both)."""
-        return self.apply_and_variance(y, dt, streams.randn(self.normal_shape(y), y.dtype), streams)
+        inc, var = self._evaluate(y, dt, z, variance=True)
+        assert inc is not None and var is not None
+        return inc, var
 
     def variance(self, y: torch.Tensor) -> torch.Tensor:
         """k(y, y) = |phi(y)|^2 / M + sW^2, ``(..., N, 1)``."""
-        return self._evaluate(y, 0.0, None, variance=True)[1]
+        _, var = self._evaluate(y, 0.0, None, variance=True)
+        assert var is not None
+        return var
 
-    def _evaluate(self, y: torch.Tensor, dt: float, z: torch.Tensor | None, variance: bool):
+    def _evaluate(
+        self, y: torch.Tensor, dt: float, z: torch.Tensor | None, variance: bool
+    ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
         """(increment or None, variance or None), phi computed once per block of points; a block holds at most
         ``chunk_elements`` features over the whole batch, so 10^5 particles (or a batch of clouds) fit."""
         rows = max(1, self.chunk_elements // (self.features * max(1, math.prod(y.shape[:-2]))))
@@ -213,15 +269,15 @@ class RandomFeatureField:
             if variance:
                 vars_.append(phi.pow(2).mean(-1, keepdim=True))  # (..., n, 1)
         inc = var = None
-        if zf is not None:
-            z0 = z[..., self.features:, :] * self.sw  # (..., 1, d)
+        if z is not None:
+            z0 = z[..., self.features :, :] * self.sw  # (..., 1, d)
             inc = (torch.cat(incs, dim=-2) if len(incs) > 1 else incs[0]).add_(z0).mul_(math.sqrt(dt))
         if variance:
             var = (torch.cat(vars_, dim=-2) if len(vars_) > 1 else vars_[0]).add_(self.sw**2)
         return inc, var
 
 
-class GramMLPField:
+class GramMLPField(_FromNormals):
     """The width-m MLP block at the tokens, drawn as ``sqrt(dt) Sigma_m(y)^{1/2} z`` (THEORY section 1).
 
     Given the hidden layer (U, bU), the outputs m^{-1/2} W act(.) + bW at the N tokens are Gaussian with
@@ -230,21 +286,19 @@ class GramMLPField:
     """
 
     def __init__(self, activation="relu", width: int = 2048, su: float = 0.0, sw: float = 0.0):
-        if not float(width) == int(width) or int(width) < 1:
-            raise ConfigError("width", width, "must be a positive integer")
+        width = positive_int("width", width)
+        _check_bias_stds(su, sw)
         self.activation: Activation = get_activation(activation)
-        self.width, self.su, self.sw = int(width), float(su), float(sw)
+        self.width, self.su, self.sw = width, float(su), float(sw)
 
     def normal_shape(self, y: torch.Tensor) -> tuple[int, ...]:
         return tuple(y.shape[-2:])
 
-    def apply(self, y: torch.Tensor, dt: float, z: torch.Tensor, streams: Streams) -> torch.Tensor:
+    def apply(self, y: torch.Tensor, dt: float, z: torch.Tensor, streams: RandomSource) -> torch.Tensor:
+        """sqrt(dt) Sigma_m(y)^{1/2} z with a fresh hidden layer from ``streams``. ``(..., N, d) -> (..., N, d)``."""
         d, m = y.shape[-1], self.width
         U = streams.randn((m, d), y.dtype)  # (..., m, d)
         bU = streams.randn((m,), y.dtype) * self.su  # (..., m)
         phi = self.activation(y @ U.transpose(-1, -2) / math.sqrt(d) + bU.unsqueeze(-2))  # (..., N, m)
         gram = phi @ phi.transpose(-1, -2) / m + self.sw**2  # (..., N, N)
         return math.sqrt(dt) * (psd_sqrt(gram) @ z)
-
-    def increment(self, y: torch.Tensor, dt: float, streams: Streams) -> torch.Tensor:
-        return self.apply(y, dt, streams.randn(self.normal_shape(y), y.dtype), streams)

@@ -18,8 +18,9 @@ from functools import cached_property, lru_cache
 import numpy as np
 import torch
 
-from .activations import Activation, get_activation
+from .activations import Activation, TensorFn, get_activation
 from .errors import ConfigError
+from .validate import dimension, nonneg_float, positive_float
 
 QUADRATURE_NODES = 96  # Gauss-Hermite nodes per axis; 96^2 evaluations per t
 GRID_POINTS = 1001  # u-grid for inf F on [-1, 1), refined by a bounded minimisation
@@ -33,13 +34,10 @@ def _hermite(n: int) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def _check(dim: int, su: float, sw: float, beta: float) -> None:
-    if not float(dim) == int(dim) or int(dim) < 2:
-        raise ConfigError("dim", dim, "must be an integer >= 2")
-    for name, value in (("su", su), ("sw", sw)):
-        if not math.isfinite(value) or value < 0:
-            raise ConfigError(name, value, "bias std must be finite and >= 0")
-    if not math.isfinite(beta) or beta <= 0:
-        raise ConfigError("beta", beta, "inverse temperature must be finite and > 0")
+    dimension("dim", dim)
+    nonneg_float("su", su, "bias std")
+    nonneg_float("sw", sw, "bias std")
+    positive_float("beta", beta, "inverse temperature")
 
 
 @dataclass(frozen=True)
@@ -61,7 +59,7 @@ class KernelTheory:
         _check(self.dim, self.su, self.sw, self.beta)
 
     # -- kappa --------------------------------------------------------------------------------------
-    def kappa(self, t: "torch.Tensor | float") -> torch.Tensor:
+    def kappa(self, t: torch.Tensor | float) -> torch.Tensor:
         """kappa(t) for t in [-1, 1] (any shape, float64 result). Closed form for relu/leaky_relu, else quadrature.
 
         For act(z) = max(z, a z): act = a z + (1-a) relu(z), and with c = t/d + sU^2 the covariance of the
@@ -77,7 +75,7 @@ class KernelTheory:
         relu = var / (2 * math.pi) * (torch.sin(theta) + (math.pi - theta) * torch.cos(theta))
         return a * cov + (1 - a) ** 2 * relu + self.sw**2
 
-    def kappa_quadrature(self, t: "torch.Tensor | float", chunk: int = 256) -> torch.Tensor:
+    def kappa_quadrature(self, t: torch.Tensor | float, chunk: int = 256) -> torch.Tensor:
         """kappa(t) by 2-D Gauss-Hermite quadrature for any activation (float64, shape of t)."""
         t = torch.as_tensor(t, dtype=torch.float64).clamp(-1.0, 1.0)
         x, w = _hermite(self.nodes)  # (n,), (n,)
@@ -126,7 +124,7 @@ class KernelTheory:
         d = self.dim
         return (d - 1) * self.dkappa1 - (d - 3) * self.kappa1
 
-    def F(self, u: "torch.Tensor | float") -> torch.Tensor:
+    def F(self, u: torch.Tensor | float) -> torch.Tensor:
         """F(u) = beta e^{beta u} G(u) / (e^beta - e^{beta u}) on [-1, 1); the limit -lambda_bar at u = 1."""
         u = torch.as_tensor(u, dtype=torch.float64)
         b, d, k1 = self.beta, self.dim, self.kappa1
@@ -156,9 +154,10 @@ class KernelTheory:
         best = float(f[k])
         lo, hi = float(u[max(k - 1, 0)]), float(u[min(k + 1, len(u) - 1)])
         if hi > lo:
-            res = minimize_scalar(lambda s: float(self.F(min(s, 1.0))), bounds=(lo, hi), method="bounded",
-                                  options={"xatol": 1e-10})
-            best = min(best, float(res.fun))
+            res = minimize_scalar(
+                lambda s: float(self.F(min(s, 1.0))), bounds=(lo, hi), method="bounded", options={"xatol": 1e-10}
+            )
+            best = min(best, float(res.fun))  # pyright: ignore[reportAttributeAccessIssue]
         return -best
 
     @property
@@ -190,7 +189,7 @@ class KernelTheory:
 
 
 def kernel_theory(
-    activation: "str | Activation | object" = "relu",
+    activation: str | Activation | TensorFn = "relu",
     dim: int = 64,
     *,
     bias_std: float | None = None,
@@ -208,16 +207,6 @@ def kernel_theory(
         raise ConfigError("bias_std", bias_std, "give either bias_std or su/sw, not both")
     if bias_std is not None:
         su = sw = bias_std
-    return KernelTheory(get_activation(activation, **act_params), int(dim), float(su or 0.0), float(sw or 0.0),
-                        float(beta))
-
-
-def relu_lambda_bar(dim: int, su: float, sw: float) -> float:
-    """ReLU closed form lambda_bar = 1/d - (sU^2 + 2 sW^2)(d-3)/2 (THEORY section 2)."""
-    return 1.0 / dim - (su**2 + 2 * sw**2) * (dim - 3) / 2
-
-
-def relu_lambda1(dim: int, su: float, sw: float) -> float:
-    """ReLU closed form of lambda_1 from kappa(1) = (1/d + sU^2)/2 + sW^2, kappa'(1) = 1/(2d)."""
-    k1 = (1.0 / dim + su**2) / 2 + sw**2
-    return (dim - 3) / (4 * dim) - (dim - 1) / 2 * k1
+    return KernelTheory(
+        get_activation(activation, **act_params), int(dim), float(su or 0.0), float(sw or 0.0), float(beta)
+    )

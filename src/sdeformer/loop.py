@@ -4,14 +4,19 @@
 
 from __future__ import annotations
 
+import numbers
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 
 from .errors import ConfigError
+from .protocols import RandomSource
 from .rng import Seeds, Streams
 from .sphere import project
+from .validate import positive_int
+
+Observer = Callable[[int, float, torch.Tensor], None]  # observer(k, t = k dt, x (..., N, d)) after each step
 
 
 @dataclass(frozen=True)
@@ -40,26 +45,63 @@ def check_tokens(x: torch.Tensor, name: str = "x0") -> None:
         raise ConfigError(name, "zero vector", "tokens must be non-zero (they are projected to the sphere)")
 
 
-def integrate(step: Callable[[torch.Tensor, Streams], torch.Tensor], x0: torch.Tensor, dt: float, stop: int, *,
-              seed: Seeds = 0, streams: Streams | None = None, save_every: int = 1,
-              progress: Callable[[int], None] | None = None, start: int = 0, final: int | None = None) -> Trajectory:
+def _check_save_at(save_at: Sequence[int], start: int, stop: int) -> frozenset[int]:
+    """The steps of ``save_at``, which must be sorted, unique integers in [start, stop]; else ConfigError."""
+    allowed = f"sorted unique integer steps in [{start}, {stop}]"
+    if isinstance(save_at, (str, bytes, torch.Tensor)) or not isinstance(save_at, Sequence):
+        raise ConfigError("save_at", save_at, f"must be a list of {allowed}")
+    steps = list(save_at)
+    if any(isinstance(k, bool) or not isinstance(k, numbers.Integral) for k in steps):
+        raise ConfigError("save_at", save_at, allowed)
+    unsorted = any(b <= a for a, b in zip(steps, steps[1:], strict=False))
+    if unsorted or (steps and not start <= steps[0] <= steps[-1] <= stop):
+        raise ConfigError("save_at", save_at, allowed)
+    return frozenset(int(k) for k in steps)
+
+
+def integrate(
+    step: Callable[[torch.Tensor, RandomSource], torch.Tensor],
+    x0: torch.Tensor,
+    dt: float,
+    stop: int,
+    *,
+    seed: Seeds = 0,
+    streams: RandomSource | None = None,
+    save_every: int = 1,
+    save_at: Sequence[int] | None = None,
+    observer: Observer | None = None,
+    progress: Callable[[int], None] | None = None,
+    start: int = 0,
+    final: int | None = None,
+) -> Trajectory:
     """The time loop of the discrete model and the SDE solvers (THEORY sections 1, 3): ``x = step(x, streams)``
-    for k = start+1 .. stop from LN(x0) ``(..., N, d)``. Saves the start state, every k divisible by
-    ``save_every`` and k = ``final`` (default ``stop``; the last step of the whole run); ``t`` = k dt.
-    ``streams`` (default: ``Streams(seed)`` over the batch shape of x0) is passed to every step;
-    ``progress(k)`` is called after each. Raises ConfigError for bad tokens or save_every."""
+    for k = start+1 .. stop from LN(x0) ``(..., N, d)``; ``t`` = k dt.
+
+    Saving: the start state always; then every k divisible by ``save_every`` and k = ``final`` (default
+    ``stop``; the last step of the whole run), or, when ``save_at`` (sorted unique steps in [start, stop]) is
+    given, exactly the steps it lists (``save_every`` and ``final`` are then ignored; ``save_at=[]`` keeps the
+    start state only). Observing: ``observer(k, k dt, x)`` is called after each step with the new state
+    ``(..., N, d)`` (statistics without storing states), then ``progress(k)``.
+    ``streams`` (default: ``Streams(seed)`` over the batch shape of x0) is passed to every step.
+    Raises ConfigError for bad tokens, save_every, save_at or a non-callable observer."""
     check_tokens(x0)
-    if not float(save_every) == int(save_every) or int(save_every) < 1:
-        raise ConfigError("save_every", save_every, "must be a positive integer")
-    final = stop if final is None else final
-    streams = streams or Streams(seed, tuple(x0.shape[:-2]), x0.device)
+    every, final = positive_int("save_every", save_every), stop if final is None else final
+    if save_at is None:
+        keep = {k for k in range(start + 1, stop + 1) if k % every == 0 or k == final}
+    else:
+        keep = _check_save_at(save_at, start, stop)
+    if observer is not None and not callable(observer):
+        raise ConfigError("observer", type(observer).__name__, "must be callable as observer(k, t, x)")
+    streams = Streams(seed, tuple(x0.shape[:-2]), x0.device) if streams is None else streams
     x = project(x0)
     saved, idx = [x], [start]
     for k in range(start + 1, stop + 1):
         x = step(x, streams)
-        if k % save_every == 0 or k == final:
+        if k in keep:
             saved.append(x)
             idx.append(k)
+        if observer is not None:
+            observer(k, k * dt, x)
         if progress is not None:
             progress(k)
     steps = torch.tensor(idx)

@@ -8,21 +8,29 @@ solution mu_t; W_2(mu^N_t, mu_t) then measures propagation of chaos.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import torch
 
 from .attention import Attention
 from .diagnostics import wasserstein2_sq
-from .loop import Trajectory
 from .fields import RandomFeatureField
+from .loop import Trajectory
 from .replay import BrownianPath, ReplayedNoise
 from .sde import LimitSDE, make_solver
 
 
-def run_clouds(clouds: Sequence[torch.Tensor], field: RandomFeatureField, attention: Attention | None,
-               horizon: float, steps: int, seed: int = 0, save_every: int = 1, scheme: str = "projected",
-               progress: Callable[[int], None] | None = None) -> list[Trajectory]:
+def run_clouds(
+    clouds: Sequence[torch.Tensor],
+    field: RandomFeatureField,
+    attention: Attention | None,
+    horizon: float,
+    steps: int,
+    seed: int = 0,
+    save_every: int = 1,
+    scheme: str = "projected",
+    progress: Callable[[int], None] | None = None,
+) -> list[Trajectory]:
     """Run every cloud ``(..., N_c, d)`` (same batch shape) under the same field path; one Trajectory each."""
     batch, d = tuple(clouds[0].shape[:-2]), clouds[0].shape[-1]
     path = BrownianPath((field.features + 1, d), steps, seed, batch, clouds[0].dtype, clouds[0].device)

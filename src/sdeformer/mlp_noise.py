@@ -19,8 +19,8 @@ import torch
 
 from .activations import Activation, get_activation
 from .errors import ConfigError
-from .rng import Streams
-
+from .protocols import RandomSource
+from .validate import nonneg_std, positive_int
 
 SAMPLING_MODES = ("direct", "conditional")
 ROOT_FLOPS_PER_NORMAL = 100  # Householder-QR flops that take as long as one normal draw (CPU, measured: ~120)
@@ -65,24 +65,29 @@ class MLPNoise:
     non-floating matmul_dtype.
     """
 
-    def __init__(self, activation="relu", width: int = 2048, su=0.0, sw=0.0, *, sampling: str = "direct",
-                 matmul_dtype: torch.dtype | None = None):
-        if not float(width) == int(width) or int(width) < 1:
-            raise ConfigError("width", width, "must be a positive integer")
-        for name, value in (("su", su), ("sw", sw)):
-            v = torch.as_tensor(value, dtype=torch.float64)
-            if not torch.isfinite(v).all() or (v < 0).any():
-                raise ConfigError(name, value, "bias std must be finite and >= 0")
+    def __init__(
+        self,
+        activation="relu",
+        width: int = 2048,
+        su: float | torch.Tensor = 0.0,
+        sw: float | torch.Tensor = 0.0,
+        *,
+        sampling: str = "direct",
+        matmul_dtype: torch.dtype | None = None,
+    ):
+        width = positive_int("width", width)
+        nonneg_std("su", su)
+        nonneg_std("sw", sw)
         if sampling not in SAMPLING_MODES:
             raise ConfigError("sampling", sampling, f"one of {list(SAMPLING_MODES)}")
         if matmul_dtype is not None and not (isinstance(matmul_dtype, torch.dtype) and matmul_dtype.is_floating_point):
             raise ConfigError("matmul_dtype", matmul_dtype, "None or a floating torch.dtype (e.g. torch.bfloat16)")
         self.activation: Activation = get_activation(activation)
-        self.width = int(width)
+        self.width = width
         self.su, self.sw = su, sw
         self.sampling, self.matmul_dtype = sampling, matmul_dtype
 
-    def sample(self, d: int, streams: Streams, like: torch.Tensor) -> MLPParams:
+    def sample(self, d: int, streams: RandomSource, like: torch.Tensor) -> MLPParams:
         """Draw one layer's (U, bU, W, bW) for every batch element of ``streams``."""
         m, dtype, batch = self.width, like.dtype, streams.batch
         U = streams.randn((m, d), dtype)  # (..., m, d)
@@ -99,7 +104,7 @@ class MLPNoise:
         out = self._mm(self.activation(pre), p.W.transpose(-1, -2))  # (..., N, d)
         return out.mul_(1 / math.sqrt(self.width)).add_(p.bW.unsqueeze(-2))
 
-    def increment(self, y: torch.Tensor, dt: float, streams: Streams) -> torch.Tensor:
+    def increment(self, y: torch.Tensor, dt: float, streams: RandomSource) -> torch.Tensor:
         """sqrt(dt) G_l(y) with a fresh G_l. ``(..., N, d) -> (..., N, d)``."""
         if self.sampling == "conditional":
             return math.sqrt(dt) * self._conditional(y, streams)
@@ -118,7 +123,7 @@ class MLPNoise:
             return a @ b
         return (a.to(self.matmul_dtype) @ b.to(self.matmul_dtype)).to(a.dtype)
 
-    def _gaussian_columns(self, f: torch.Tensor, cols: int, streams: Streams) -> torch.Tensor:
+    def _gaussian_columns(self, f: torch.Tensor, cols: int, streams: RandomSource) -> torch.Tensor:
         """A draw with the law of f @ Z, Z ``(k, cols)`` i.i.d. N(0, 1), for f ``(..., N, k)``: directly, or
         where ``root_pays`` as R^T @ Z', Z' ``(N, cols)``, with f^T = Q R (so f f^T = R^T R: same Gaussian law,
         N cols normals). Householder QR keeps equal (or opposite) rows of f equal (opposite) to rounding, so
@@ -129,7 +134,7 @@ class MLPNoise:
         root = torch.linalg.qr(f.transpose(-1, -2), mode="r").R.transpose(-1, -2)  # (..., N, N)
         return self._mm(root, streams.randn((n, cols), f.dtype))  # (..., N, cols)
 
-    def _conditional(self, y: torch.Tensor, streams: Streams) -> torch.Tensor:
+    def _conditional(self, y: torch.Tensor, streams: RandomSource) -> torch.Tensor:
         """G_l at the tokens y ``(..., N, d)`` drawn stage by stage from its conditional Gaussian laws."""
         d, batch = y.shape[-1], streams.batch
         su = _batch_std(self.su, batch, y)

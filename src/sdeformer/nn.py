@@ -1,7 +1,7 @@
 """Layers that carry the theory into ordinary PyTorch transformers (THEORY sections 1, 5 and 7).
 
 - ``CommonNoise``: the MLP sub-step of THEORY section 1 as a residual-stream perturbation,
-  ``x <- x + scale sqrt(dt) |x| G(x / |x|)``, with a fresh random MLP ``G`` (``sdeformer.noise.MLPNoise``)
+  ``x <- x + scale sqrt(dt) |x| G(x / |x|)``, with a fresh random MLP ``G`` (``sdeformer.mlp_noise.MLPNoise``)
   per forward pass, per layer and per sequence, shared by all tokens of that sequence (common noise).
   On unit-norm tokens the added vector has per-coordinate variance ``scale^2 dt kappa(1)``; after a
   normalisation it is exactly the theory's update ``LN(y + sqrt(dt) G(y))`` with y = x / |x|.
@@ -17,8 +17,8 @@ This module never imports ``transformers``: a model is found by duck typing.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Iterator, Sequence
 
 import numpy as np
 import torch
@@ -28,12 +28,13 @@ from .diagnostics import interaction_energy
 from .errors import ConfigError
 from .mlp_noise import MLPNoise
 from .rng import derive_seeds
+from .validate import finite_float, nonneg_float, positive_float
 
 
 class _BatchDraw:
-    """The part of ``rng.Streams`` that ``MLPNoise.sample`` uses, drawing a whole batch in one call.
+    """A ``protocols.RandomSource`` drawing a whole batch in one call (what ``MLPNoise.sample`` needs).
 
-    One generator serves all sequences (their fields are independent draws from it); unlike ``Streams``,
+    One generator serves all sequences (their fields are independent draws from it); unlike ``rng.Streams``,
     a batched draw is not the unbatched draws stacked, which the layer does not need and which would
     cost one generator call per sequence and layer in training.
     """
@@ -42,15 +43,10 @@ class _BatchDraw:
         self.generator, self.batch = generator, batch
 
     def randn(self, shape: tuple[int, ...], dtype: torch.dtype = torch.float32) -> torch.Tensor:
-        return torch.randn(self.batch + tuple(shape), generator=self.generator, dtype=dtype,
-                           device=self.generator.device)
-
-
-def _finite(name: str, value: float, low: float, strict: bool) -> float:
-    v = float(value)
-    if not math.isfinite(v) or v < low or (strict and v == low):
-        raise ConfigError(name, value, f"must be finite and {'>' if strict else '>='} {low:g}")
-    return v
+        """Standard normals ``(*batch, *shape)``."""
+        return torch.randn(
+            self.batch + tuple(shape), generator=self.generator, dtype=dtype, device=self.generator.device
+        )
 
 
 class CommonNoise(nn.Module):
@@ -67,11 +63,20 @@ class CommonNoise(nn.Module):
     Raises ConfigError for bad values.
     """
 
-    def __init__(self, dt: float = 1.0, scale: float = 1.0, activation="gelu", width: int = 256,
-                 su: float = 0.0, sw: float = 0.0, normalize: bool = True, seed: int | None = None):
+    def __init__(
+        self,
+        dt: float = 1.0,
+        scale: float = 1.0,
+        activation="gelu",
+        width: int = 256,
+        su: float = 0.0,
+        sw: float = 0.0,
+        normalize: bool = True,
+        seed: int | None = None,
+    ):
         super().__init__()
-        self.dt = _finite("dt", dt, 0.0, strict=True)
-        self.scale = _finite("scale", scale, 0.0, strict=False)
+        self.dt = positive_float("dt", dt)
+        self.scale = nonneg_float("scale", scale)
         self.field = MLPNoise(activation, width, su, sw)
         self.normalize = bool(normalize)
         self.reseed(seed)
@@ -104,8 +109,10 @@ class CommonNoise(nn.Module):
 
     def extra_repr(self) -> str:
         f = self.field
-        return (f"dt={self.dt:g}, scale={self.scale:g}, activation={f.activation.name}, width={f.width}, "
-                f"su={f.su}, sw={f.sw}, normalize={self.normalize}")
+        return (
+            f"dt={self.dt:g}, scale={self.scale:g}, activation={f.activation.name}, width={f.width}, "
+            f"su={f.su}, sw={f.sw}, normalize={self.normalize}"
+        )
 
 
 class InteractionEnergy(nn.Module):
@@ -121,17 +128,15 @@ class InteractionEnergy(nn.Module):
 
     def __init__(self, beta: float = 1.0, weight: float = 1.0):
         super().__init__()
-        self.beta = _finite("beta", beta, 0.0, strict=True)
-        self.weight = float(weight)
-        if not math.isfinite(self.weight):
-            raise ConfigError("weight", weight, "must be finite (either sign)")
+        self.beta = positive_float("beta", beta)
+        self.weight = finite_float("weight", weight)
         self._recorded: list[torch.Tensor] = []
 
     def energy(self, x: torch.Tensor) -> torch.Tensor:
         """E_beta of the normalised tokens, ``(..., N, d) -> (...)``."""
         return interaction_energy(x, self.beta)
 
-    def forward(self, states: "torch.Tensor | Sequence[torch.Tensor]") -> torch.Tensor:
+    def forward(self, states: torch.Tensor | Sequence[torch.Tensor]) -> torch.Tensor:
         states = [states] if isinstance(states, torch.Tensor) else list(states)
         if not states:
             raise ConfigError("states", states, "need at least one tensor (..., N, d)")
@@ -148,8 +153,17 @@ class InteractionEnergy(nn.Module):
 
 # -- hooks --------------------------------------------------------------------------------------------
 
-_LAYER_PATHS = ("encoder.layer", "transformer.h", "model.layers", "model.decoder.layers", "gpt_neox.layers",
-                "h", "layers", "blocks", "layer")
+_LAYER_PATHS = (
+    "encoder.layer",
+    "transformer.h",
+    "model.layers",
+    "model.decoder.layers",
+    "gpt_neox.layers",
+    "h",
+    "layers",
+    "blocks",
+    "layer",
+)
 
 
 def _get_path(model: nn.Module, path: str):
@@ -196,8 +210,15 @@ class Hooks:
     before these hooks run and then misses the injected noise).
     """
 
-    def __init__(self, modules: Sequence[nn.Module], indices: list[int], noise: list[CommonNoise],
-                 energy: InteractionEnergy | None, mode: str, record: bool):
+    def __init__(
+        self,
+        modules: Sequence[nn.Module],
+        indices: list[int],
+        noise: list[CommonNoise],
+        energy: InteractionEnergy | None,
+        mode: str,
+        record: bool,
+    ):
         self.layers, self.noise, self.energy, self.mode, self.record = indices, noise, energy, mode, record
         self.enabled = True
         self.states: list[torch.Tensor] = []
@@ -219,7 +240,7 @@ class Hooks:
         return hook
 
     @contextmanager
-    def disabled(self) -> Iterator["Hooks"]:
+    def disabled(self) -> Iterator[Hooks]:
         """Temporarily switch the hooks off."""
         before, self.enabled = self.enabled, False
         try:
@@ -233,8 +254,16 @@ class Hooks:
         self._handles = []
 
 
-def attach(model: nn.Module, *, noise: dict | None = None, energy: InteractionEnergy | None = None,
-           layers: Sequence[int] | None = None, seed: int = 0, mode: str = "train", record: bool = False) -> Hooks:
+def attach(
+    model: nn.Module,
+    *,
+    noise: dict | None = None,
+    energy: InteractionEnergy | None = None,
+    layers: Sequence[int] | None = None,
+    seed: int = 0,
+    mode: str = "train",
+    record: bool = False,
+) -> Hooks:
     """Hook common noise and/or the energy term onto the outputs of ``model``'s transformer blocks.
 
     ``noise``: keyword arguments of ``CommonNoise`` (dt, scale, activation, width, su, sw, normalize);

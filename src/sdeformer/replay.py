@@ -8,11 +8,14 @@ infinite width) are driven by the same Brownian path.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Iterator
 
 import torch
 
 from .errors import ConfigError
-from .rng import Streams
+from .protocols import RandomSource, ReplayableField
+from .rng import Seeds, Streams
+from .validate import positive_int
 
 
 class BrownianPath:
@@ -21,18 +24,26 @@ class BrownianPath:
     ``normals(factor)`` yields ``steps // factor`` tensors ``(*batch, *shape)``: the fine normals summed over
     consecutive blocks of ``factor`` and divided by sqrt(factor), so each is standard normal and
     ``sqrt(dt_coarse) * normal`` is the coarse Brownian increment of the same path. Every call replays the
-    path from its seed. Raises ConfigError unless ``factor`` divides ``steps``.
+    path from its seed. Raises ConfigError for steps < 1 and unless ``factor`` divides ``steps``.
     """
 
-    def __init__(self, shape: tuple[int, ...], steps: int, seed=0, batch: tuple[int, ...] = (),
-                 dtype: torch.dtype = torch.float32, device: str | torch.device = "cpu"):
-        self.shape, self.steps, self.seed, self.batch = tuple(shape), int(steps), seed, tuple(batch)
+    def __init__(
+        self,
+        shape: tuple[int, ...],
+        steps: int,
+        seed: Seeds = 0,
+        batch: tuple[int, ...] = (),
+        dtype: torch.dtype = torch.float32,
+        device: str | torch.device = "cpu",
+    ):
+        self.shape, self.steps, self.seed, self.batch = tuple(shape), positive_int("steps", steps), seed, tuple(batch)
         self.dtype, self.device = dtype, device
 
-    def normals(self, factor: int = 1):
-        if int(factor) < 1 or self.steps % int(factor):
+    def normals(self, factor: int = 1) -> Iterator[torch.Tensor]:
+        """The normals summed over blocks of ``factor`` fine steps: ``steps // factor`` of ``(*batch, *shape)``."""
+        factor = positive_int("factor", factor)
+        if self.steps % factor:
             raise ConfigError("factor", factor, f"must be a positive divisor of the fine steps {self.steps}")
-        factor = int(factor)
         streams = Streams(self.seed, self.batch, self.device)
         for _ in range(self.steps // factor):
             total = streams.randn(self.shape, self.dtype)
@@ -44,23 +55,26 @@ class BrownianPath:
 class ReplayedNoise:
     """A NoiseField fed with given standard normals: ``increment = field.apply(y, dt, next(normals), streams)``.
 
+    ``field`` is a ``ReplayableField`` (``GaussianField``, ``RandomFeatureField``, ``GramMLPField``);
     ``streams`` is passed on for any other randomness of the field (the hidden layer of a width-m MLP).
-    Plugs into ``StochasticTransformer(mlp=...)`` and the SDE solvers alike.
+    Plugs into ``StochasticTransformer(mlp=...)`` and, around a limit field (one with ``variance`` and
+    ``apply_and_variance``), into the SDE solvers as a ``LimitField``.
     """
 
-    def __init__(self, field, normals):
+    def __init__(self, field: ReplayableField, normals: Iterable[torch.Tensor]):
         self.field, self._normals = field, iter(normals)
 
-    def increment(self, y: torch.Tensor, dt: float, streams: Streams) -> torch.Tensor:
+    def increment(self, y: torch.Tensor, dt: float, streams: RandomSource) -> torch.Tensor:
+        """The field at the tokens with the next replayed normals. ``(..., N, d) -> (..., N, d)``."""
         return self.field.apply(y, dt, next(self._normals).to(y), streams)
 
     def variance(self, y: torch.Tensor) -> torch.Tensor:
-        return self.field.variance(y)
+        """The limit field's variance k(y, y), ``(..., N, 1)`` or a scalar."""
+        return self.field.variance(y)  # type: ignore[attr-defined]  # limit fields only
 
-    def increment_and_variance(self, y: torch.Tensor, dt: float, streams: Streams) -> tuple[torch.Tensor, torch.Tensor]:
-        """Both at once where the field can share work (``apply_and_variance``), else one after the other."""
-        z = next(self._normals).to(y)
-        joint = getattr(self.field, "apply_and_variance", None)
-        if joint is not None:
-            return joint(y, dt, z, streams)
-        return self.field.apply(y, dt, z, streams), self.field.variance(y)
+    def increment_and_variance(
+        self, y: torch.Tensor, dt: float, streams: RandomSource
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """``increment`` and ``variance`` from the limit field's joint ``apply_and_variance``."""
+        z = next(self._normals).to(y)  # (..., *normal_shape(y))
+        return self.field.apply_and_variance(y, dt, z, streams)  # type: ignore[attr-defined]  # limit fields only

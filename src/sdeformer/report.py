@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import base64
 import html
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from .store import atomic_write_text
 
@@ -45,9 +46,11 @@ class Section:
 _STYLE = """
 body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
 h1{font-size:1.6em} h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
-table{border-collapse:collapse;margin:1em 0;font-size:.9em} td,th{border:1px solid #ccc;padding:.25em .6em;text-align:right}
+table{border-collapse:collapse;margin:1em 0;font-size:.9em}
+td,th{border:1px solid #ccc;padding:.25em .6em;text-align:right}
 th{background:#f4f4f4} caption{caption-side:top;text-align:left;font-weight:600;padding:.3em 0}
-figure{margin:1.5em 0} figure img{max-width:100%;border:1px solid #eee} figcaption{font-size:.9em;color:#444;margin-top:.4em}
+figure{margin:1.5em 0} figure img{max-width:100%;border:1px solid #eee}
+figcaption{font-size:.9em;color:#444;margin-top:.4em}
 p.meta{color:#666;font-size:.85em}
 """
 
@@ -68,18 +71,25 @@ def _table_html(t: Table) -> str:
 def _figure_html(f: Figure, root: Path) -> str:
     path = f.path if f.path.is_absolute() else root / f.path
     data = base64.b64encode(path.read_bytes()).decode("ascii")
-    return (f'<figure><img alt="{html.escape(path.name)}" src="data:image/png;base64,{data}">'
-            f"<figcaption><b>{html.escape(path.name)}</b>: {html.escape(f.caption)}</figcaption></figure>")
+    return (
+        f'<figure><img alt="{html.escape(path.name)}" src="data:image/png;base64,{data}">'
+        f"<figcaption><b>{html.escape(path.name)}</b>: {html.escape(f.caption)}</figcaption></figure>"
+    )
 
 
 def render(title: str, sections: Sequence[Section], root: Path, meta: str = "") -> str:
     """The report as one HTML string (PNG files read from ``root`` and embedded)."""
-    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
-             f"<style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1>"]
+    parts = [
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
+        f"<style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1>",
+    ]
     if meta:
         parts.append(f"<p class='meta'>{html.escape(meta)}</p>")
-    parts.append("<ul>" + "".join(f"<li><a href='#s{i}'>{html.escape(s.title)}</a></li>"
-                                  for i, s in enumerate(sections)) + "</ul>")
+    parts.append(
+        "<ul>"
+        + "".join(f"<li><a href='#s{i}'>{html.escape(s.title)}</a></li>" for i, s in enumerate(sections))
+        + "</ul>"
+    )
     for i, s in enumerate(sections):
         parts.append(f"<h2 id='s{i}'>{html.escape(s.title)}</h2>")
         parts += [f"<p>{html.escape(p)}</p>" for p in s.paragraphs]
@@ -89,8 +99,9 @@ def render(title: str, sections: Sequence[Section], root: Path, meta: str = "") 
     return "\n".join(parts)
 
 
-def write_report(folder: "str | Path", title: str, sections: Sequence[Section], meta: str = "",
-                 name: str = "index.html") -> Path:
+def write_report(
+    folder: str | Path, title: str, sections: Sequence[Section], meta: str = "", name: str = "index.html"
+) -> Path:
     """Render ``sections`` into ``folder/name`` atomically; returns the path."""
     folder = Path(folder)
     return atomic_write_text(folder / name, render(title, sections, folder, meta))

@@ -1,4 +1,4 @@
-"""Explicit randomness (DESIGN: no global RNG).
+"""Explicit randomness (docs/design.md: no global RNG; THEORY section 1: one noise stream per run).
 
 A run over a batch of shape ``B`` keeps one ``torch.Generator`` per batch element, so that element k of a
 batched run draws exactly the numbers an unbatched run with the same seed draws: batched equals unbatched.
@@ -9,12 +9,12 @@ batch element, row-major), or None (seed 0).
 from __future__ import annotations
 
 import math
-from typing import Sequence, Union
+from collections.abc import Sequence
 
 import numpy as np
 import torch
 
-Seeds = Union[int, Sequence[int], None]
+Seeds = int | Sequence[int] | None
 
 
 def derive_seeds(seed: int, count: int) -> list[int]:
@@ -39,7 +39,8 @@ def seed_list(seed: Seeds, batch: tuple[int, ...]) -> list[int]:
 
 
 class Streams:
-    """One generator per batch element; ``randn(shape)`` returns ``(*batch, *shape)``."""
+    """One generator per batch element; ``randn(shape)`` returns ``(*batch, *shape)`` (a
+    ``protocols.RandomSource``)."""
 
     def __init__(self, seed: Seeds, batch: tuple[int, ...], device: str | torch.device = "cpu"):
         self.batch = tuple(batch)
@@ -47,7 +48,7 @@ class Streams:
         self.generators = [torch.Generator(device=self.device).manual_seed(s) for s in seed_list(seed, self.batch)]
 
     @classmethod
-    def from_generator(cls, generator: torch.Generator, batch: tuple[int, ...]) -> "Streams":
+    def from_generator(cls, generator: torch.Generator, batch: tuple[int, ...]) -> Streams:
         """Use one caller-owned generator for the whole batch (drawn element by element)."""
         obj = cls.__new__(cls)
         obj.batch, obj.device = tuple(batch), generator.device
@@ -68,11 +69,6 @@ class Streams:
         for row, g in zip(out, self.generators):
             row.normal_(generator=g)  # in place: no copy
         return out.reshape(self.batch + tuple(shape))
-
-    def integers(self, high: int, shape: tuple[int, ...]) -> torch.Tensor:
-        """Uniform integers in [0, high), ``(*batch, *shape)``."""
-        draws = [torch.randint(high, shape, generator=g, device=self.device) for g in self.generators]
-        return torch.stack(draws).reshape(self.batch + tuple(shape))
 
 
 def randn(

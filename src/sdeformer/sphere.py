@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import torch
 
-from .errors import ConfigError
 from .rng import Seeds, randn
+from .validate import dimension, positive_int
 
 
 def uniform_sphere(
@@ -27,10 +27,7 @@ def uniform_sphere(
     batch element k uses its own stream, so a batched draw equals the unbatched draws stacked.
     Raises ConfigError for n < 1 or d < 2.
     """
-    if int(n) < 1:
-        raise ConfigError("tokens", n, "must be a positive integer")
-    if int(d) < 2:
-        raise ConfigError("dim", d, "must be an integer >= 2")
+    n, d = positive_int("tokens", n), dimension("dim", d)
     g = randn(batch, (n, d), seed=seed, generator=generator, dtype=dtype, device=device)
     return project(g)
 

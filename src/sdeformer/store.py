@@ -12,13 +12,14 @@ import io
 import json
 import os
 import tempfile
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import numpy as np
 
 
-def atomic_write_bytes(path: "str | Path", data: bytes) -> Path:
+def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
     """Write ``data`` to ``path`` atomically (temp file + rename). Creates parent folders."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -34,12 +35,15 @@ def atomic_write_bytes(path: "str | Path", data: bytes) -> Path:
     return path
 
 
-def atomic_write_text(path: "str | Path", text: str) -> Path:
+def atomic_write_text(path: str | Path, text: str) -> Path:
     return atomic_write_bytes(path, text.encode("utf-8"))
 
 
 def to_jsonable(obj: Any) -> Any:
-    """Plain-JSON form of configs and results: tensors/arrays become lists, paths strings."""
+    """Plain-JSON form of configs and results: typed results their ``to_json()``, tensors/arrays lists, paths
+    strings."""
+    if hasattr(obj, "to_json"):
+        return obj.to_json()
     if hasattr(obj, "detach"):
         obj = obj.detach().cpu().numpy()
     if isinstance(obj, np.ndarray):
@@ -55,11 +59,11 @@ def to_jsonable(obj: Any) -> Any:
     return obj
 
 
-def write_json(path: "str | Path", obj: Any) -> Path:
+def write_json(path: str | Path, obj: Any) -> Path:
     return atomic_write_text(path, json.dumps(to_jsonable(obj), indent=2, sort_keys=False) + "\n")
 
 
-def write_csv(path: "str | Path", rows: Iterable[Mapping[str, Any]], columns: list[str]) -> Path:
+def write_csv(path: str | Path, rows: Iterable[Mapping[str, Any]], columns: list[str]) -> Path:
     """Tidy CSV with the given column order."""
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
@@ -69,25 +73,28 @@ def write_csv(path: "str | Path", rows: Iterable[Mapping[str, Any]], columns: li
     return atomic_write_text(path, buf.getvalue())
 
 
-def write_npz(path: "str | Path", **arrays: Any) -> Path:
+def write_npz(path: str | Path, **arrays: Any) -> Path:
     """Arrays as ``.npz`` (never pickle)."""
     buf = io.BytesIO()
-    np.savez_compressed(buf, **{k: np.asarray(to_jsonable(v) if hasattr(v, "detach") else v) for k, v in arrays.items()})
+    plain: dict[str, Any] = {
+        k: v.detach().cpu().numpy() if hasattr(v, "detach") else np.asarray(v) for k, v in arrays.items()
+    }
+    np.savez_compressed(buf, allow_pickle=False, **plain)
     return atomic_write_bytes(path, buf.getvalue())
 
 
-def read_npz(path: "str | Path") -> dict[str, np.ndarray]:
+def read_npz(path: str | Path) -> dict[str, np.ndarray]:
     with np.load(path, allow_pickle=False) as data:
         return {k: data[k] for k in data.files}
 
 
-def config_hash(config: Mapping[str, Any]) -> str:
+def config_hash(config: Any) -> str:
     """Short stable hash of a config: the key of a cached result."""
     blob = json.dumps(to_jsonable(config), sort_keys=True).encode()
     return hashlib.sha256(blob).hexdigest()[:12]
 
 
-def write_run_metadata(folder: "str | Path", config: Mapping[str, Any], seed: Any) -> Path:
+def write_run_metadata(folder: str | Path, config: Mapping[str, Any], seed: Any) -> Path:
     """``config.json`` with the resolved config, seed and package version."""
     from . import __version__
 

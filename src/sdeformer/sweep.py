@@ -5,13 +5,16 @@ one batched ``StochasticTransformer`` run with batch shape ``(G,)``, per-element
 random stream per element. Element k equals the unbatched run of ``configs[k]``: the same random numbers,
 so the same values up to floating-point rounding of the batched matmuls (``tests/test_model.py``).
 ``mlp_options`` (``sampling="conditional"``, ``matmul_dtype=torch.bfloat16``) override the opt-in fast paths of
-``MLPNoise`` (issue 4): the same law, other random numbers; by default the draws are the unbatched ones.
+``MLPNoise``: the same law, other random numbers; by default the draws are the unbatched ones.
+``run_sweep`` returns one Trajectory per setting; ``sweep_measure`` applies a measurement to each batched run
+and returns its tensors stacked over the settings, without splitting the runs first.
 """
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
-from typing import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import torch
 
@@ -45,32 +48,73 @@ def build_batched(configs: Sequence[ModelConfig], **mlp_options) -> StochasticTr
     return StochasticTransformer(c0.layers, c0.horizon, mlp=mlp, attention=attn)
 
 
-def run_group(configs: Sequence[ModelConfig], device: str | torch.device = "cpu",
-              progress: Callable[[int], None] | None = None, **mlp_options) -> list[Trajectory]:
-    """Run configs that share a ``group_key`` as one batched run; one Trajectory per config."""
+def run_group(
+    configs: Sequence[ModelConfig],
+    device: str | torch.device = "cpu",
+    progress: Callable[[int], None] | None = None,
+    **mlp_options,
+) -> Trajectory:
+    """Run configs that share a ``group_key`` as one batched run: ``x`` is ``(S, G, N, d)``, G = len(configs)."""
     keys = {group_key(c) for c in configs}
     if len(keys) != 1:
         raise ValueError("run_group needs configs that differ only in " + ", ".join(BATCHED_FIELDS))
     x0 = torch.stack([c.initial_tokens(device) for c in configs])  # (G, N, d)
     model = build_batched(configs, **mlp_options)
     streams = Streams([c.seed for c in configs], (len(configs),), x0.device)
-    traj = model.run(x0, save_every=configs[0].save_every, streams=streams, progress=progress)
-    return [Trajectory(traj.x[:, k], traj.layers, traj.t) for k in range(len(configs))]
+    return model.run(x0, save_every=configs[0].save_every, streams=streams, progress=progress)
 
 
-def run_sweep(configs: Sequence[ModelConfig], device: str | torch.device = "cpu",
-              progress: Callable[[int], None] | None = None, **mlp_options) -> list[Trajectory]:
-    """Run any list of configs, grouped into batched runs; results in the input order.
+def _advance(progress: Callable[[int], None], n: int, _layer: int) -> None:
+    """A group's per-layer callback: ``n`` settings advanced by one layer."""
+    progress(n)
 
-    ``progress(n)`` is called with the number of (setting x layer) units done since the last call.
-    """
+
+def _groups(
+    configs: Sequence[ModelConfig],
+    device: str | torch.device,
+    progress: Callable[[int], None] | None,
+    mlp_options: dict,
+) -> Iterator[tuple[list[int], Trajectory]]:
+    """(input indices, batched Trajectory) per group of ``configs``; ``progress(n)`` counts setting x layer."""
     groups: dict[tuple, list[int]] = defaultdict(list)
     for i, c in enumerate(configs):
         groups[group_key(c)].append(i)
-    out: list[Trajectory | None] = [None] * len(configs)
     for idx in groups.values():
-        members = [configs[i] for i in idx]
-        tick = (lambda _layer, n=len(idx): progress(n)) if progress else None
-        for i, traj in zip(idx, run_group(members, device, tick, **mlp_options)):
-            out[i] = traj
+        tick = functools.partial(_advance, progress, len(idx)) if progress else None
+        yield idx, run_group([configs[i] for i in idx], device, tick, **mlp_options)
+
+
+def run_sweep(
+    configs: Sequence[ModelConfig],
+    device: str | torch.device = "cpu",
+    progress: Callable[[int], None] | None = None,
+    **mlp_options,
+) -> list[Trajectory]:
+    """Run any list of configs, grouped into batched runs; one Trajectory per config, in the input order.
+
+    ``progress(n)`` is called with the number of (setting x layer) units done since the last call.
+    """
+    out: list[Trajectory | None] = [None] * len(configs)
+    for idx, traj in _groups(configs, device, progress, mlp_options):
+        for k, i in enumerate(idx):
+            out[i] = Trajectory(traj.x[:, k], traj.layers, traj.t)
     return out  # type: ignore[return-value]
+
+
+def sweep_measure(
+    configs: Sequence[ModelConfig],
+    measure: Callable[[Trajectory], dict[str, torch.Tensor]],
+    device: str | torch.device = "cpu",
+    progress: Callable[[int], None] | None = None,
+    **mlp_options,
+) -> dict[str, torch.Tensor]:
+    """Run configs grouped as in ``run_sweep``; ``measure`` maps a batched Trajectory (``x``: (S, G, N, d)) to
+    tensors ``(G, ...)``, and each comes back as ``(len(configs), ...)`` in the input order (every group's
+    measurements must share their trailing shapes)."""
+    order: list[int] = []
+    parts: list[dict[str, torch.Tensor]] = []
+    for idx, traj in _groups(configs, device, progress, mlp_options):
+        order += idx
+        parts.append(measure(traj))
+    inverse = torch.argsort(torch.tensor(order))
+    return {key: torch.cat([p[key] for p in parts])[inverse] for key in parts[0]}

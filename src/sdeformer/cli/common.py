@@ -1,18 +1,18 @@
-"""Shared pieces of the command layer: the typer app, bad-input handling, JSON output, progress."""
+"""Shared pieces of the command layer: the typer app, bad-input handling, JSON output (progress bars: ``progress``)."""
 
 from __future__ import annotations
 
 import functools
 import json
 import sys
-from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from collections.abc import Callable
+from typing import Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from ..errors import ConfigError
+from ..progress import progress_bar  # noqa: F401  (the commands' progress bar)
 from ..store import to_jsonable
 
 app = typer.Typer(
@@ -24,7 +24,7 @@ app = typer.Typer(
 err_console = Console(stderr=True)
 
 
-def fail(message: str) -> "typer.Exit":
+def fail(message: str) -> typer.Exit:
     """Print a one-line error and return the exit (code 2) to raise."""
     err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
     return typer.Exit(code=2)
@@ -48,16 +48,3 @@ def cli_errors(fn: Callable) -> Callable:
 def emit_json(obj: Any) -> None:
     """Print one JSON object on stdout."""
     sys.stdout.write(json.dumps(to_jsonable(obj)) + "\n")
-
-
-@contextmanager
-def progress_bar(total: int, description: str, enabled: bool = True) -> Iterator[Callable[[int], None]]:
-    """A rich progress bar on stderr; yields ``advance(n=1)``. Disabled (no output) when not enabled."""
-    if not enabled:
-        yield lambda n=1: None
-        return
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-               TimeRemainingColumn())
-    with Progress(*columns, console=err_console, transient=True) as bar:
-        task = bar.add_task(description, total=total)
-        yield lambda n=1: bar.advance(task, n)

@@ -1,10 +1,9 @@
-"""Commands of the practice issue: train, probe, infer-practice, report-practice (THEORY section 7)."""
+"""The practice commands: train, probe, infer-practice, report-practice (THEORY section 7)."""
 
 from __future__ import annotations
 
 import enum
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 from rich.console import Console
@@ -12,6 +11,7 @@ from rich.table import Table as RichTable
 
 from ..errors import ConfigError
 from ..store import write_json
+from ..validate import positive_int
 from .common import app, cli_errors, emit_json, progress_bar
 
 DEFAULT_RESULTS = Path("results/practice")
@@ -22,34 +22,40 @@ class Task(str, enum.Enum):
     mnist = "mnist"
 
 
-def _threads(threads: Optional[int]) -> None:
+def _threads(threads: int | None) -> None:
     if threads is not None:
-        if threads < 1:
-            raise ConfigError("threads", threads, "must be a positive integer")
         import torch
 
-        torch.set_num_threads(threads)
+        torch.set_num_threads(positive_int("threads", threads))
 
 
 @app.command()
 @cli_errors
 def train(
     task: Task = typer.Option(..., help="charlm (Shakespeare characters) or mnist (small ViT)"),
-    method: str = typer.Option("all", help="'all' or a comma-separated list of: baseline, noise-0.1, noise-0.3, "
-                                           "noise-1, neftune, stochdepth, energy+, energy-"),
-    steps: Optional[int] = typer.Option(None, help="optimiser steps per run [300; quick: 20]"),
+    method: str = typer.Option(
+        "all",
+        help="'all' or a comma-separated list of: baseline, noise-0.1, noise-0.3, "
+        "noise-1, neftune, stochdepth, energy+, energy-",
+    ),
+    steps: int | None = typer.Option(None, help="optimiser steps per run [300; quick: 20]"),
     seeds: int = typer.Option(3, help="seeds per method (0 .. K-1)"),
     quick: bool = typer.Option(False, "--quick", help="tiny model and data subset (seconds per run), for tests"),
-    context: Optional[int] = typer.Option(None, help="charlm: train at this context instead of 128 (same characters "
-                                                     "per step: batch 32*128/context)"),
-    out: Optional[Path] = typer.Option(None, help="results folder: each (method, seed) run is saved when it "
-                                                  "finishes and reused on rerun; summary.json at the end"),
-    threads: Optional[int] = typer.Option(1, help="torch CPU threads (these small models run fastest on 1)"),
+    context: int | None = typer.Option(
+        None, help="charlm: train at this context instead of 128 (same characters per step: batch 32*128/context)"
+    ),
+    out: Path | None = typer.Option(
+        None,
+        help="results folder: each (method, seed) run is saved when it "
+        "finishes and reused on rerun; summary.json at the end",
+    ),
+    threads: int | None = typer.Option(1, help="torch CPU threads (these small models run fastest on 1)"),
     json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
     """Train every method over seeds on a real task; report final metric mean +- std and steps to target."""
     from ..practice.methods import get_methods
-    from ..practice.train import run_suite, summarize, task_config
+    from ..practice.suite import run_suite, summarize
+    from ..practice.tasks import task_config
 
     _threads(threads)
     cfg = task_config(task.value, steps, quick, context)
@@ -57,8 +63,14 @@ def train(
     with progress_bar(len(methods) * seeds * cfg.steps, f"train {task.value}", enabled=True) as advance:
         records = run_suite(cfg, methods, seeds, out, advance)
     summary = summarize(records)
-    result = {"task": task.value, "quick": quick, "seeds": seeds, "config": cfg.to_dict(),
-              "metric": records[0]["metric"], "methods": summary}
+    result = {
+        "task": task.value,
+        "quick": quick,
+        "seeds": seeds,
+        "config": cfg.to_dict(),
+        "metric": records[0]["metric"],
+        "methods": summary,
+    }
     if out is not None:
         write_json(Path(out) / task.value / ("summary_quick.json" if quick else "summary.json"), result)
     if json:
@@ -70,18 +82,25 @@ def train(
     for name, s in summary.items():
         delta = s["delta_vs_baseline"]
         stt = s["steps_to_target_mean"]
-        table.add_row(name, f"{s['final_mean']:.4f}", f"{s['final_std']:.4f}",
-                      "" if delta is None else f"{delta:+.4f}", "-" if stt is None else f"{stt:.0f}",
-                      f"{s['reached_target']}/{s['seeds']}", f"{s['layer_cos_mean'][-1]:.3f}", f"{s['seconds_mean']:.1f}")
+        table.add_row(
+            name,
+            f"{s['final_mean']:.4f}",
+            f"{s['final_std']:.4f}",
+            "" if delta is None else f"{delta:+.4f}",
+            "-" if stt is None else f"{stt:.0f}",
+            f"{s['reached_target']}/{s['seeds']}",
+            f"{s['layer_cos_mean'][-1]:.3f}",
+            f"{s['seconds_mean']:.1f}",
+        )
     Console().print(table)
 
 
 @app.command()
 @cli_errors
 def probe(
-    text: Optional[str] = typer.Option(None, help="text to probe [a fixed 20-token sentence]"),
-    file: Optional[Path] = typer.Option(None, help="read the text from this file instead"),
-    scales: List[float] = typer.Option([0.1, 0.3, 1.0, 3.0], "--scale", help="noise scales of the sweep (repeat)"),
+    text: str | None = typer.Option(None, help="text to probe [a fixed 20-token sentence]"),
+    file: Path | None = typer.Option(None, help="read the text from this file instead"),
+    scales: list[float] = typer.Option([0.1, 0.3, 1.0, 3.0], "--scale", help="noise scales of the sweep (repeat)"),
     samples: int = typer.Option(8, help="noise draws averaged per scale"),
     dt: float = typer.Option(1.0, help="dt of each block's noise (horizon T = 6 dt)"),
     activation: str = typer.Option("gelu", help="activation of the noise MLP"),
@@ -89,32 +108,46 @@ def probe(
     bias_std: float = typer.Option(0.1, help="sU = sW of the noise MLP (0: GELU field with lambda_bar > 0 at d=384)"),
     threshold: float = typer.Option(0.95, help="cosine above which tokens join one cluster"),
     seed: int = typer.Option(0, help="noise seed"),
-    out: Optional[Path] = typer.Option(None, help="also write the JSON record to this file"),
+    out: Path | None = typer.Option(None, help="also write the JSON record to this file"),
     json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
     """Probe all-MiniLM-L6-v2: per-layer mean token cosine, E_beta and clusters, without and with common noise."""
-    from ..practice.probe import DEFAULT_TEXT, probe as run
+    from ..practice.probe import DEFAULT_TEXT
+    from ..practice.probe import probe as run
 
     if text is not None and file is not None:
         raise ConfigError("text", text, "give --text or --file, not both")
     body = file.read_text(encoding="utf-8") if file is not None else (DEFAULT_TEXT if text is None else text)
-    result = run(body, scales, samples=samples, dt=dt, activation=activation, width=width, bias_std=bias_std,
-                 threshold=threshold, seed=seed)
+    result = run(
+        body,
+        scales,
+        samples=samples,
+        dt=dt,
+        activation=activation,
+        width=width,
+        bias_std=bias_std,
+        threshold=threshold,
+        seed=seed,
+    )
     if out is not None:
         write_json(out, result)
     if json:
         emit_json(result)
         return
     th = result["theory"]
-    table = RichTable(title=f"all-MiniLM-L6-v2, {result['n_tokens']} tokens; noise {activation}, bias {bias_std}: "
-                            f"lambda_bar = {th['lambda_bar']:.4g}, synchronizes = {th['synchronizes']}")
+    table = RichTable(
+        title=f"all-MiniLM-L6-v2, {result['n_tokens']} tokens; noise {activation}, bias {bias_std}: "
+        f"lambda_bar = {th['lambda_bar']:.4g}, synchronizes = {th['synchronizes']}"
+    )
     table.add_column("layer")
     table.add_column("mean cos / E / clusters (clean)", justify="right")
     for row in result["noise_scales"]:
         table.add_column(f"scale {row['scale']:g}", justify="right")
     for i, name in enumerate(result["layers"]):
         cells = [f"{result['mean_cos'][i]:.3f} / {result['energy'][i]:.3f} / {result['clusters'][i]:g}"]
-        cells += [f"{r['mean_cos'][i]:.3f} / {r['energy'][i]:.3f} / {r['clusters'][i]:.3g}" for r in result["noise_scales"]]
+        cells += [
+            f"{r['mean_cos'][i]:.3f} / {r['energy'][i]:.3f} / {r['clusters'][i]:.3g}" for r in result["noise_scales"]
+        ]
         table.add_row(name, *cells)
     Console().print(table)
 
@@ -122,26 +155,38 @@ def probe(
 @app.command("infer-practice")
 @cli_errors
 def infer_practice(
-    results: Optional[Path] = typer.Option(None, help="folder holding one trained character model "
-                                                      "(default results/practice; with --long: results/practice/long)"),
-    long: bool = typer.Option(False, "--long", help="the long-context model (trained with `sdeformer train --task "
-                                                    "charlm --context 1024 --out results/practice/long`)"),
-    batch_size: List[int] = typer.Option([0, 16, 32, 64, 128, 256], "--p",
-                                         help="random batch sizes p (repeat; 0 = the local blocks alone)"),
+    results: Path | None = typer.Option(
+        None,
+        help="folder holding one trained character model "
+        "(default results/practice; with --long: results/practice/long)",
+    ),
+    long: bool = typer.Option(
+        False,
+        "--long",
+        help="the long-context model (trained with `sdeformer train --task "
+        "charlm --context 1024 --out results/practice/long`)",
+    ),
+    batch_size: list[int] = typer.Option(
+        [0, 16, 32, 64, 128, 256], "--p", help="random batch sizes p (repeat; 0 = the local blocks alone)"
+    ),
     block: int = typer.Option(64, help="block size b: every query sees its own and the previous block exactly"),
-    length: List[int] = typer.Option([1024, 4096, 16384, 65536], "--n",
-                                      help="contexts N for the kernel timing (repeat; 0 = no kernel timing)"),
+    length: list[int] = typer.Option(
+        [1024, 4096, 16384, 65536], "--n", help="contexts N for the kernel timing (repeat; 0 = no kernel timing)"
+    ),
     repeats: int = typer.Option(3, help="sampling seeds per p (timing: best of them)"),
-    threads: Optional[int] = typer.Option(1, help="torch CPU threads"),
+    threads: int | None = typer.Option(1, help="torch CPU threads"),
     json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
     """Perplexity and tokens/s of block random-batch attention against full attention (trained char model)."""
     from ..practice.inference import run
 
     _threads(threads)
-    if not batch_size or min(batch_size) < 0 or block < 1 or repeats < 1 or min(length) < 0:
-        raise ConfigError("p/block/repeats/n", (batch_size, block, repeats, length),
-                          "p >= 0, block and repeats >= 1, n >= 0")
+    positive_int("block", block)
+    positive_int("repeats", repeats)
+    if not batch_size or min(batch_size) < 0:
+        raise ConfigError("p", batch_size, "one or more random batch sizes >= 0")
+    if min(length) < 0:
+        raise ConfigError("n", length, "contexts >= 0")
     folder = results or (DEFAULT_RESULTS / "long" if long else DEFAULT_RESULTS)
     result = run(folder, batch_size, block, [n for n in length if n > 0], repeats)
     write_json(folder / "inference.json", result)
@@ -152,8 +197,12 @@ def infer_practice(
     for col in ("scheme", "p", "perplexity", "tokens/s"):
         table.add_column(col, justify="right")
     for row in result["perplexity"]:
-        table.add_row(row["scheme"], "-" if row["p"] is None else str(row["p"]), f"{row['ppl']:.3f} ± {row['ppl_std']:.3f}",
-                      f"{row['tokens_per_s']:.0f}")
+        table.add_row(
+            row["scheme"],
+            "-" if row["p"] is None else str(row["p"]),
+            f"{row['ppl']:.3f} ± {row['ppl_std']:.3f}",
+            f"{row['tokens_per_s']:.0f}",
+        )
     Console().print(table)
     if not result["kernel"]:
         return
@@ -169,7 +218,7 @@ def infer_practice(
 @cli_errors
 def report_practice(
     results: Path = typer.Option(DEFAULT_RESULTS, help="folder written by `sdeformer train --out` and the probe"),
-    out: Optional[Path] = typer.Option(None, help="report folder [RESULTS/report]"),
+    out: Path | None = typer.Option(None, help="report folder [RESULTS/report]"),
     json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
     """The practice results page: every method against the baseline, probe and random-batch inference."""

@@ -1,66 +1,117 @@
 """Figure 1 of the paper: ReLU vs tanh noise, attention off (THEORY section 6).
 
 ReLU without biases forms clusters; tanh without biases gives an odd field, so tokens split into two
-antipodal groups (THEORY section 2, 'not odd').
+antipodal groups (THEORY section 2, 'not odd'). ``run_and_write`` simulates (or loads ``figure1.npz``) and draws
+``figure1.png``; ``section`` turns its ``Figure1Result`` into the report section.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 
-from .. import plots
 from ..config import ModelConfig
 from ..diagnostics import cluster_count, interaction_energy, mean_abs_cosine, mean_cosine
 from ..kernel import kernel_theory
 from ..report import Figure, Section
 from ..store import read_npz, write_npz
 from ..sweep import run_sweep
+from .results import Result
 
 SNAPSHOT_TIMES = (0.0, 1.0, 5.0, 20.0)
 CLUSTER_THRESHOLD = 0.99
 
 
 def figure1_configs(seed: int = 0) -> dict[str, ModelConfig]:
-    base = ModelConfig(tokens=64, dim=4, width=2048, layers=2000, horizon=20.0, attention="off", su=0.0, sw=0.0,
-                       seed=seed, save_every=100)
+    base = ModelConfig(
+        tokens=64,
+        dim=4,
+        width=2048,
+        layers=2000,
+        horizon=20.0,
+        attention="off",
+        su=0.0,
+        sw=0.0,
+        seed=seed,
+        save_every=100,
+    )
     return {act: base.replace(activation=act) for act in ("relu", "tanh")}
 
 
-def figure1(out: Path, seed: int = 0, progress=None) -> Section:
-    """Simulate (or load cached arrays), write ``figure1.png`` and ``figure1.npz``; return the section."""
+@dataclass(frozen=True)
+class Figure1Result(Result):
+    """Saved times ``t`` (S,) and per activation its final observables and the kernel theory's constants."""
+
+    JSON_KEYS = ("seed", "final")
+    seed: int
+    t: np.ndarray
+    final: dict[str, dict[str, Any]]
+
+
+def _final(name: str, x: np.ndarray) -> dict[str, Any]:
+    """Observables of the last saved state of ``x`` (S, N, d) and the theory for activation ``name`` at d = 4."""
+    last, theory = torch.from_numpy(x[-1]), kernel_theory(name, 4)
+    return {
+        "energy": float(interaction_energy(last)),
+        "mean_cos": float(mean_cosine(last)),
+        "mean_abs_cos": float(mean_abs_cosine(last)),
+        "clusters": int(cluster_count(last, CLUSTER_THRESHOLD)),
+        "odd_field": theory.odd_field,
+        "lambda_bar": theory.lambda_bar,
+        "lambda1": theory.lambda1,
+    }
+
+
+def run_and_write(out: Path, seed: int = 0, progress: Callable[[int], None] | None = None) -> Figure1Result:
+    """Simulate (or load the cached ``figure1.npz``), write ``figure1.npz`` and ``figure1.png``."""
+    from ..plots.paper import figure1
+
     configs = figure1_configs(seed)
-    cache = out / "figure1.npz"
+    cache = Path(out) / "figure1.npz"
     if cache.exists():
         arrays = read_npz(cache)
     else:
         trajs = run_sweep(list(configs.values()), progress=progress)
-        arrays = {name: tr.x.numpy() for name, tr in zip(configs, trajs)}
+        arrays = {name: tr.x.numpy() for name, tr in zip(configs, trajs)}  # (S, N, d) each
         arrays["t"] = trajs[0].t.numpy()
         write_npz(cache, **arrays)
     t = arrays["t"]
     pick = [int(np.argmin(np.abs(t - s))) for s in SNAPSHOT_TIMES]
-    rows, titles = [], {}
-    for name in configs:
-        final = torch.from_numpy(arrays[name][-1])
-        theory = kernel_theory(name, 4)
-        titles[name] = f"{name} ({'odd field' if theory.odd_field else 'not odd'})"
-        rows.append(
-            f"{name}: final E_beta = {float(interaction_energy(final)):.4f}, mean cosine = "
-            f"{float(mean_cosine(final)):.3f}, mean |cosine| = {float(mean_abs_cosine(final)):.3f}, clusters "
-            f"(cos > {CLUSTER_THRESHOLD}) = {int(cluster_count(final, CLUSTER_THRESHOLD))}; theory: odd field = "
-            f"{theory.odd_field}, lambda_bar = {theory.lambda_bar:.4f}, lambda_1 = {theory.lambda1:.4f}."
-        )
-    plots.figure1(out / "figure1.png", {n: arrays[n][pick] for n in configs}, t[pick], titles)
+    final = {name: _final(name, arrays[name]) for name in configs}
+    titles = {name: f"{name} ({'odd field' if f['odd_field'] else 'not odd'})" for name, f in final.items()}
+    figure1(Path(out) / "figure1.png", {n: arrays[n][pick] for n in configs}, t[pick], titles)
+    return Figure1Result(seed, t, final)
+
+
+def section(result: Figure1Result) -> Section:
+    """The report section of Figure 1: the settings, the prediction and the measured final states."""
+    rows = [
+        f"{name}: final E_beta = {f['energy']:.4f}, mean cosine = {f['mean_cos']:.3f}, mean |cosine| = "
+        f"{f['mean_abs_cos']:.3f}, clusters (cos > {CLUSTER_THRESHOLD}) = {f['clusters']}; theory: odd field = "
+        f"{f['odd_field']}, lambda_bar = {f['lambda_bar']:.4f}, lambda_1 = {f['lambda1']:.4f}."
+        for name, f in result.final.items()
+    ]
     return Section(
         "Figure 1: ReLU forms clusters, tanh splits into antipodal pairs",
-        ["Settings (THEORY section 6): N = 64, d = 4, m = 2048, L = 2000, T = 20, attention off, "
-         f"sU = sW = 0, one run, seed {seed}. Prediction: ReLU has lambda_1 < 0 (weak synchronization: "
-         "tokens gather into clusters) but lambda_bar > 0 without biases, so no exponential energy decay is "
-         "promised; tanh without biases gives an odd field, so tokens cannot merge into one cluster and "
-         "end in two antipodal groups (mean |cosine| near 1 while mean cosine stays near 0).", *rows],
-        figures=[Figure(Path("figure1.png"), "first two coordinates of the 64 tokens at t = "
-                        + ", ".join(f"{s:g}" for s in SNAPSHOT_TIMES) + "; rows: ReLU, tanh.")],
+        [
+            "Settings (THEORY section 6): N = 64, d = 4, m = 2048, L = 2000, T = 20, attention off, "
+            f"sU = sW = 0, one run, seed {result.seed}. Prediction: ReLU has lambda_1 < 0 (weak synchronization: "
+            "tokens gather into clusters) but lambda_bar > 0 without biases, so no exponential energy decay is "
+            "promised; tanh without biases gives an odd field, so tokens cannot merge into one cluster and "
+            "end in two antipodal groups (mean |cosine| near 1 while mean cosine stays near 0).",
+            *rows,
+        ],
+        figures=[
+            Figure(
+                Path("figure1.png"),
+                "first two coordinates of the 64 tokens at t = "
+                + ", ".join(f"{s:g}" for s in SNAPSHOT_TIMES)
+                + "; rows: ReLU, tanh.",
+            )
+        ],
     )

@@ -2,25 +2,30 @@
 
 Grid: d in {5, 64, 128} x sigma in {0, 0.1} (sU = sW = sigma) x attention scale s in {+1, 0, -1};
 N = 64, L = 150, T = 5, beta = 1. Unstated in the paper, chosen here: m = 2048, Q = K = sqrt(beta) I,
-one run per panel with seed 0. Each MLP choice is one call of the batched engine (``sweep.run_sweep``),
-three tensor programs (one per d). Arrays are cached per MLP choice in ``grid_<choice>.npz`` together
-with the config hash, so an interrupted reproduction resumes where it stopped.
+one run per panel with seed 0. Each MLP choice is one call of the batched engine (``sweep.sweep_measure``),
+three tensor programs (one per d). ``run_and_write`` caches the arrays per MLP choice in ``grid_<choice>.npz``
+together with the config hash, so an interrupted reproduction resumes where it stopped, and draws
+``figure<n>_<choice>.png``; ``sections`` turns the results into the report's Figures 2-6.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
 
-from .. import plots
 from ..config import ModelConfig
 from ..diagnostics import cluster_count, interaction_energy, mean_cosine, pairwise_cosines
 from ..kernel import kernel_theory
+from ..loop import Trajectory
 from ..report import Figure, Section, Table
 from ..store import config_hash, read_npz, write_npz
-from ..sweep import run_sweep
+from ..sweep import sweep_measure
+from .results import Result
 
 MLP_CHOICES = ("relu", "silu", "sigmoid", "tanh", "none")
 DIMS = (5, 64, 128)
@@ -28,41 +33,119 @@ SIGMAS = (0.0, 0.1)
 SCALES = (1.0, 0.0, -1.0)
 CLUSTER_THRESHOLD = 0.99
 # The MLP field is drawn at the tokens from its exact conditional Gaussian law (same law as drawing U and W,
-# fewer normals at d = 128; noise.MLPNoise, tested in tests/test_sampling_shortcut.py).
+# fewer normals at d = 128; mlp_noise.MLPNoise, tested in tests/test_sampling_shortcut.py).
 SAMPLING = "conditional"
-UNSTATED = ("Unstated in the paper and chosen here: MLP width m = 2048 (as in Figure 1), Q = K = sqrt(beta) I "
-            "with beta = 1, V = s I, one run per panel (seed 0), initial tokens i.i.d. uniform on the sphere. The random MLP is sampled "
-            "at the tokens from its exact conditional Gaussian law given the tokens (the same law as drawing U, bU, W, bW; "
-            "fewer random numbers at d = 128).")
+UNSTATED = (
+    "Unstated in the paper and chosen here: MLP width m = 2048 (as in Figure 1), Q = K = sqrt(beta) I "
+    "with beta = 1, V = s I, one run per panel (seed 0), initial tokens i.i.d. uniform on the sphere. "
+    "The random MLP is sampled at the tokens from its exact conditional Gaussian law given the tokens "
+    "(the same law as drawing U, bU, W, bW; fewer random numbers at d = 128)."
+)
 
 
 def grid_configs(choice: str, seed: int = 0, layers: int = 150, width: int = 2048) -> list[ModelConfig]:
     """The 18 panel configs of one MLP choice, in panel order (d, sigma, s)."""
     mlp = choice != "none"
-    return [ModelConfig(tokens=64, dim=d, width=width, layers=layers, horizon=5.0, beta=1.0,
-                        activation=choice if mlp else "relu", mlp=mlp, su=s, sw=s, attention="softmax",
-                        attention_scale=a, seed=seed, save_every=1, sampling=SAMPLING)
-            for d in DIMS for s in SIGMAS for a in SCALES]
+    return [
+        ModelConfig(
+            tokens=64,
+            dim=d,
+            width=width,
+            layers=layers,
+            horizon=5.0,
+            beta=1.0,
+            activation=choice if mlp else "relu",
+            mlp=mlp,
+            su=s,
+            sw=s,
+            attention="softmax",
+            attention_scale=a,
+            seed=seed,
+            save_every=1,
+            sampling=SAMPLING,
+        )
+        for d in DIMS
+        for s in SIGMAS
+        for a in SCALES
+    ]
 
 
 def _prediction(choice: str, d: int, sigma: float, scale: float) -> tuple[str, float | None]:
     """The theory's verdict for one panel (short text) and lambda_bar (None without MLP)."""
     if choice == "none":
-        return ("no noise: pure attention flow" + (", attractive" if scale > 0 else ", repulsive" if scale < 0
-                                                   else ", tokens frozen"), None)
+        return (
+            "no noise: pure attention flow"
+            + (", attractive" if scale > 0 else ", repulsive" if scale < 0 else ", tokens frozen"),
+            None,
+        )
     k = kernel_theory(choice, d, bias_std=sigma)
     if k.odd_field:
         verdict = "odd field: antipodal split, no single cluster"
     elif k.lambda_bar < 0:
-        verdict = "lambda_bar < 0: energy decays" + (" (theorem applies, eps = 0)" if scale >= 0 else
-                                                        " (repulsive attention: eps > 0)")
+        verdict = "lambda_bar < 0: energy decays" + (
+            " (theorem applies, eps = 0)" if scale >= 0 else " (repulsive attention: eps > 0)"
+        )
     else:
         verdict = "lambda_bar >= 0: no exponential sync promised"
     return verdict, k.lambda_bar
 
 
-def run_grid_choice(choice: str, out: Path, seed: int = 0, progress=None, **sizes) -> dict[str, np.ndarray]:
-    """Simulate one MLP choice's 18 panels (or load them) -> arrays layers, cos (18, S, P), energy (18, S)."""
+@dataclass(frozen=True)
+class GridResult(Result):
+    """One MLP choice (Figure ``number``): per panel k of ``configs``, pairwise cosines ``cos`` (K, S, P) and E_beta
+    ``energy`` (K, S) at saved ``layers`` (S,), and final mean cosine and clusters (K,)."""
+
+    JSON_KEYS = ("choice", "number", "panels")
+    choice: str
+    number: int
+    configs: tuple[ModelConfig, ...]
+    layers: np.ndarray
+    cos: np.ndarray
+    energy: np.ndarray
+    final_mean_cos: np.ndarray
+    final_clusters: np.ndarray
+
+    @property
+    def label(self) -> str:
+        return "no MLP" if self.choice == "none" else f"{self.choice} MLP"
+
+    @property
+    def panels(self) -> list[dict[str, Any]]:
+        """Per panel: its setting, the theory's prediction and the measured energies, mean cosine, clusters."""
+        rows = []
+        for i, c in enumerate(self.configs):
+            verdict, lam = _prediction(self.choice, c.dim, c.su, c.attention_scale)
+            rows.append(
+                {
+                    "dim": c.dim,
+                    "sigma": c.su,
+                    "scale": c.attention_scale,
+                    "lambda_bar": lam,
+                    "prediction": verdict,
+                    "energy_first": float(self.energy[i, 0]),
+                    "energy_last": float(self.energy[i, -1]),
+                    "final_mean_cos": float(self.final_mean_cos[i]),
+                    "final_clusters": int(self.final_clusters[i]),
+                }
+            )
+        return rows
+
+
+def _measure(traj: Trajectory) -> dict[str, torch.Tensor]:
+    """The grid's observables of one batched run (``x``: (S, G, N, d)), each with the settings first."""
+    x = traj.x.movedim(1, 0)  # (G, S, N, d)
+    return {
+        "layers": traj.layers.expand(x.shape[0], -1),
+        "cos": pairwise_cosines(x).to(torch.float16),
+        "energy": interaction_energy(x),
+        "final_clusters": cluster_count(x[:, -1], CLUSTER_THRESHOLD),
+        "final_mean_cos": mean_cosine(x[:, -1]),
+    }
+
+
+def _choice_arrays(choice: str, out: Path, seed: int, progress, sizes: dict) -> dict[str, np.ndarray]:
+    """Simulate one MLP choice's 18 panels, or load them from a matching cache: layers (S,), cos (18, S, P),
+    energy (18, S), final_clusters and final_mean_cos (18,)."""
     configs = grid_configs(choice, seed, **sizes)
     key = config_hash([c.to_dict() for c in configs])
     cache = out / f"grid_{choice}.npz"
@@ -72,44 +155,103 @@ def run_grid_choice(choice: str, out: Path, seed: int = 0, progress=None, **size
             if progress:
                 progress(len(configs) * configs[0].layers)
             return arrays
-    trajs = run_sweep(configs, progress=progress)
-    cos = torch.stack([pairwise_cosines(tr.x) for tr in trajs])  # (18, S, P)
-    energy = torch.stack([interaction_energy(tr.x) for tr in trajs])  # (18, S)
-    clusters = torch.stack([cluster_count(tr.final, CLUSTER_THRESHOLD) for tr in trajs])  # (18,)
-    mean_cos = torch.stack([mean_cosine(tr.final) for tr in trajs])  # (18,)
-    arrays = {"layers": trajs[0].layers.numpy(), "cos": cos.to(torch.float16).numpy(), "energy": energy.numpy(),
-              "final_clusters": clusters.numpy(), "final_mean_cos": mean_cos.numpy(), "config_hash": np.array(key)}
+    measured = sweep_measure(configs, _measure, progress=progress)
+    arrays = {k: v.numpy() for k, v in measured.items()}
+    arrays["layers"] = arrays["layers"][0]  # (S,): the same saved layers in every panel
+    arrays["config_hash"] = np.array(key)
     write_npz(cache, **arrays)
     return arrays
 
 
-def grid(out: Path, seed: int = 0, progress=None, choices=MLP_CHOICES, **sizes) -> list[Section]:
-    """Figures 2-6: one PNG and one report section per MLP choice."""
-    sections = []
+def run_and_write(
+    out: Path, seed: int = 0, progress: Callable[[int], None] | None = None, choices=MLP_CHOICES, **sizes
+) -> list[GridResult]:
+    """Figures 2, 3, ... for ``choices`` in order: arrays cached in ``out/grid_<choice>.npz``, one PNG each."""
+    from ..plots.paper import grid_figure
+
+    results = []
     for number, choice in enumerate(choices, start=2):
-        arrays = run_grid_choice(choice, out, seed, progress, **sizes)
-        configs = grid_configs(choice, seed, **sizes)
-        titles, rows = [], []
-        for i, c in enumerate(configs):
-            verdict, lam = _prediction(choice, c.dim, c.su, c.attention_scale)
-            lam_txt = "" if lam is None else f", lambda_bar={lam:.3g}"
-            titles.append(f"d={c.dim} sigma={c.su:g} s={c.attention_scale:+g}{lam_txt}")
-            rows.append([c.dim, c.su, c.attention_scale, "" if lam is None else lam, verdict,
-                         float(arrays["energy"][i, 0]), float(arrays["energy"][i, -1]),
-                         float(arrays["final_mean_cos"][i]), int(arrays["final_clusters"][i])])
-        label = "no MLP" if choice == "none" else f"{choice} MLP"
-        png = f"figure{number}_{choice}.png"
-        plots.grid_figure(out / png, arrays["layers"], arrays["cos"].astype(np.float32), arrays["energy"], titles,
-                          f"Figure {number}: {label}")
-        sections.append(Section(
-            f"Figure {number}: {label}",
-            ["Each panel: all N(N-1)/2 = 2016 pairwise cosines against layer (as a per-layer density, every pair "
-             "counted) and E_beta (beta = 1) against layer. "
-             "Panel setting beside the theory's prediction in the table (odd field; sign of lambda_bar; the "
-             "synchronization theorem needs V = I, i.e. s = +1 or s = 0, for eps = 0).", UNSTATED],
-            tables=[Table(["d", "sigma", "s", "lambda_bar", "prediction", "E_beta(0)", "E_beta(L)",
-                           "final mean cos", f"clusters (cos>{CLUSTER_THRESHOLD})"], rows, f"Figure {number} panels")],
-            figures=[Figure(Path(png), f"{label}; rows: (d, sigma) = " + ", ".join(
-                f"({d}, {s:g})" for d in DIMS for s in SIGMAS) + "; columns: s = +1, 0, -1.")],
-        ))
-    return sections
+        arrays = _choice_arrays(choice, Path(out), seed, progress, sizes)
+        r = GridResult(
+            choice,
+            number,
+            tuple(grid_configs(choice, seed, **sizes)),
+            arrays["layers"],
+            arrays["cos"],
+            arrays["energy"],
+            arrays["final_mean_cos"],
+            arrays["final_clusters"],
+        )
+        titles = [
+            f"d={p['dim']} sigma={p['sigma']:g} s={p['scale']:+g}"
+            + ("" if p["lambda_bar"] is None else f", lambda_bar={p['lambda_bar']:.3g}")
+            for p in r.panels
+        ]
+        grid_figure(
+            Path(out) / f"figure{number}_{choice}.png",
+            r.layers,
+            r.cos.astype(np.float32),
+            r.energy,
+            titles,
+            f"Figure {number}: {r.label}",
+        )
+        results.append(r)
+    return results
+
+
+def sections(results: list[GridResult]) -> list[Section]:
+    """One report section per MLP choice: the panel table against the theory, and the figure."""
+    out = []
+    for r in results:
+        rows = [
+            [
+                p["dim"],
+                p["sigma"],
+                p["scale"],
+                "" if p["lambda_bar"] is None else p["lambda_bar"],
+                p["prediction"],
+                p["energy_first"],
+                p["energy_last"],
+                p["final_mean_cos"],
+                p["final_clusters"],
+            ]
+            for p in r.panels
+        ]
+        out.append(
+            Section(
+                f"Figure {r.number}: {r.label}",
+                [
+                    "Each panel: all N(N-1)/2 = 2016 pairwise cosines against layer (as a per-layer density, every "
+                    "pair counted) and E_beta (beta = 1) against layer. "
+                    "Panel setting beside the theory's prediction in the table (odd field; sign of lambda_bar; the "
+                    "synchronization theorem needs V = I, i.e. s = +1 or s = 0, for eps = 0).",
+                    UNSTATED,
+                ],
+                tables=[
+                    Table(
+                        [
+                            "d",
+                            "sigma",
+                            "s",
+                            "lambda_bar",
+                            "prediction",
+                            "E_beta(0)",
+                            "E_beta(L)",
+                            "final mean cos",
+                            f"clusters (cos>{CLUSTER_THRESHOLD})",
+                        ],
+                        rows,
+                        f"Figure {r.number} panels",
+                    )
+                ],
+                figures=[
+                    Figure(
+                        Path(f"figure{r.number}_{r.choice}.png"),
+                        f"{r.label}; rows: (d, sigma) = "
+                        + ", ".join(f"({d}, {s:g})" for d in DIMS for s in SIGMAS)
+                        + "; columns: s = +1, 0, -1.",
+                    )
+                ],
+            )
+        )
+    return out

@@ -3,34 +3,74 @@
 Two nearby tokens follow the limit SDE without attention (Gaussian field, projected Euler-Maruyama, float64);
 after every step their separation is measured and renormalised to ``delta`` (Benettin's method), and
 lambda_hat = (1/T) sum log(|y - x| / delta). Theory: lambda_hat -> lambda_1 = (d-3)/2 kappa'(1) - (d-1)/2 kappa(1).
+``run_and_write`` measures a list of settings into ``lyapunov.json`` (``{"rows": [...]}``) and ``lyapunov.png``.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from typing import Any, Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import torch
 
 from ..diagnostics import renormalise_pair
 from ..errors import ConfigError
 from ..fields import GaussianField
-from ..rng import Streams
+from ..rng import Streams, derive_seeds
 from ..sde import LimitSDE, make_solver
 from ..sphere import project, tangent, uniform_sphere
-from .rates import single_threaded
+from ..store import write_json
+from .results import Result
+from .threads import single_threaded
 
 DELTA = 1e-4  # renormalised separation; the 2x2 kernel matrix stays well resolved in float64 (no jitter)
 RATE_STEP = 0.01  # default steps make dt |lambda_1| <= this: the Euler bias of the estimate is O(dt |lambda_1|)
 Z95 = 1.959964
+QUICK = {"runs": 8, "horizon": 4.0, "rate_step": 0.04}  # fewer runs and steps for the quick report
+
+
+@dataclass(frozen=True)
+class LyapunovRow(Result):
+    """One setting: the measured exponent with its 95% half-width ``ci`` against lambda_1 (THEORY section 2)."""
+
+    activation: str
+    dim: int
+    bias_std: float
+    label: str
+    measured: float
+    ci: float
+    lambda1: float
+    runs: int
+    steps: int
+    horizon: float
+    wall_s: float
+
+
+@dataclass(frozen=True)
+class LyapunovResult(Result):
+    """The rows of all settings measured."""
+
+    rows: tuple[LyapunovRow, ...]
 
 
 @single_threaded
-def lyapunov(activation: str = "relu", dim: int = 64, bias_std: float = 0.1, runs: int = 32,
-             steps: int | None = None, horizon: float = 10.0, delta: float = DELTA, seed: int = 0,
-             rate_step: float = RATE_STEP, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
-    """Estimate the top Lyapunov exponent; returns measured, ci (95% half-width), lambda1 and settings.
+def lyapunov(
+    activation: str = "relu",
+    dim: int = 64,
+    bias_std: float = 0.1,
+    runs: int = 32,
+    steps: int | None = None,
+    horizon: float = 10.0,
+    delta: float = DELTA,
+    seed: int = 0,
+    rate_step: float = RATE_STEP,
+    progress: Callable[[int], None] | None = None,
+) -> LyapunovRow:
+    """Estimate the top Lyapunov exponent of one setting; ``progress(1)`` after every step.
 
     ``steps=None`` picks max(1000, T |lambda_1| / rate_step) steps."""
     if not (0 < delta < 0.1):
@@ -43,10 +83,11 @@ def lyapunov(activation: str = "relu", dim: int = 64, bias_std: float = 0.1, run
         steps = max(1000, math.ceil(horizon * abs(theory.lambda1) / rate_step))
     solver = make_solver(LimitSDE(field), steps, horizon)
     start = time.perf_counter()
-    x = uniform_sphere(1, dim, batch=(runs,), seed=seed, dtype=torch.float64)  # (R, 1, d)
-    v = tangent(x, torch.randn(x.shape, generator=torch.Generator().manual_seed(seed + 1), dtype=x.dtype))
+    x_seed, direction_seed, noise_seed = derive_seeds(seed, 3)
+    x = uniform_sphere(1, dim, batch=(runs,), seed=x_seed, dtype=torch.float64)  # (R, 1, d)
+    v = tangent(x, torch.randn(x.shape, generator=torch.Generator().manual_seed(direction_seed), dtype=x.dtype))
     pair = torch.cat([x, project(x + delta * v / v.norm(dim=-1, keepdim=True))], dim=-2)  # (R, 2, d)
-    streams = Streams(seed + 2, (runs,))
+    streams = Streams(noise_seed, (runs,))
     total = torch.zeros(runs, dtype=torch.float64)
     for _ in range(solver.steps):
         pair = solver.step(pair, streams)
@@ -56,18 +97,42 @@ def lyapunov(activation: str = "relu", dim: int = 64, bias_std: float = 0.1, run
         if progress is not None:
             progress(1)
     est = total / solver.horizon  # (R,)
-    return {"activation": theory.activation.name, "dim": int(dim), "bias_std": bias_std,
-            "label": f"{theory.activation.name} d={dim} sigma={bias_std:g}",
-            "measured": float(est.mean()), "ci": Z95 * float(est.std()) / math.sqrt(runs),
-            "lambda1": theory.lambda1, "runs": runs, "steps": steps, "horizon": horizon,
-            "wall_s": time.perf_counter() - start}
+    return LyapunovRow(
+        activation=theory.activation.name,
+        dim=int(dim),
+        bias_std=bias_std,
+        label=f"{theory.activation.name} d={dim} sigma={bias_std:g}",
+        measured=float(est.mean()),
+        ci=Z95 * float(est.std()) / math.sqrt(runs),
+        lambda1=theory.lambda1,
+        runs=runs,
+        steps=steps,
+        horizon=horizon,
+        wall_s=time.perf_counter() - start,
+    )
 
 
 DEFAULT_SETTINGS = [(act, d, 0.1) for act in ("relu", "silu", "sigmoid", "tanh") for d in (5, 64)]
 
 
-def lyapunov_table(settings=DEFAULT_SETTINGS, quick: bool = False, progress=None, **kw) -> list[dict[str, Any]]:
-    """``lyapunov`` for each (activation, d, bias std); quick: fewer runs and steps."""
-    if quick:
-        kw = {"runs": 8, "horizon": 4.0, "rate_step": 0.04, **kw}
-    return [lyapunov(a, d, s, progress=progress, **kw) for a, d, s in settings]
+def run_and_write(
+    out: Path,
+    settings: Sequence[tuple[str, int, float]] = DEFAULT_SETTINGS,
+    quick: bool = False,
+    progress: Callable[[int], None] | None = None,
+    **kw: Any,
+) -> LyapunovResult:
+    """``lyapunov`` for each (activation, d, bias std), ``progress(1)`` after each; writes ``lyapunov.json`` and
+    ``lyapunov.png`` into ``out``. ``quick``: the ``QUICK`` runs and steps (``kw`` overrides them)."""
+    from ..plots.checks import lyapunov_figure
+
+    kw = {**(QUICK if quick else {}), **{k: v for k, v in kw.items() if v is not None}}
+    rows = []
+    for a, d, s in settings:
+        rows.append(lyapunov(a, d, s, **kw))
+        if progress is not None:
+            progress(1)
+    result = LyapunovResult(tuple(rows))
+    write_json(Path(out) / "lyapunov.json", result.to_json())
+    lyapunov_figure(result.rows, Path(out) / "lyapunov.png")
+    return result

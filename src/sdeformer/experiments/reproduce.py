@@ -8,10 +8,9 @@ from pathlib import Path
 
 import torch
 
+from ..progress import progress_bar
 from ..report import Section, write_report
-from .figure1 import figure1, figure1_configs
-from .grid import MLP_CHOICES, grid, grid_configs
-from .table1 import table1
+from . import figure1, grid, table1
 
 PARTS = ("table1", "figure1", "grid", "theorems")
 
@@ -20,16 +19,14 @@ def _work_units(parts: tuple[str, ...], seed: int) -> int:
     """Progress units (setting x layer) of the simulated parts."""
     units = 0
     if "figure1" in parts:
-        units += sum(c.layers for c in figure1_configs(seed).values())
+        units += sum(c.layers for c in figure1.figure1_configs(seed).values())
     if "grid" in parts:
-        units += sum(c.layers for choice in MLP_CHOICES for c in grid_configs(choice, seed))
+        units += sum(c.layers for choice in grid.MLP_CHOICES for c in grid.grid_configs(choice, seed))
     return units
 
 
 def reproduce(part: str, out: Path, seed: int = 0, quick: bool = False, show_progress: bool = True) -> Path:
-    """Run ``part`` ('all' or one of PARTS) into ``out`` and write ``out/index.html``; returns its path."""
-    from ..cli.common import progress_bar
-
+    """Run ``part`` ('all' = PARTS, one of PARTS, or 'beyond') into ``out``; returns the path of index.html."""
     parts = PARTS if part == "all" else (part,)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -37,11 +34,11 @@ def reproduce(part: str, out: Path, seed: int = 0, quick: bool = False, show_pro
     sections: list[Section] = []
     with progress_bar(_work_units(parts, seed), "part 1: the paper", enabled=show_progress) as advance:
         if "table1" in parts:
-            sections.append(table1(out))
+            sections.append(table1.section(table1.run_and_write(out)))
         if "figure1" in parts:
-            sections.append(figure1(out, seed, progress=advance))
+            sections.append(figure1.section(figure1.run_and_write(out, seed, progress=advance)))
         if "grid" in parts:
-            sections += grid(out, seed, progress=advance)
+            sections += grid.sections(grid.run_and_write(out, seed, progress=advance))
     if "theorems" in parts:
         from .theorems import UNITS, theorem_sections
 
@@ -51,13 +48,23 @@ def reproduce(part: str, out: Path, seed: int = 0, quick: bool = False, show_pro
             for fig in section.figures:
                 fig.path = Path("theorems") / fig.path
         sections += checked
-    meta = (f"sdeformer reproduce {part}; seed {seed}; torch {torch.__version__}; {platform.machine()} "
-            f"{platform.system()}, {torch.get_num_threads()} threads; wall time {time.perf_counter() - started:.1f} s "
-            "(cached parts are reused; delete the folder to recompute).")
-    intro = Section("About this report", [
-        "Reproduction of arXiv:2604.26898 (Agazzi, Bruno, Mosig Garcia, Saviozzi, Romito): the discrete stochastic "
-        "transformer of THEORY section 1 with a fresh random MLP per layer shared by all tokens (common noise).",
-        "Settings the paper leaves unstated, chosen here: MLP width m = 2048 for Figures 2-6; Q = K = sqrt(beta) I "
-        "with beta = 1 and V = s I; one run per panel with seed " + f"{seed}" + "; initial tokens i.i.d. uniform on the "
-        "sphere; bias stds sU = sW = sigma. Clusters are connected components of the graph cos > 0.99."])
+    if "beyond" in parts:  # report part 3 (not in "all": about 5 minutes)
+        from . import beyond
+
+        sections += beyond.sections(beyond.run(out, quick=quick, seed=seed))
+    meta = (
+        f"sdeformer reproduce {part}; seed {seed}; torch {torch.__version__}; {platform.machine()} "
+        f"{platform.system()}, {torch.get_num_threads()} threads; wall time {time.perf_counter() - started:.1f} s "
+        "(cached parts are reused; delete the folder to recompute)."
+    )
+    intro = Section(
+        "About this report",
+        [
+            "Reproduction of arXiv:2604.26898 (Agazzi, Bruno, Mosig Garcia, Saviozzi, Romito): the discrete stochastic "
+            "transformer of THEORY section 1 with a fresh random MLP per layer shared by all tokens (common noise).",
+            "Settings the paper leaves unstated, chosen here: MLP width m = 2048 for Figures 2-6; Q = K = sqrt(beta) I "
+            f"with beta = 1 and V = s I; one run per panel with seed {seed}; initial tokens i.i.d. uniform on the "
+            "sphere; bias stds sU = sW = sigma. Clusters are connected components of the graph cos > 0.99.",
+        ],
+    )
     return write_report(out, "sdeformer: reproduction of the paper", [intro, *sections], meta)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..kernel import kernel_theory
 from ..report import Section, Table
 from ..store import write_csv
+from .results import Result
 
 ACTIVATIONS = ("relu", "silu", "sigmoid", "tanh")
 DIMS = (5, 64, 128)
@@ -21,17 +24,39 @@ def table1_rows(beta: float = 1.0) -> list[dict]:
         for d in DIMS:
             for s in SIGMAS:
                 k = kernel_theory(act, d, bias_std=s, beta=beta)
-                rows.append({"activation": act, "dim": d, "sigma": s, "kappa1": k.kappa1, "dkappa1": k.dkappa1,
-                             "lambda1": k.lambda1, "lambda_bar": k.lambda_bar,
-                             "lambda_bar_prime": k.lambda_bar_prime, "odd_field": k.odd_field,
-                             "synchronizes": k.synchronizes})
+                rows.append(
+                    {
+                        "activation": act,
+                        "dim": d,
+                        "sigma": s,
+                        "kappa1": k.kappa1,
+                        "dkappa1": k.dkappa1,
+                        "lambda1": k.lambda1,
+                        "lambda_bar": k.lambda_bar,
+                        "lambda_bar_prime": k.lambda_bar_prime,
+                        "odd_field": k.odd_field,
+                        "synchronizes": k.synchronizes,
+                    }
+                )
     return rows
 
 
-def table1(out: Path) -> Section:
-    """Write ``table1.csv`` and return the report section."""
-    rows = table1_rows()
-    write_csv(out / "table1.csv", rows, CSV_COLUMNS)
+@dataclass(frozen=True)
+class Table1Result(Result):
+    """The rows of ``table1_rows``."""
+
+    rows: tuple[dict[str, Any], ...]
+
+
+def run_and_write(out: Path) -> Table1Result:
+    """Compute the table and write ``table1.csv`` (the paper's columns)."""
+    result = Table1Result(tuple(table1_rows()))
+    write_csv(Path(out) / "table1.csv", result.rows, CSV_COLUMNS)
+    return result
+
+
+def section(result: Table1Result) -> Section:
+    """The report section of Table 1."""
     cols = CSV_COLUMNS + ["lambda_bar_prime", "odd_field", "synchronizes"]
     return Section(
         "Table 1: kernel constants",
@@ -42,5 +67,5 @@ def table1(out: Path) -> Section:
             "'synchronizes' is the theorem's verdict: the field is not odd and lambda_bar < 0. "
             "Written to table1.csv (the paper's columns).",
         ],
-        tables=[Table(cols, [[r[c] for c in cols] for r in rows], "Table 1 (computed)")],
+        tables=[Table(cols, [[r[c] for c in cols] for r in result.rows], "Table 1 (computed)")],
     )

@@ -1,137 +1,194 @@
 """Part two of the reproduce report: "The theorems, checked" (THEORY sections 2-5).
 
 ``theorem_sections(out, quick)`` runs the rate measurements (depth, width, tokens), the synchronization
-check in three settings (plus noise-only variants), the Lyapunov exponents and the phase diagram, writes
-their JSON and PNG files under ``out`` and returns report Sections whose captions state what the theory
-predicts and what was measured.
+check in three settings (plus noise-only variants), the Lyapunov exponents and the phase diagram through
+their ``run_and_write`` (the same files as the commands, under ``out``) and returns report Sections whose
+captions state what the theory predicts and what was measured.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
+from typing import Any
 
+from ..plots.checks import energy_figure
 from ..report import Figure, Section, Table
-from ..store import write_json
-from . import phase as phase_exp
-from . import rates as rates_exp
-from .lyapunov import lyapunov_table
-from .sync import label, sync_check
+from . import lyapunov, phase, rates, sync
 
 # (activation, bias std, attention scale): the theorem applies / ReLU without bias / tanh without bias
-SYNC_SETTINGS = [("relu", 0.1, 1.0), ("relu", 0.0, 1.0), ("tanh", 0.0, 1.0),
-                 ("relu", 0.1, 0.0), ("relu", 0.0, 0.0), ("tanh", 0.0, 0.0)]
-SYNC_FULL = dict(dim=64, runs=32, tokens=32, steps=500, horizon=10.0)
-SYNC_QUICK = dict(dim=64, runs=8, tokens=8, steps=60, horizon=5.0)
+SYNC_SETTINGS = [
+    ("relu", 0.1, 1.0),
+    ("relu", 0.0, 1.0),
+    ("tanh", 0.0, 1.0),
+    ("relu", 0.1, 0.0),
+    ("relu", 0.0, 0.0),
+    ("tanh", 0.0, 0.0),
+]
+SYNC_FULL: dict[str, Any] = dict(dim=64, runs=32, tokens=32, steps=500, horizon=10.0)
+SYNC_QUICK: dict[str, Any] = dict(dim=64, runs=8, tokens=8, steps=60, horizon=5.0)
+
+
+def _tick(progress: Callable[[int], None] | None) -> None:
+    if progress is not None:
+        progress(1)
 
 
 def _rates_section(out: Path, quick: bool, progress) -> Section:
-    from ..plots_theory import rate_figure
-
     results = []
-    for kind in rates_exp.KINDS:
-        r = rates_exp.measure(kind, quick)
-        write_json(out / f"rates_{kind}.json", rates_exp.public(r))
-        rate_figure(r, out / f"rates_{kind}.png")
-        results.append(r)
-        if progress:
-            progress(1)
-    rows = [[r["kind"], r["slope"], f"[{r['slope_ci'][0]:.3f}, {r['slope_ci'][1]:.3f}]", r["expected_slope"],
-             r["wall_s"]] for r in results]
+    for kind in rates.KINDS:
+        results.append(rates.run_and_write(out, kind, quick))
+        _tick(progress)
+    rows = [
+        [r.kind, r.slope, f"[{r.slope_ci[0]:.3f}, {r.slope_ci[1]:.3f}]", r.expected_slope, r.wall_s] for r in results
+    ]
     captions = {
         "depth": "Discrete model (infinite width, Gaussian field) at L layers against a fine SDE path driven by "
-                 "the same Brownian increments; theory: mean-square error ~ 1/L on grid times (slope -1).",
+        "the same Brownian increments; theory: mean-square error ~ 1/L on grid times (slope -1).",
         "width": "Width-m MLP against the infinite-width model, coupled through one shared standard normal per "
-                 "layer (Gram square-root coupling); theory: ~ 1/m for a Lipschitz activation (slope -1).",
+        "layer (Gram square-root coupling); theory: ~ 1/m for a Lipschitz activation (slope -1).",
         "tokens": "N-token systems against a large reference cloud under the same random-feature field (the SPDE "
-                  "in Lagrangian form); theory: an upper bound r_d(N) (slope -1/2 for d = 3); a steeper measured "
-                  "slope is allowed.",
+        "in Lagrangian form); theory: an upper bound r_d(N) (slope -1/2 for d = 3); a steeper measured "
+        "slope is allowed.",
     }
-    figures = [Figure(Path(f"rates_{r['kind']}.png"),
-                      f"{captions[r['kind']]} Measured slope {r['slope']:.2f} "
-                      f"(95% bootstrap [{r['slope_ci'][0]:.2f}, {r['slope_ci'][1]:.2f}]).") for r in results]
-    return Section("The theorems, checked: convergence rates (THEORY section 5)",
-                   ["Each error is an ensemble mean over independent coupled runs (float64); slopes are "
-                    "least-squares fits in log-log, intervals resample runs."],
-                   [Table(["kind", "measured slope", "95% interval", "theory slope", "wall s"], rows,
-                          "Measured log-log slopes against theory")], figures)
+    figures = [
+        Figure(
+            Path(f"rates_{r.kind}.png"),
+            f"{captions[r.kind]} Measured slope {r.slope:.2f} "
+            f"(95% bootstrap [{r.slope_ci[0]:.2f}, {r.slope_ci[1]:.2f}]).",
+        )
+        for r in results
+    ]
+    return Section(
+        "The theorems, checked: convergence rates (THEORY section 5)",
+        [
+            "Each error is an ensemble mean over independent coupled runs (float64); slopes are "
+            "least-squares fits in log-log, intervals resample runs."
+        ],
+        [
+            Table(
+                ["kind", "measured slope", "95% interval", "theory slope", "wall s"],
+                rows,
+                "Measured log-log slopes against theory",
+            )
+        ],
+        figures,
+    )
 
 
 def _sync_section(out: Path, quick: bool, progress) -> Section:
-    from ..plots_theory import energy_figure
-
     cfg = SYNC_QUICK if quick else SYNC_FULL
     results = []
     for act, sigma, scale in SYNC_SETTINGS:
-        r = sync_check(act, bias_std=sigma, attention_scale=scale, out=out / f"sync_{act}_{sigma:g}_{scale:+g}",
-                       **cfg)
-        r["label"] = label(r)
-        results.append(r)
-        if progress:
-            progress(1)
+        results.append(
+            sync.run_and_write(
+                out / f"sync_{act}_{sigma:g}_{scale:+g}", activation=act, bias_std=sigma, attention_scale=scale, **cfg
+            )
+        )
+        _tick(progress)
     energy_figure(results[:3], out / "sync_attention.png")
     energy_figure(results[3:], out / "sync_noise_only.png")
-    rows = [[r["label"], r["lambda_bar"], r["lambda_bar_prime"], r["eps"], r["predicted_rate"],
-             r["measured_rate"]["sde"], r["measured_rate"]["discrete"], r["final_energy"]["sde"],
-             str(r["theorem_applies"]), str(r["bound_holds"])] for r in results]
-    cols = ["setting", "lambda_bar", "lambda_bar'", "eps", "bound rate", "rate SDE", "rate discrete",
-            "E E_beta(T) SDE", "theorem applies", "bound holds"]
+    rows = [
+        [
+            r.label,
+            r.lambda_bar,
+            r.lambda_bar_prime,
+            r.eps,
+            r.predicted_rate,
+            r.measured_rate["sde"],
+            r.measured_rate["discrete"],
+            r.final_energy["sde"],
+            str(r.theorem_applies),
+            str(r.bound_holds),
+        ]
+        for r in results
+    ]
+    cols = [
+        "setting",
+        "lambda_bar",
+        "lambda_bar'",
+        "eps",
+        "bound rate",
+        "rate SDE",
+        "rate discrete",
+        "E E_beta(T) SDE",
+        "theorem applies",
+        "bound holds",
+    ]
     n = f"{cfg['runs']} runs of N = {cfg['tokens']}, d = {cfg['dim']}, {cfg['steps']} steps, T = {cfg['horizon']:g}"
     return Section(
         "The theorems, checked: synchronization by noise (THEORY section 5)",
-        [f"Ensembles of {n}: E E_beta(t) from the limit SDE (Gaussian field) and the discrete model (infinite "
-         "width), with 95% bands, against exp((eps + lambda_bar') t) E E_beta(0). ReLU with sigma = 0.1 "
-         "satisfies the theorem's hypotheses (lambda_bar < 0); ReLU without bias has lambda_bar = 1/d > 0 and "
-         "tanh without bias gives an odd field: the theorem says nothing there. With attractive attention "
-         "(s = +1) attention alone clusters the tokens, so the noise-only rows (s = 0) isolate what the noise does."],
+        [
+            f"Ensembles of {n}: E E_beta(t) from the limit SDE (Gaussian field) and the discrete model (infinite "
+            "width), with 95% bands, against exp((eps + lambda_bar') t) E E_beta(0). ReLU with sigma = 0.1 "
+            "satisfies the theorem's hypotheses (lambda_bar < 0); ReLU without bias has lambda_bar = 1/d > 0 and "
+            "tanh without bias gives an odd field: the theorem says nothing there. With attractive attention "
+            "(s = +1) attention alone clusters the tokens, so the noise-only rows (s = 0) isolate what the noise does."
+        ],
         [Table(cols, rows, "Predicted bound rate against measured exponential rates")],
-        [Figure(Path("sync_attention.png"), "Attention on (s = +1). Theory: the bound (dashed) where it applies; "
-                "measured: the ensemble energies and their fitted rates in the legend."),
-         Figure(Path("sync_noise_only.png"), "Attention off (s = 0): synchronization by noise alone. Theory: decay "
+        [
+            Figure(
+                Path("sync_attention.png"),
+                "Attention on (s = +1). Theory: the bound (dashed) where it applies; "
+                "measured: the ensemble energies and their fitted rates in the legend.",
+            ),
+            Figure(
+                Path("sync_noise_only.png"),
+                "Attention off (s = 0): synchronization by noise alone. Theory: decay "
                 "at least at rate lambda_bar' for ReLU sigma = 0.1; no decay guaranteed for ReLU/tanh without bias "
-                "(tanh: odd field, antipodal pairs persist, E_beta stays positive).")])
+                "(tanh: odd field, antipodal pairs persist, E_beta stays positive).",
+            ),
+        ],
+    )
 
 
 def _lyapunov_section(out: Path, quick: bool, progress) -> Section:
-    from ..plots_theory import lyapunov_figure
-
-    rows = lyapunov_table(quick=quick)
-    write_json(out / "lyapunov.json", {"rows": rows})
-    lyapunov_figure(rows, out / "lyapunov.png")
-    if progress:
-        progress(1)
-    table = Table(["setting", "measured", "95% half-width", "lambda_1"],
-                  [[r["label"], r["measured"], r["ci"], r["lambda1"]] for r in rows],
-                  "Top Lyapunov exponent of the noise-only flow")
-    return Section("The theorems, checked: Lyapunov exponents (THEORY section 2)",
-                   ["Two tokens at distance 1e-4 follow the noise-only SDE; their separation is renormalised "
-                    "every step and the exponent is the mean log growth per unit time."],
-                   [table], [Figure(Path("lyapunov.png"), "Theory: measured = lambda_1 (dashed diagonal); "
-                                    "measured: points with 95% intervals.")])
+    rows = lyapunov.run_and_write(out, quick=quick).rows
+    _tick(progress)
+    table = Table(
+        ["setting", "measured", "95% half-width", "lambda_1"],
+        [[r.label, r.measured, r.ci, r.lambda1] for r in rows],
+        "Top Lyapunov exponent of the noise-only flow",
+    )
+    return Section(
+        "The theorems, checked: Lyapunov exponents (THEORY section 2)",
+        [
+            "Two tokens at distance 1e-4 follow the noise-only SDE; their separation is renormalised "
+            "every step and the exponent is the mean log growth per unit time."
+        ],
+        [table],
+        [
+            Figure(
+                Path("lyapunov.png"),
+                "Theory: measured = lambda_1 (dashed diagonal); measured: points with 95% intervals.",
+            )
+        ],
+    )
 
 
 def _phase_section(out: Path, quick: bool, progress) -> Section:
-    from ..plots_theory import phase_figure
-
-    r = phase_exp.phase(**(phase_exp.QUICK if quick else phase_exp.FULL))
-    r["agreement"] = phase_exp.agreement(r)
-    r["agreement_finite_t"] = phase_exp.agreement(r, finite_time=True)
-    write_json(out / "phase.json", {k: r[k] for k in ("activations", "dims", "bias_stds", "scales", "seeds",
-                                                          "threshold", "probability", "lambda_bar", "agreement",
-                                                          "agreement_finite_t")})
-    phase_figure(r, out / "phase.png")
-    if progress:
-        progress(1)
-    return Section("The theorems, checked: phase diagram of synchronization (THEORY sections 2, 5)",
-                   [f"P(final E_beta < {r['threshold']:g}) over {r['seeds']} seeds per cell, N = {r['tokens']}, "
-                    f"T = {r['horizon']:g}, limit SDE. Noise-only cells (s = 0) where 'P >= 1/2' matches the "
-                    f"kernel verdict (lambda_bar < 0, field not odd): {r['agreement']:.0%}; adding the finite-"
-                    f"horizon requirement lambda_bar T < log(threshold / E_beta(0)): {r['agreement_finite_t']:.0%}."],
-                   [], [Figure(Path("phase.png"), "Theory: synchronization by noise below the red lambda_bar = 0 "
-                               "curve (larger d and bias), except for odd fields (tanh without bias). Measured: "
-                               "heat map of P(sync); with attractive attention (s = +1) tokens also cluster "
-                               "where lambda_bar > 0, since the attention itself contracts.")])
+    r = phase.run_and_write(out, phase.settings_for(quick))
+    _tick(progress)
+    return Section(
+        "The theorems, checked: phase diagram of synchronization (THEORY sections 2, 5)",
+        [
+            f"P(final E_beta < {r.threshold:g}) over {r.seeds} seeds per cell, N = {r.tokens}, "
+            f"T = {r.horizon:g}, limit SDE. Noise-only cells (s = 0) where 'P >= 1/2' matches the "
+            f"kernel verdict (lambda_bar < 0, field not odd): {r.agreement:.0%}; adding the finite-"
+            f"horizon requirement lambda_bar T < log(threshold / E_beta(0)): {r.agreement_finite_t:.0%}."
+        ],
+        [],
+        [
+            Figure(
+                Path("phase.png"),
+                "Theory: synchronization by noise below the red lambda_bar = 0 "
+                "curve (larger d and bias), except for odd fields (tanh without bias). Measured: "
+                "heat map of P(sync); with attractive attention (s = +1) tokens also cluster "
+                "where lambda_bar > 0, since the attention itself contracts.",
+            )
+        ],
+    )
 
 
 def theorem_sections(out: Path, quick: bool = False, progress: Callable[[int], None] | None = None) -> list[Section]:
@@ -142,8 +199,12 @@ def theorem_sections(out: Path, quick: bool = False, progress: Callable[[int], N
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    sections = [_rates_section(out, quick, progress), _sync_section(out, quick, progress),
-                _lyapunov_section(out, quick, progress), _phase_section(out, quick, progress)]
+    sections = [
+        _rates_section(out, quick, progress),
+        _sync_section(out, quick, progress),
+        _lyapunov_section(out, quick, progress),
+        _phase_section(out, quick, progress),
+    ]
     sections[-1].paragraphs.append(f"The theorem checks took {time.perf_counter() - start:.0f} s.")
     return sections
 

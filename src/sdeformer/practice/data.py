@@ -60,6 +60,7 @@ def require(module: str):
 
 # -- Shakespeare --------------------------------------------------------------------------------------
 
+
 def shakespeare_text() -> str:
     """All 42 ``*_gut.txt`` works, sorted by file name and concatenated (5,057,198 characters)."""
     files = sorted((package_dir("shksprdata") / "texts").glob("*_gut.txt"))
@@ -77,7 +78,7 @@ class CharCorpus:
     val: torch.Tensor  # (n_val,)
 
     @classmethod
-    def load(cls, max_chars: int | None = None, val_fraction: float = 0.1) -> "CharCorpus":
+    def load(cls, max_chars: int | None = None, val_fraction: float = 0.1) -> CharCorpus:
         """The Shakespeare corpus (optionally its first ``max_chars`` characters); validation = the last part."""
         text = shakespeare_text()
         text = text[:max_chars] if max_chars else text
@@ -88,7 +89,9 @@ class CharCorpus:
         cut = int(len(codes) * (1 - val_fraction))
         return cls(vocab, codes[:cut], codes[cut:])
 
-    def batch(self, split: str, size: int, length: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    def batch(
+        self, split: str, size: int, length: int, generator: torch.Generator
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Random windows: inputs and next-character targets, both ``(size, length)``."""
         data = self.train if split == "train" else self.val
         start = torch.randint(len(data) - length - 1, (size,), generator=generator)  # (size,)
@@ -98,6 +101,7 @@ class CharCorpus:
 
 
 # -- MNIST --------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Images:
@@ -121,6 +125,8 @@ def mnist(max_train: int | None = None, max_val: int | None = None) -> dict[str,
     out = {}
     for name, (x, y) in zip(("train", "val", "test"), splits):
         n = limits[name] or len(y)
-        out[name] = Images(torch.from_numpy(np.ascontiguousarray(x[:n])).reshape(-1, 28, 28),
-                           torch.from_numpy(np.asarray(y[:n], dtype=np.int64)))
+        out[name] = Images(
+            torch.from_numpy(np.ascontiguousarray(x[:n])).reshape(-1, 28, 28),
+            torch.from_numpy(np.asarray(y[:n], dtype=np.int64)),
+        )
     return out

@@ -22,21 +22,29 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
+from typing import cast
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
 from ..errors import ConfigError
+from ..rng import derive_seeds
 from ..store import read_npz
-from .models import AttentionFn, CharTransformer, ModelConfig, full_attention
-from .train import TaskConfig, load_task
+from .models import AttentionFn, CharTransformer, NetConfig, full_attention
+from .tasks import CharTask, TaskConfig, load_task
 
 
-def far_positions(blocks: int, block: int, batch_size: int, batches: int, generator: torch.Generator | None = None,
-                  device: torch.device | str = "cpu") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def far_positions(
+    blocks: int,
+    block: int,
+    batch_size: int,
+    batches: int,
+    generator: torch.Generator | None = None,
+    device: torch.device | str = "cpu",
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """The far-past sample of every block: (idx ``(B, nb, p)`` long, valid ``(nb, p)`` bool, shift ``(nb,)`` float64).
 
     Block j has M_j = max(j - 1, 0) * block far positions; when M_j <= p they are all taken (idx 0..p-1, the
@@ -55,8 +63,14 @@ def far_positions(blocks: int, block: int, batch_size: int, batches: int, genera
     return idx, valid, shift
 
 
-def causal_random_batch_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, batch_size: int,
-                                  block: int, generator: torch.Generator | None = None) -> torch.Tensor:
+def causal_random_batch_attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    batch_size: int,
+    block: int,
+    generator: torch.Generator | None = None,
+) -> torch.Tensor:
     """The block random-batch attention of the module docstring. q, k, v ``(B, H, N, dh)`` -> ``(B, H, N, dh)``.
 
     One ``scaled_dot_product_attention`` call over the nb blocks (as its batch), each block's b queries
@@ -69,7 +83,8 @@ def causal_random_batch_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Ten
     p, b = int(batch_size), int(block)
     nb = -(-n // b)
     pad = nb * b - n  # padded keys sit after every real query: causally masked, never sampled
-    qb, kb, vb = (F.pad(t, (0, 0, 0, pad)).reshape(bsz * h, nb, b, dh).transpose(0, 1) for t in (q, k, v))  # (nb, BH, b, dh)
+    # (nb, BH, b, dh) each
+    qb, kb, vb = (F.pad(t, (0, 0, 0, pad)).reshape(bsz * h, nb, b, dh).transpose(0, 1) for t in (q, k, v))
     keys = [F.pad(kb, (0, 0, 0, 0, 0, 0, 1, 0))[:-1], kb]  # previous block (zeros for j = 0), own block
     values = [F.pad(vb, (0, 0, 0, 0, 0, 0, 1, 0))[:-1], vb]  # 2 x (nb, BH, b, dh)
     neg = torch.tensor(float("-inf"), dtype=q.dtype, device=q.device)
@@ -82,16 +97,18 @@ def causal_random_batch_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Ten
         rows = (idx.clamp(max=n - 1) + torch.arange(bsz, device=q.device)[:, None, None] * n).flatten()  # (B nb p,)
         for src, dst in ((k, keys), (v, values)):
             far = src.transpose(1, 2).reshape(bsz * n, h * dh).index_select(0, rows)  # (B nb p, H dh)
-            dst.append(far.view(bsz, nb, p, h, dh).permute(1, 0, 3, 2, 4).reshape(nb, bsz * h, p, dh))  # (nb, BH, p, dh)
+            far = far.view(bsz, nb, p, h, dh).permute(1, 0, 3, 2, 4)  # (nb, B, H, p, dh)
+            dst.append(far.reshape(nb, bsz * h, p, dh))  # (nb, BH, p, dh)
         bias.append(torch.where(valid, shift.to(q.dtype)[:, None], neg)[:, None, :].expand(nb, b, p))
     mask = torch.cat(bias, dim=-1)[:, None]  # (nb, 1, b, 2b + p)
-    out = F.scaled_dot_product_attention(qb.contiguous(), torch.cat(keys, dim=2), torch.cat(values, dim=2),
-                                         attn_mask=mask)  # (nb, BH, b, dh)
+    out = F.scaled_dot_product_attention(
+        qb.contiguous(), torch.cat(keys, dim=2), torch.cat(values, dim=2), attn_mask=mask
+    )  # (nb, BH, b, dh)
     return out.transpose(0, 1).reshape(bsz, h, nb * b, dh)[:, :, :n]
 
 
 def load_char_model(weights: Path, cfg, vocab: int) -> CharTransformer:
-    """A trained character model from its ``.npz`` state dict (written by ``train.run_suite``)."""
+    """A trained character model from its ``.npz`` state dict (written by ``suite.run_suite``)."""
     model = CharTransformer(cfg.model, vocab, cfg.context)
     state = {k: torch.from_numpy(np.asarray(v)) for k, v in read_npz(weights).items()}
     model.load_state_dict(state)
@@ -108,37 +125,70 @@ def _perplexity(model: CharTransformer, x: torch.Tensor, y: torch.Tensor) -> tup
     return float(torch.exp(loss)), x.numel() / seconds
 
 
+def _random_batch(batch_size: int, block: int, generator: torch.Generator) -> AttentionFn:
+    """The block random-batch attention kernel drawing from ``generator`` (always causal)."""
+
+    def fn(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> torch.Tensor:
+        return causal_random_batch_attention(q, k, v, batch_size, block, generator)
+
+    return fn
+
+
 @torch.no_grad()
-def evaluate(model: CharTransformer, x: torch.Tensor, y: torch.Tensor, batch_sizes: Sequence[int],
-             block: int = 64, repeats: int = 3, seed: int = 0) -> list[dict]:
+def evaluate(
+    model: CharTransformer,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    batch_sizes: Sequence[int],
+    block: int = 64,
+    repeats: int = 3,
+    seed: int = 0,
+) -> list[dict]:
     """Perplexity and tokens/s of full attention and of block random-batch attention for each p (p = 0: the
     local blocks alone).
 
-    Random-batch rows average the perplexity over ``repeats`` sampling seeds ``seed, seed + 1, ...`` (with its
-    std); timing is the best of the ``repeats`` passes of every row. ``x``, ``y``: validation windows ``(B, N)``.
+    Random-batch rows average the perplexity over the ``repeats`` sampling seeds ``derive_seeds(seed, repeats)``
+    (with its std); timing is the best of the ``repeats`` passes of every row. ``x``, ``y``: validation windows
+    ``(B, N)``.
     """
     rows = []
     model.set_attention(full_attention)
     runs = [_perplexity(model, x, y) for _ in range(repeats)]
-    rows.append({"scheme": "full", "p": None, "block": None, "ppl": runs[0][0], "ppl_std": 0.0,
-                 "tokens_per_s": max(r[1] for r in runs)})
+    rows.append(
+        {
+            "scheme": "full",
+            "p": None,
+            "block": None,
+            "ppl": runs[0][0],
+            "ppl_std": 0.0,
+            "tokens_per_s": max(r[1] for r in runs),
+        }
+    )
     for p in batch_sizes:
         runs = []
-        for r in range(repeats):
-            g = torch.Generator().manual_seed(seed + r)
-            fn: AttentionFn = lambda q, k, v, causal, p=p, g=g: causal_random_batch_attention(q, k, v, p, block, g)
-            model.set_attention(fn)
+        for s in derive_seeds(seed, repeats):
+            g = torch.Generator().manual_seed(s)
+            model.set_attention(_random_batch(p, block, g))
             runs.append(_perplexity(model, x, y))
         ppl = np.asarray([r[0] for r in runs])
-        rows.append({"scheme": "random-batch" if p > 0 else "local-block", "p": int(p), "block": block,
-                     "ppl": float(ppl.mean()), "ppl_std": float(ppl.std()), "tokens_per_s": max(r[1] for r in runs)})
+        rows.append(
+            {
+                "scheme": "random-batch" if p > 0 else "local-block",
+                "p": int(p),
+                "block": block,
+                "ppl": float(ppl.mean()),
+                "ppl_std": float(ppl.std()),
+                "tokens_per_s": max(r[1] for r in runs),
+            }
+        )
     model.set_attention(full_attention)
     return rows
 
 
 @torch.no_grad()
-def kernel_timing(lengths: Sequence[int], batch_size: int, block: int, heads: int = 4, dh: int = 16,
-                  seed: int = 0) -> list[dict]:
+def kernel_timing(
+    lengths: Sequence[int], batch_size: int, block: int, heads: int = 4, dh: int = 16, seed: int = 0
+) -> list[dict]:
     """Seconds per call (after one warm-up call) of causal full attention (SDPA, ``is_causal=True``) and
     block random-batch attention, one sequence of N tokens, ``heads`` x ``dh`` = d."""
     g = torch.Generator().manual_seed(seed)
@@ -146,22 +196,31 @@ def kernel_timing(lengths: Sequence[int], batch_size: int, block: int, heads: in
     for n in lengths:
         q, k, v = torch.randn(3, 1, heads, n, dh, generator=g).unbind(0)  # (1, H, N, dh) each
         times = {}
-        for name, fn in (("full", lambda: full_attention(q, k, v, True)),
-                         ("random-batch", lambda: causal_random_batch_attention(q, k, v, batch_size, block, g))):
-            fn()
+        for name, fn in (("full", full_attention), ("random-batch", _random_batch(batch_size, block, g))):
+            fn(q, k, v, True)
             start = time.perf_counter()
-            fn()
+            fn(q, k, v, True)
             times[name] = time.perf_counter() - start
-        rows.append({"n": int(n), "p": batch_size, "block": block, "d": heads * dh, "full_s": times["full"],
-                     "random_batch_s": times["random-batch"]})
+        rows.append(
+            {
+                "n": int(n),
+                "p": batch_size,
+                "block": block,
+                "d": heads * dh,
+                "full_s": times["full"],
+                "random_batch_s": times["random-batch"],
+            }
+        )
     return rows
 
 
-SCHEME = ("Block random-batch attention: the sequence is cut into blocks of b tokens; each query attends exactly "
-          "(causally) to its own block and the previous one, and to p positions of the older past sampled once "
-          "per block (one uniform draw in each of p equal slices of the M = (j - 1) b older positions), whose "
-          "logits get + log(M/p) so that the softmax sums over the older past are unbiased estimates; exact "
-          "when M <= p. Causal; one dense SDPA call; cost O(N (2b + p) d).")
+SCHEME = (
+    "Block random-batch attention: the sequence is cut into blocks of b tokens; each query attends exactly "
+    "(causally) to its own block and the previous one, and to p positions of the older past sampled once "
+    "per block (one uniform draw in each of p equal slices of the M = (j - 1) b older positions), whose "
+    "logits get + log(M/p) so that the softmax sums over the older past are unbiased estimates; exact "
+    "when M <= p. Causal; one dense SDPA call; cost O(N (2b + p) d)."
+)
 
 
 def find_char_model(results: Path) -> tuple[Path, TaskConfig]:
@@ -171,21 +230,27 @@ def find_char_model(results: Path) -> tuple[Path, TaskConfig]:
     """
     found = sorted((Path(results) / "charlm").glob("baseline__seed0__*.weights.npz"))
     if len(found) != 1:
-        raise ConfigError("results", str(results), f"one trained character model, found {len(found)} "
-                                                   "(run `sdeformer train --task charlm --method baseline --seeds 1 --out RESULTS`)")
+        hint = "run `sdeformer train --task charlm --method baseline --seeds 1 --out RESULTS`"
+        raise ConfigError("results", str(results), f"one trained character model, found {len(found)} ({hint})")
     record = json.loads(found[0].with_name(found[0].name.replace(".weights.npz", ".json")).read_text())
     task = dict(record["settings"]["task"])
-    return found[0], TaskConfig(**{**task, "model": ModelConfig(**task["model"])})
+    return found[0], TaskConfig(**{**task, "model": NetConfig(**task["model"])})
 
 
-def run(results: Path, batch_sizes: Sequence[int], block: int, lengths: Sequence[int], repeats: int = 3,
-        seed: int = 0) -> dict:
+def run(
+    results: Path, batch_sizes: Sequence[int], block: int, lengths: Sequence[int], repeats: int = 3, seed: int = 0
+) -> dict:
     """Random-batch inference on the trained character model (baseline, seed 0) of ``results``, on its
     validation windows at its training context. Raises ConfigError when that model is missing."""
     weights, cfg = find_char_model(results)
-    task = load_task(cfg)
+    task = cast(CharTask, load_task(cfg))  # find_char_model finds character models only
     model = load_char_model(weights, cfg, len(task.corpus.vocab))
     x, y = task.val
-    return {"scheme": SCHEME, "context": cfg.context, "windows": int(x.shape[0]), "weights": str(weights),
-            "perplexity": evaluate(model, x, y, batch_sizes, block, repeats, seed),
-            "kernel": kernel_timing(lengths, max(batch_sizes), block, seed=seed) if lengths else []}
+    return {
+        "scheme": SCHEME,
+        "context": cfg.context,
+        "windows": int(x.shape[0]),
+        "weights": str(weights),
+        "perplexity": evaluate(model, x, y, batch_sizes, block, repeats, seed),
+        "kernel": kernel_timing(lengths, max(batch_sizes), block, seed=seed) if lengths else [],
+    }

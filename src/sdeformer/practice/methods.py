@@ -33,19 +33,22 @@ class Method:
         return asdict(self)
 
 
-METHODS: dict[str, Method] = {m.name: m for m in (
-    Method("baseline"),
-    Method("noise-0.1", noise_scale=0.1),
-    Method("noise-0.3", noise_scale=0.3),
-    Method("noise-1", noise_scale=1.0),
-    Method("neftune", neftune_alpha=5.0),
-    Method("stochdepth", drop_path=0.1),
-    Method("energy+", energy_weight=0.1),
-    Method("energy-", energy_weight=-0.1),
-)}
+METHODS: dict[str, Method] = {
+    m.name: m
+    for m in (
+        Method("baseline"),
+        Method("noise-0.1", noise_scale=0.1),
+        Method("noise-0.3", noise_scale=0.3),
+        Method("noise-1", noise_scale=1.0),
+        Method("neftune", neftune_alpha=5.0),
+        Method("stochdepth", drop_path=0.1),
+        Method("energy+", energy_weight=0.1),
+        Method("energy-", energy_weight=-0.1),
+    )
+}
 
 
-def get_methods(names: "str | list[str]") -> list[Method]:
+def get_methods(names: str | list[str]) -> list[Method]:
     """Methods by name; ``"all"`` or a comma-separated list. Raises ConfigError for an unknown name."""
     if isinstance(names, str):
         names = list(METHODS) if names.strip() == "all" else [n.strip() for n in names.split(",") if n.strip()]

@@ -14,8 +14,9 @@ The attention kernel of every block is ``attention_fn(q, k, v, causal)`` with q,
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
+from typing import cast
 
 import torch
 import torch.nn.functional as F
@@ -30,7 +31,9 @@ def full_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bo
 
 
 @dataclass(frozen=True)
-class ModelConfig:
+class NetConfig:
+    """The shape of a trained practice network (not ``sdeformer.config.ModelConfig``, the simulated model)."""
+
     dim: int = 128  # token dimension d
     layers: int = 4  # number of blocks L
     heads: int = 4  # attention heads
@@ -57,12 +60,13 @@ class SelfAttention(nn.Module):
 class Block(nn.Module):
     """x <- x + Attn(LN x); x <- x + MLP(LN x), with optional stochastic depth on both branches."""
 
-    def __init__(self, cfg: ModelConfig, causal: bool, drop_path: float):
+    def __init__(self, cfg: NetConfig, causal: bool, drop_path: float):
         super().__init__()
         self.norm1, self.norm2 = nn.LayerNorm(cfg.dim), nn.LayerNorm(cfg.dim)
         self.attn = SelfAttention(cfg.dim, cfg.heads, causal)
-        self.mlp = nn.Sequential(nn.Linear(cfg.dim, cfg.mlp_ratio * cfg.dim), nn.GELU(),
-                                 nn.Linear(cfg.mlp_ratio * cfg.dim, cfg.dim))
+        self.mlp = nn.Sequential(
+            nn.Linear(cfg.dim, cfg.mlp_ratio * cfg.dim), nn.GELU(), nn.Linear(cfg.mlp_ratio * cfg.dim, cfg.dim)
+        )
         self.drop_path = drop_path
         self.generator: torch.Generator | None = None
 
@@ -81,7 +85,7 @@ class Block(nn.Module):
 class TinyTransformer(nn.Module):
     """Blocks with stochastic depth rates ``drop_path * (l + 1) / L`` and NEFTune on the input embeddings."""
 
-    def __init__(self, cfg: ModelConfig, causal: bool):
+    def __init__(self, cfg: NetConfig, causal: bool):
         super().__init__()
         self.cfg = cfg
         rates = [cfg.drop_path * (i + 1) / cfg.layers for i in range(cfg.layers)]
@@ -93,7 +97,7 @@ class TinyTransformer(nn.Module):
         """The source of NEFTune and stochastic-depth randomness."""
         self.generator = generator
         for b in self.blocks:
-            b.generator = generator
+            cast(Block, b).generator = generator
 
     def embed_noise(self, e: torch.Tensor) -> torch.Tensor:
         """NEFTune: ``e + alpha / sqrt(N d) * Uniform(-1, 1)`` in training. ``(B, N, d)``."""
@@ -111,13 +115,13 @@ class TinyTransformer(nn.Module):
 
     def set_attention(self, fn: AttentionFn) -> None:
         for b in self.blocks:
-            b.attn.attention_fn = fn
+            cast(Block, b).attn.attention_fn = fn
 
 
 class CharTransformer(TinyTransformer):
     """Causal character language model: ``forward(idx (B, N)) -> logits (B, N, vocab)``."""
 
-    def __init__(self, cfg: ModelConfig, vocab: int, context: int):
+    def __init__(self, cfg: NetConfig, vocab: int, context: int):
         super().__init__(cfg, causal=True)
         self.context = context
         self.tok = nn.Embedding(vocab, cfg.dim)
@@ -132,7 +136,7 @@ class CharTransformer(TinyTransformer):
 class ViT(TinyTransformer):
     """Vision transformer for 28 x 28 images: ``patch`` x ``patch`` patches plus a class token."""
 
-    def __init__(self, cfg: ModelConfig, patch: int = 7, classes: int = 10, side: int = 28):
+    def __init__(self, cfg: NetConfig, patch: int = 7, classes: int = 10, side: int = 28):
         super().__init__(cfg, causal=False)
         self.patch = patch
         n = (side // patch) ** 2

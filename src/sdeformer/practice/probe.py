@@ -14,7 +14,7 @@ none of the attention assumptions, so this is the theory's prediction to test, n
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 
@@ -50,9 +50,20 @@ def layer_stats(states: Sequence[torch.Tensor], beta: float, threshold: float) -
 
 
 @torch.no_grad()
-def probe(text: str = DEFAULT_TEXT, scales: Sequence[float] = DEFAULT_SCALES, *, samples: int = 8,
-          dt: float = 1.0, activation: str = "gelu", width: int = 1536, bias_std: float = 0.1,
-          beta: float = 1.0, threshold: float = CLUSTER_THRESHOLD, seed: int = 0, model=None) -> dict:
+def probe(
+    text: str = DEFAULT_TEXT,
+    scales: Sequence[float] = DEFAULT_SCALES,
+    *,
+    samples: int = 8,
+    dt: float = 1.0,
+    activation: str = "gelu",
+    width: int = 1536,
+    bias_std: float = 0.1,
+    beta: float = 1.0,
+    threshold: float = CLUSTER_THRESHOLD,
+    seed: int = 0,
+    model=None,
+) -> dict:
     """The probe's record (plain JSON); see the module docstring. ``model``: a preloaded (tokenizer, model).
 
     Raises ConfigError for empty text, a text of one token, a negative scale or samples < 1, and
@@ -79,8 +90,20 @@ def probe(text: str = DEFAULT_TEXT, scales: Sequence[float] = DEFAULT_SCALES, *,
         sweep = []
         batch = {k: v.expand(int(samples), -1) for k, v in enc.items()}  # one noise field per sample
         for scale in scales:
-            hooks = attach(net, noise={"dt": dt, "scale": float(scale), "activation": activation, "width": width,
-                                       "su": bias_std, "sw": bias_std}, record=True, mode="always", seed=seed)
+            hooks = attach(
+                net,
+                noise={
+                    "dt": dt,
+                    "scale": float(scale),
+                    "activation": activation,
+                    "width": width,
+                    "su": bias_std,
+                    "sw": bias_std,
+                },
+                record=True,
+                mode="always",
+                seed=seed,
+            )
             net(**batch)
             emb = embedded.expand(int(samples), -1, -1)  # (S, N, d): the embeddings carry no noise
             sweep.append({"scale": float(scale), **layer_stats([emb, *hooks.states], beta, threshold)})
@@ -91,15 +114,27 @@ def probe(text: str = DEFAULT_TEXT, scales: Sequence[float] = DEFAULT_SCALES, *,
     layers = net.config.num_hidden_layers
     horizon = layers * dt
     for row in sweep:  # the noise-only prediction for E_beta(T) / E_beta(0), kappa scaled by scale^2
-        row["theory_energy_factor"] = math.exp(row["scale"] ** 2 * -abs(theory.lambda_bar_prime) * horizon) \
-            if theory.synchronizes else None
+        row["theory_energy_factor"] = (
+            math.exp(row["scale"] ** 2 * -abs(theory.lambda_bar_prime) * horizon) if theory.synchronizes else None
+        )
     return {
-        "text": text, "tokens": tokenizer.convert_ids_to_tokens(enc["input_ids"][0]), "n_tokens": n,
+        "text": text,
+        "tokens": tokenizer.convert_ids_to_tokens(enc["input_ids"][0]),
+        "n_tokens": n,
         "layers": ["embeddings"] + [f"layer{i + 1}" for i in range(layers)],
         **{k: clean[k] for k in ("mean_cos", "energy", "clusters")},
-        "noise": {"activation": activation, "width": width, "su": bias_std, "sw": bias_std, "dt": dt,
-                  "samples": int(samples), "seed": seed, "beta": beta, "cluster_threshold": threshold,
-                  "placement": "added to the output of every block: h + scale sqrt(dt) |h| G(h/|h|)"},
+        "noise": {
+            "activation": activation,
+            "width": width,
+            "su": bias_std,
+            "sw": bias_std,
+            "dt": dt,
+            "samples": int(samples),
+            "seed": seed,
+            "beta": beta,
+            "cluster_threshold": threshold,
+            "placement": "added to the output of every block: h + scale sqrt(dt) |h| G(h/|h|)",
+        },
         "theory": {**theory.summary(), "horizon": horizon},
         "noise_scales": sweep,
     }

@@ -11,11 +11,12 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
-from ..report import Figure, Section, Table, write_report  # noqa: E402
-from .methods import METHODS, NOISE_LAW  # noqa: E402
-from .train import TASKS, summarize  # noqa: E402
+from ..report import Figure, Section, Table, write_report
+from .methods import METHODS, NOISE_LAW
+from .suite import summarize
+from .tasks import TASKS
 
 _LABEL = {"charlm": "validation loss (nats/char, lower is better)", "mnist": "validation accuracy (higher is better)"}
 
@@ -48,9 +49,14 @@ def task_section(results: Path, out: Path, task: str) -> Section | None:
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.5))
     for name, s in summary.items():
         steps, mean, std = s["curve_steps"], s["curve_mean"], s["curve_std"]
-        line, = axes[0].plot(steps, mean, label=name)
-        axes[0].fill_between(steps, [m - e for m, e in zip(mean, std)], [m + e for m, e in zip(mean, std)],
-                             color=line.get_color(), alpha=0.15)
+        (line,) = axes[0].plot(steps, mean, label=name)
+        axes[0].fill_between(
+            steps,
+            [m - e for m, e in zip(mean, std)],
+            [m + e for m, e in zip(mean, std)],
+            color=line.get_color(),
+            alpha=0.15,
+        )
         layers = range(1, len(s["layer_cos_mean"]) + 1)
         axes[1].errorbar(layers, s["layer_cos_mean"], yerr=s["layer_cos_std"], label=name, capsize=2)
         axes[2].errorbar(layers, s["layer_energy_mean"], yerr=s["layer_energy_std"], label=name, capsize=2)
@@ -70,28 +76,56 @@ def task_section(results: Path, out: Path, task: str) -> Section | None:
         m = s["settings"]["method"]
         knobs = ", ".join(f"{k}={v:g}" for k, v in m.items() if k != "name" and v) or "-"
         stt = s["steps_to_target_mean"]
-        rows.append([name, knobs, s["seeds"], _pm(s["final_mean"], s["final_std"]),
-                     "" if s["delta_vs_baseline"] is None else f"{s['delta_vs_baseline']:+.4f}",
-                     "" if s["t_vs_baseline"] is None else f"{s['t_vs_baseline']:+.2f}",
-                     "" if name == "baseline" else verdict(s["t_vs_baseline"], higher),
-                     "-" if stt is None else f"{stt:.0f}", f"{s['reached_target']}/{s['seeds']}",
-                     _pm(s["layer_cos_mean"][-1], s["layer_cos_std"][-1], 3),
-                     _pm(s["layer_energy_mean"][-1], s["layer_energy_std"][-1], 3), f"{s['seconds_mean']:.0f}"])
+        rows.append(
+            [
+                name,
+                knobs,
+                s["seeds"],
+                _pm(s["final_mean"], s["final_std"]),
+                "" if s["delta_vs_baseline"] is None else f"{s['delta_vs_baseline']:+.4f}",
+                "" if s["t_vs_baseline"] is None else f"{s['t_vs_baseline']:+.2f}",
+                "" if name == "baseline" else verdict(s["t_vs_baseline"], higher),
+                "-" if stt is None else f"{stt:.0f}",
+                f"{s['reached_target']}/{s['seeds']}",
+                _pm(s["layer_cos_mean"][-1], s["layer_cos_std"][-1], 3),
+                _pm(s["layer_energy_mean"][-1], s["layer_energy_std"][-1], 3),
+                f"{s['seconds_mean']:.0f}",
+            ]
+        )
     better = "higher" if higher else "lower"
     model = s0["model"]
-    settings = (f"Settings: {s0['steps']} AdamW steps (peak lr {s0['lr']:g}, 20-step warm-up, cosine to 10%, weight "
-                f"decay 0.01, gradient clip 1), batch {s0['batch']}, pre-norm transformer d = {model['dim']}, "
-                f"{model['layers']} blocks, {model['heads']} heads, MLP ratio {model['mlp_ratio']}"
-                + (f", context {s0['context']} characters" if task == "charlm" else ", 7x7 patches + class token")
-                + f"; validation every {s0['eval_every']} steps on {s0['eval_size']} fixed "
-                + ("windows" if task == "charlm" else "images") + f"; target {s0['target']:g}. Seeds 0.."
-                + f"{max(r['seed'] for r in records)}. Common-noise law: {NOISE_LAW}, dt = 1/L, applied to the "
-                "output of every block in training only. Per-layer cosine/energy: block outputs in eval mode on "
-                "a fixed validation batch.")
-    table = Table(["method", "settings", "seeds", f"final ({better} better) mean ± std", "Δ vs baseline", "Welch t", "verdict (|t| >= 2)",
-                   "steps to target", "reached", "last-block cos", "last-block E_beta", "s/run"], rows,
-                  caption=f"{task}: every method against the baseline (std over seeds, ddof = 1)")
-    return Section(f"Task {task}", [settings], [table], [Figure(png.relative_to(out), f"{task}: curves and per-layer synchronization")])
+    settings = (
+        f"Settings: {s0['steps']} AdamW steps (peak lr {s0['lr']:g}, 20-step warm-up, cosine to 10%, weight "
+        f"decay 0.01, gradient clip 1), batch {s0['batch']}, pre-norm transformer d = {model['dim']}, "
+        f"{model['layers']} blocks, {model['heads']} heads, MLP ratio {model['mlp_ratio']}"
+        + (f", context {s0['context']} characters" if task == "charlm" else ", 7x7 patches + class token")
+        + f"; validation every {s0['eval_every']} steps on {s0['eval_size']} fixed "
+        + ("windows" if task == "charlm" else "images")
+        + f"; target {s0['target']:g}. Seeds 0.."
+        + f"{max(r['seed'] for r in records)}. Common-noise law: {NOISE_LAW}, dt = 1/L, applied to the "
+        "output of every block in training only. Per-layer cosine/energy: block outputs in eval mode on "
+        "a fixed validation batch."
+    )
+    table = Table(
+        [
+            "method",
+            "settings",
+            "seeds",
+            f"final ({better} better) mean ± std",
+            "Δ vs baseline",
+            "Welch t",
+            "verdict (|t| >= 2)",
+            "steps to target",
+            "reached",
+            "last-block cos",
+            "last-block E_beta",
+            "s/run",
+        ],
+        rows,
+        caption=f"{task}: every method against the baseline (std over seeds, ddof = 1)",
+    )
+    figure = Figure(png.relative_to(out), f"{task}: curves and per-layer synchronization")
+    return Section(f"Task {task}", [settings], [table], [figure])
 
 
 def probe_section(results: Path, out: Path) -> Section | None:
@@ -103,11 +137,13 @@ def probe_section(results: Path, out: Path) -> Section | None:
         r = json.loads(f.read_text())
         th, nz = r["theory"], r["noise"]
         label = f"noise {nz['activation']}, sU = sW = {nz['su']:g}"
-        paras.append(f"{f.name}: {label}, width {nz['width']}, dt = {nz['dt']:g} per block (T = {th['horizon']:g}), "
-                     f"{nz['samples']} noise draws per scale, cluster threshold cos > {nz['cluster_threshold']}; "
-                     f"kernel at d = {th['dim']}: kappa(1) = {th['kappa1']:.4g}, lambda_bar = {th['lambda_bar']:.4g}, "
-                     f"lambda_bar' = {th['lambda_bar_prime']:.4g}, synchronizes (theorem) = {th['synchronizes']}. "
-                     f"Text: {r['text']!r} ({r['n_tokens']} tokens).")
+        paras.append(
+            f"{f.name}: {label}, width {nz['width']}, dt = {nz['dt']:g} per block (T = {th['horizon']:g}), "
+            f"{nz['samples']} noise draws per scale, cluster threshold cos > {nz['cluster_threshold']}; "
+            f"kernel at d = {th['dim']}: kappa(1) = {th['kappa1']:.4g}, lambda_bar = {th['lambda_bar']:.4g}, "
+            f"lambda_bar' = {th['lambda_bar_prime']:.4g}, synchronizes (theorem) = {th['synchronizes']}. "
+            f"Text: {r['text']!r} ({r['n_tokens']} tokens)."
+        )
         cols = ["layer", "clean cos", "clean E", "clean clusters"]
         for row in r["noise_scales"]:
             cols += [f"s={row['scale']:g} cos", f"s={row['scale']:g} E", f"s={row['scale']:g} cl"]
@@ -148,25 +184,59 @@ def inference_section(results: Path, out: Path) -> Section | None:
     for name, path in found:
         r = json.loads(path.read_text())
         label = f"context {r['context']}"
-        rows = [[row["scheme"], "-" if row["p"] is None else row["p"], "-" if row["block"] is None else row["block"],
-                 _pm(row["ppl"], row["ppl_std"], 3), f"{row['tokens_per_s']:.0f}"] for row in r["perplexity"]]
-        tables.append(Table(["scheme", "p", "block", "perplexity (mean ± std over sampling seeds)", "tokens/s"], rows,
-                            caption=f"trained character model (baseline, seed 0), {label}, {r['windows']} validation "
-                                    f"windows of {r['context']} characters"))
+        rows = [
+            [
+                row["scheme"],
+                "-" if row["p"] is None else row["p"],
+                "-" if row["block"] is None else row["block"],
+                _pm(row["ppl"], row["ppl_std"], 3),
+                f"{row['tokens_per_s']:.0f}",
+            ]
+            for row in r["perplexity"]
+        ]
+        tables.append(
+            Table(
+                ["scheme", "p", "block", "perplexity (mean ± std over sampling seeds)", "tokens/s"],
+                rows,
+                caption=f"trained character model (baseline, seed 0), {label}, {r['windows']} validation "
+                f"windows of {r['context']} characters",
+            )
+        )
         if r["kernel"]:
-            tables.append(Table(["N", "d", "p", "block", "full causal SDPA s", "block random-batch s", "speed-up"],
-                                [[k["n"], k["d"], k["p"], k["block"], f"{k['full_s']:.4g}", f"{k['random_batch_s']:.4g}",
-                                  f"{k['full_s'] / k['random_batch_s']:.2f}"] for k in r["kernel"]],
-                                caption=f"attention kernel alone ({label} run), 1 sequence, 4 heads, one call after a warm-up"))
+            tables.append(
+                Table(
+                    ["N", "d", "p", "block", "full causal SDPA s", "block random-batch s", "speed-up"],
+                    [
+                        [
+                            k["n"],
+                            k["d"],
+                            k["p"],
+                            k["block"],
+                            f"{k['full_s']:.4g}",
+                            f"{k['random_batch_s']:.4g}",
+                            f"{k['full_s'] / k['random_batch_s']:.2f}",
+                        ]
+                        for k in r["kernel"]
+                    ],
+                    caption=f"attention kernel alone ({label} run), 1 sequence, 4 heads, one call after a warm-up",
+                )
+            )
         fig, ax = plt.subplots(figsize=(6, 4))
         rb = [row for row in r["perplexity"] if row["p"]]
         for row in r["perplexity"]:
             if row["p"] == 0:
                 ax.axhline(row["ppl"], color="g", ls=":", label=f"local blocks alone (b = {row['block']})")
-        ax.errorbar([row["p"] for row in rb], [row["ppl"] for row in rb], yerr=[row["ppl_std"] for row in rb], fmt="-o",
-                    label="block random batch")
+        ax.errorbar(
+            [row["p"] for row in rb],
+            [row["ppl"] for row in rb],
+            yerr=[row["ppl_std"] for row in rb],
+            fmt="-o",
+            label="block random batch",
+        )
         ax.axhline(r["perplexity"][0]["ppl"], color="k", ls="--", label="full attention")
-        ax.set(xscale="log", xlabel="random batch size p", ylabel="perplexity", title=f"random-batch inference, {label}")
+        ax.set(
+            xscale="log", xlabel="random batch size p", ylabel="perplexity", title=f"random-batch inference, {label}"
+        )
         ax.set_xticks([row["p"] for row in rb], [str(row["p"]) for row in rb])
         ax.minorticks_off()
         ax.legend()
@@ -175,19 +245,28 @@ def inference_section(results: Path, out: Path) -> Section | None:
         fig.savefig(png, dpi=110)
         plt.close(fig)
         figures.append(Figure(png.relative_to(out), f"perplexity against random batch size p, {label}"))
-    return Section("Random-batch inference (character model)", [json.loads(found[0][1].read_text())["scheme"]],
-                   tables, figures)
+    return Section(
+        "Random-batch inference (character model)", [json.loads(found[0][1].read_text())["scheme"]], tables, figures
+    )
 
 
 def build(results: Path, out: Path) -> Path:
     """Write the results page ``out/index.html`` from the results folder; returns its path."""
     results, out = Path(results), Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    sections = [s for s in [*(task_section(results, out, t) for t in TASKS), probe_section(results, out),
-                            inference_section(results, out)] if s is not None]
+    sections = [
+        s
+        for s in [
+            *(task_section(results, out, t) for t in TASKS),
+            probe_section(results, out),
+            inference_section(results, out),
+        ]
+        if s is not None
+    ]
     if not sections:
         from ..errors import ConfigError
 
         raise ConfigError("results", str(results), "holds no practice results (run `sdeformer train --out` first)")
-    return write_report(out, "sdeformer: the paper's practical suggestions on real data", sections,
-                        meta=f"results folder: {results}")
+    return write_report(
+        out, "sdeformer: the paper's practical suggestions on real data", sections, meta=f"results folder: {results}"
+    )

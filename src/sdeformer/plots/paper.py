@@ -1,40 +1,36 @@
-"""Figures of the foundation experiments (matplotlib, Agg). Each function writes one PNG atomically."""
+"""Figures of the paper (THEORY section 6): Figure 1 snapshots, Figures 2-6 cosine/energy grids, and the energy
+curve of one ``sdeformer simulate`` run."""
 
 from __future__ import annotations
 
-import io
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING
 
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+from . import plt, save_figure
 
-from .store import atomic_write_bytes  # noqa: E402
-
-
-def save_figure(fig: "plt.Figure", path: Path, dpi: int = 90) -> Path:
-    """PNG bytes rendered in memory, then written atomically."""
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
-    plt.close(fig)
-    return atomic_write_bytes(path, buf.getvalue())
-
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 COSINE_BINS = 120
 
 
-def cosine_energy_panel(ax: "plt.Axes", layers: np.ndarray, cos: np.ndarray, energy: np.ndarray,
-                        title: str) -> None:
+def cosine_energy_panel(ax: Axes, layers: np.ndarray, cos: np.ndarray, energy: np.ndarray, title: str) -> None:
     """All pairwise cosines ``cos`` (S, P) against layer, drawn as their density per layer (every pair
     counts; blue, log colour scale), and E_beta (S,) on a twin axis (red)."""
     edges = np.linspace(-1.0, 1.0, COSINE_BINS + 1)
     counts = np.stack([np.histogram(row, bins=edges)[0] for row in cos], axis=1)  # (bins, S)
     density = np.log1p(counts.astype(np.float64))
-    ax.imshow(density, origin="lower", aspect="auto", cmap="Blues", interpolation="nearest",
-              extent=(layers[0], layers[-1], -1.0, 1.0))
+    ax.imshow(
+        density,
+        origin="lower",
+        aspect="auto",
+        cmap="Blues",
+        interpolation="nearest",
+        extent=(layers[0], layers[-1], -1.0, 1.0),
+    )
     ax.set_title(title, fontsize=8)
     ax.tick_params(labelsize=7)
     twin = ax.twinx()
@@ -43,8 +39,15 @@ def cosine_energy_panel(ax: "plt.Axes", layers: np.ndarray, cos: np.ndarray, ene
     twin.tick_params(labelsize=7, colors="tab:red")
 
 
-def grid_figure(path: Path, layers: np.ndarray, cos: np.ndarray, energy: np.ndarray, titles: Sequence[str],
-                suptitle: str, ncols: int = 3) -> Path:
+def grid_figure(
+    path: Path,
+    layers: np.ndarray,
+    cos: np.ndarray,
+    energy: np.ndarray,
+    titles: Sequence[str],
+    suptitle: str,
+    ncols: int = 3,
+) -> Path:
     """Figures 2-6: one panel per setting. ``cos``: (K, S, P), ``energy``: (K, S)."""
     k = len(titles)
     nrows = -(-k // ncols)
@@ -56,7 +59,9 @@ def grid_figure(path: Path, layers: np.ndarray, cos: np.ndarray, energy: np.ndar
             ax.set_visible(False)
     for ax in axes[-1]:
         ax.set_xlabel("layer", fontsize=8)
-    fig.suptitle(suptitle + "  (blue: density of all pairwise cosines, log scale; red, right axis: E_beta)", fontsize=10)
+    fig.suptitle(
+        suptitle + "  (blue: density of all pairwise cosines, log scale; red, right axis: E_beta)", fontsize=10
+    )
     fig.tight_layout()
     return save_figure(fig, path)
 
@@ -78,8 +83,9 @@ def figure1(path: Path, snapshots: dict[str, np.ndarray], times: np.ndarray, tit
             ax.set_xticks([])
             ax.set_yticks([])
             ax.set_title(f"{titles[name]}, t = {t:g}", fontsize=8)
-    fig.suptitle("Figure 1: tokens' first two coordinates (N = 64, d = 4, m = 2048, L = 2000, T = 20, "
-                 "attention off)", fontsize=9)
+    fig.suptitle(
+        "Figure 1: tokens' first two coordinates (N = 64, d = 4, m = 2048, L = 2000, T = 20, attention off)", fontsize=9
+    )
     fig.tight_layout()
     return save_figure(fig, path)
 

@@ -1,0 +1,91 @@
+"""Benchmark part ``grid``: the Figures 2-6 grid with the batched engine, a plain per-setting loop and the floor."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from sdeformer.activations import get_activation
+from sdeformer.config import ModelConfig
+from sdeformer.experiments.grid import MLP_CHOICES, grid_configs
+from sdeformer.mlp_noise import MLPNoise, root_pays
+from sdeformer.sweep import run_sweep
+
+from .timing import floor_seconds, timed
+
+
+def plain_grid_run(cfg: ModelConfig) -> torch.Tensor:
+    """The straightforward baseline: one setting, one plain-PyTorch loop over layers (THEORY section 1), the
+    same random numbers as the engine's default mode. Returns the saved states ``(L+1, N, d)``."""
+    x = cfg.initial_tokens()  # (N, d)
+    d, m = cfg.dim, cfg.width
+    dt, act, g = cfg.horizon / cfg.layers, get_activation(cfg.activation), torch.Generator().manual_seed(cfg.seed)
+    states = [x]
+    for _ in range(cfg.layers):
+        attn = torch.softmax(cfg.beta * x @ x.T, dim=-1) @ x * cfg.attention_scale  # (N, d)
+        x = F.normalize(x + dt * attn, dim=-1)
+        if cfg.mlp:
+            U, bU = torch.randn(m, d, generator=g), cfg.su * torch.randn(m, generator=g)
+            W, bW = torch.randn(d, m, generator=g), cfg.sw * torch.randn(d, generator=g)
+            G = act(x @ U.T / math.sqrt(d) + bU) @ W.T / math.sqrt(m) + bW  # (N, d)
+            x = F.normalize(x + math.sqrt(dt) * G, dim=-1)
+        states.append(x)
+    return torch.stack(states)
+
+
+def _mlp_flops(n: int, d: int, m: int, sampling: str) -> float:
+    """Matmul flops of one MLP layer (conditional mode: Householder QR and the smaller products)."""
+    if sampling == "direct":
+        return 4.0 * n * m * d
+    k = d + 1
+    hidden = 2.0 * k * n * n + 2.0 * n * n * m if root_pays(n, k, m) else 2.0 * n * k * m
+    output = 2.0 * m * n * n + 2.0 * n * n * d if root_pays(n, m, d) else 2.0 * n * m * d
+    return hidden + output
+
+
+def grid_counts(configs: list[ModelConfig], sampling: str) -> dict:
+    """Normals drawn and flops done by a sweep of configs (per layer and setting, times L)."""
+    normals = flops = 0.0
+    for c in configs:
+        attn = 4.0 * c.tokens**2 * c.dim
+        mlp = MLPNoise(c.activation, c.width, sampling=sampling)
+        normals += c.layers * (mlp.normals_per_layer(c.tokens, c.dim) if c.mlp else 0)
+        flops += c.layers * (attn + (_mlp_flops(c.tokens, c.dim, c.width, sampling) if c.mlp else 0))
+    return {"normals": normals, "flops": flops}
+
+
+def bench_grid(device: torch.device, rates: dict, quick: bool) -> dict:
+    """Seconds of the plain loop, the engine (default and conditional sampling) and their floors, with ratios."""
+    layers = 15 if quick else 150
+    choices = ("relu",) if quick else MLP_CHOICES
+    # the reproduction samples conditionally; the engine-vs-loop comparison draws U, W directly, as the loop does
+    configs = [c.replace(sampling="direct") for ch in choices for c in grid_configs(ch, layers=layers)]
+    t_loop, plain = timed(lambda: [plain_grid_run(c) for c in configs], torch.device("cpu"))
+    t_ours, trajs = timed(lambda: run_sweep(configs, device), device)
+    t_cond, _ = timed(lambda: run_sweep(configs, device, sampling="conditional"), device)
+    agree = max((p - t.x.cpu()).abs().max().item() for p, t in zip(plain, trajs))
+    direct, cond = grid_counts(configs, "direct"), grid_counts(configs, "conditional")
+    floor_direct, floor_cond = floor_seconds(**direct, rates=rates), floor_seconds(**cond, rates=rates)
+    return {
+        "settings": len(configs),
+        "layers": layers,
+        "choices": list(choices),
+        "seconds": {
+            "plain_loop": t_loop,
+            "engine": t_ours,
+            "engine_conditional": t_cond,
+            "floor_direct": floor_direct,
+            "floor_conditional": floor_cond,
+        },
+        "counts": {"direct": direct, "conditional": cond},
+        "ratios": {
+            "loop_over_engine": t_loop / t_ours,
+            "loop_over_engine_conditional": t_loop / t_cond,
+            "engine_over_floor_direct": t_ours / floor_direct,
+            "engine_conditional_over_floor_conditional": t_cond / floor_cond,
+            "engine_conditional_over_floor_direct": t_cond / floor_direct,
+        },
+        "max_abs_difference_loop_vs_engine": agree,
+    }

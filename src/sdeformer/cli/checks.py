@@ -1,0 +1,156 @@
+"""Commands of the theorem checks: rates, sync-check, lyapunov, phase (THEORY sections 2-5).
+
+Each command resolves its options, runs the check's ``run_and_write`` (the same call the reproduce report makes)
+and prints the result's ``to_json()`` (``--json``) or a summary line.
+"""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+
+import typer
+
+from ..errors import ConfigError
+from ..progress import progress_bar
+from .common import app, cli_errors, emit_json, err_console
+
+
+class RateKind(str, enum.Enum):
+    depth = "depth"
+    width = "width"
+    tokens = "tokens"
+
+
+def _ints(text: str | None, name: str) -> list[int] | None:
+    """A comma-separated option as a sorted list of at least two distinct positive integers (None stays None)."""
+    if text is None:
+        return None
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise ConfigError(name, text, "a comma-separated list of positive integers") from None
+    if len(values) < 2 or min(values) < 1 or len(set(values)) != len(values):
+        raise ConfigError(name, text, "at least two distinct positive integers, comma-separated")
+    return sorted(values)
+
+
+@app.command()
+@cli_errors
+def rates(
+    kind: RateKind = typer.Argument(..., help="depth (error vs L), width (vs m) or tokens (W_2 vs N)"),
+    runs: int | None = typer.Option(None, help="independent coupled runs (>= 2)"),
+    values: str | None = typer.Option(None, "--x", help="comma-separated L, m or N values"),
+    dim: int | None = typer.Option(None, help="token dimension d"),
+    activation: str | None = typer.Option(None, help="MLP activation"),
+    bias_std: float | None = typer.Option(None, help="sU = sW"),
+    seed: int | None = typer.Option(None, help="root seed"),
+    quick: bool = typer.Option(False, "--quick", help="small, fast settings"),
+    out: Path = typer.Option(Path("results/rates"), help="folder for rates_<kind>.json/.npz/.png"),
+    json: bool = typer.Option(False, "--json", help="print one JSON object"),
+) -> None:
+    """Measured convergence rate with log-log slope, bootstrap interval and the theory's slope (THEORY 5)."""
+    from ..experiments import rates as exp
+
+    overrides = dict(runs=runs, x=_ints(values, "x"), dim=dim, activation=activation, bias_std=bias_std, seed=seed)
+    units = exp.progress_units(kind.value, exp.settings_for(kind.value, quick, **overrides))
+    with progress_bar(units, f"rates {kind.value}", enabled=not json) as advance:
+        result = exp.run_and_write(out, kind.value, quick, progress=advance, **overrides)
+    if json:
+        emit_json(result.to_json())
+    else:
+        err_console.print(result.summary() + f"; written to {out}")
+
+
+@app.command("sync-check")
+@cli_errors
+def sync_check(
+    activation: str = typer.Option("relu", help="MLP activation"),
+    dim: int = typer.Option(64, help="token dimension d"),
+    bias_std: float = typer.Option(0.1, help="sU = sW"),
+    beta: float = typer.Option(1.0, help="inverse temperature (Q^T K = beta I, and E_beta)"),
+    attention_scale: float = typer.Option(1.0, help="s in V = s I (+1 attractive, 0 off, -1 repulsive)"),
+    runs: int = typer.Option(64, help="ensemble size R"),
+    tokens: int = typer.Option(64, help="N tokens"),
+    steps: int = typer.Option(2000, help="time steps (= layers of the discrete model)"),
+    horizon: float = typer.Option(10.0, help="T"),
+    width: int | None = typer.Option(None, help="MLP width of the discrete model (default: infinite)"),
+    seed: int = typer.Option(0, help="root seed"),
+    out: Path = typer.Option(Path("results/sync"), help="folder for energies.npz (partial), sync.json, sync.png"),
+    json: bool = typer.Option(False, "--json", help="print one JSON object"),
+) -> None:
+    """Check E E_beta(t) <= exp((eps + lambda_bar_prime) t) E E_beta(0) on an SDE and a discrete ensemble."""
+    from ..experiments import sync as exp
+
+    with progress_bar(exp.progress_units(runs, steps), "sync-check", enabled=not json) as advance:
+        result = exp.run_and_write(
+            out,
+            progress=advance,
+            activation=activation,
+            dim=dim,
+            bias_std=bias_std,
+            beta=beta,
+            attention_scale=attention_scale,
+            runs=runs,
+            tokens=tokens,
+            steps=steps,
+            horizon=horizon,
+            width=width,
+            seed=seed,
+        )
+    if json:
+        emit_json(result.to_json())
+    else:
+        err_console.print(result.summary() + f"; written to {out}")
+
+
+@app.command()
+@cli_errors
+def lyapunov(
+    activation: str | None = typer.Option(None, help="one activation (default: relu, silu, sigmoid, tanh)"),
+    dim: int | None = typer.Option(None, help="token dimension d (default: 5 and 64)"),
+    bias_std: float = typer.Option(0.1, help="sU = sW"),
+    runs: int = typer.Option(32, help="independent pairs"),
+    steps: int | None = typer.Option(None, help="time steps (default: max(1000, T |lambda_1| / 0.01))"),
+    horizon: float = typer.Option(10.0, help="T"),
+    out: Path = typer.Option(Path("results/lyapunov"), help="folder for lyapunov.json and .png"),
+    json: bool = typer.Option(False, "--json", help="print one JSON object"),
+) -> None:
+    """Top Lyapunov exponent of the noise-only flow from two nearby tokens, against lambda_1 (THEORY 2)."""
+    from ..experiments import lyapunov as exp
+
+    acts = [activation] if activation else sorted({a for a, _, _ in exp.DEFAULT_SETTINGS})
+    dims = [dim] if dim else sorted({d for _, d, _ in exp.DEFAULT_SETTINGS})
+    settings = [(a, d, bias_std) for a in acts for d in dims]
+    with progress_bar(len(settings), "lyapunov", enabled=not json) as advance:
+        result = exp.run_and_write(out, settings, progress=advance, runs=runs, steps=steps, horizon=horizon)
+    if json:
+        emit_json(result.to_json())
+        return
+    for r in result.rows:
+        err_console.print(f"{r.label}: measured {r.measured:.4f} +- {r.ci:.4f}, lambda_1 {r.lambda1:.4f}")
+
+
+@app.command()
+@cli_errors
+def phase(
+    quick: bool = typer.Option(False, "--quick", help="a 2 x 3 x 3 x 2 grid with 2 seeds"),
+    seeds: int | None = typer.Option(None, help="seeds per cell"),
+    out: Path = typer.Option(Path("results/phase"), help="folder for phase.json/.npz/.png"),
+    json: bool = typer.Option(False, "--json", help="print one JSON object"),
+) -> None:
+    """P(sync) over activation x d x bias std x attention scale, heat maps with lambda_bar = 0 (THEORY 5)."""
+    from ..experiments import phase as exp
+
+    settings = exp.settings_for(quick, seeds=seeds)
+    cells = exp.progress_units(settings)
+    with progress_bar(cells, "phase", enabled=not json) as advance:
+        result = exp.run_and_write(out, settings, progress=advance)
+    if json:
+        emit_json(result.to_json())
+    else:
+        err_console.print(
+            f"phase diagram: {cells} cells; noise-only agreement with the kernel verdict "
+            f"{result.agreement:.2f} (sign), {result.agreement_finite_t:.2f} (finite T), "
+            f"{result.wall_s:.1f} s; written to {out}"
+        )

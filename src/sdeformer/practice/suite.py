@@ -1,0 +1,111 @@
+"""The multi-seed suite of the practice tasks (THEORY section 7) and its statistics.
+
+``run_suite`` runs every (method, seed), saving each record atomically as soon as it finishes and reusing
+records that already exist for the same settings (a rerun resumes). ``summarize`` gives per method the mean
+and std over seeds, the difference to the baseline with its Welch t, and the mean curves and layer profiles.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from ..store import config_hash, write_json
+from ..validate import positive_int
+from .methods import NOISE_LAW, Method
+from .tasks import TaskConfig
+from .training import run_one
+
+
+def run_path(out: Path, cfg: TaskConfig, method: Method, seed: int) -> Path:
+    """Where the record of one (method, seed) run lives, keyed by the hash of its settings."""
+    key = config_hash({"task": cfg.to_dict(), "method": method.settings(), "noise_law": NOISE_LAW})
+    return Path(out) / cfg.task / f"{method.name}__seed{seed}__{key}.json"
+
+
+def weights_path(run: Path) -> Path:
+    """Where the parameters of a saved run live (only the baseline, seed 0, is kept)."""
+    return run.with_suffix(".weights.npz")
+
+
+def run_suite(
+    cfg: TaskConfig,
+    methods: list[Method],
+    seeds: int,
+    out: Path | None = None,
+    advance: Callable[[int], None] = lambda n=1: None,
+) -> list[dict]:
+    """Every (method, seed) run, seeds 0 .. ``seeds`` - 1; with ``out``, each record is written when it finishes
+    and reused on rerun. Raises ConfigError for seeds < 1."""
+    seeds = positive_int("seeds", seeds)
+    records = []
+    for seed in range(seeds):  # seed-major: an interrupted suite has every method at equal seeds
+        for method in methods:
+            path = run_path(out, cfg, method, seed) if out is not None else None
+            if path is not None and path.is_file():
+                records.append(json.loads(path.read_text()))
+                advance(cfg.steps)
+                continue
+            keep = path is not None and method.name == "baseline" and seed == 0  # for random-batch inference
+            rec = run_one(cfg, method, seed, advance, weights=weights_path(path) if path is not None and keep else None)
+            if path is not None:
+                write_json(path, rec)
+            records.append(rec)
+    return records
+
+
+def _mean_std(values: list[float]) -> tuple[float, float]:
+    a = np.asarray(values, dtype=float)
+    return float(a.mean()), float(a.std(ddof=1)) if len(a) > 1 else 0.0
+
+
+def _seed_std(a: np.ndarray) -> list[float]:
+    """Std over seeds (axis 0, ddof 1) of ``(seeds, L)``; zeros for one seed."""
+    return a.std(0, ddof=1).tolist() if len(a) > 1 else [0.0] * a.shape[1]
+
+
+def _welch_t(m1: float, s1: float, n1: int, m0: float, s0: float, n0: int) -> float | None:
+    """Welch's t statistic of a difference of means (None when the standard error is 0)."""
+    se = math.sqrt(s1**2 / n1 + s0**2 / n0)
+    return (m1 - m0) / se if se > 0 else None
+
+
+def summarize(records: list[dict]) -> dict:
+    """Per method: final metric mean and std over seeds, difference to the baseline (and its Welch t), steps
+    to target (mean over the seeds that reached it, and how many did), per-layer cosine and energy mean and
+    std, mean curve."""
+    by_method: dict[str, list[dict]] = {}
+    for r in records:
+        by_method.setdefault(r["method"], []).append(r)
+    base = by_method.get("baseline")
+    base_stats = (*_mean_std([r["final"] for r in base]), len(base)) if base else None  # mean, std, seeds
+    out = {}
+    for name, rs in by_method.items():
+        mean, std = _mean_std([r["final"] for r in rs])
+        reached = [r["steps_to_target"] for r in rs if r["steps_to_target"] is not None]
+        cos = np.asarray([r["layer_cos"] for r in rs])  # (seeds, L)
+        en = np.asarray([r["layer_energy"] for r in rs])  # (seeds, L)
+        curves = np.asarray([r["curve_metric"] for r in rs])  # (seeds, points)
+        out[name] = {
+            "seeds": len(rs),
+            "final_mean": mean,
+            "final_std": std,
+            "delta_vs_baseline": None if base_stats is None else mean - base_stats[0],
+            "t_vs_baseline": None if base_stats is None else _welch_t(mean, std, len(rs), *base_stats),
+            "steps_to_target_mean": float(np.mean(reached)) if reached else None,
+            "reached_target": len(reached),
+            "layer_cos_mean": cos.mean(0).tolist(),
+            "layer_cos_std": _seed_std(cos),
+            "layer_energy_mean": en.mean(0).tolist(),
+            "layer_energy_std": _seed_std(en),
+            "curve_steps": rs[0]["curve_steps"],
+            "curve_mean": curves.mean(0).tolist(),
+            "curve_std": curves.std(0).tolist(),
+            "seconds_mean": float(np.mean([r["seconds"] for r in rs])),
+            "settings": rs[0]["settings"],
+        }
+    return out

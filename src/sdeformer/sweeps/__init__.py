@@ -1,0 +1,31 @@
+"""Sweeps: one spec, one tidy Parquet table, resumable, local or on Dask (THEORY sections 1 and 5).
+
+``load_spec`` reads a YAML/TOML spec (``spec``); ``expand`` turns it into runs with seeds derived from
+(replicate seed, config hash) (``points``); ``run`` executes the runs not yet recorded, batched into tasks
+(``task``), on a ``LocalExecutor`` or ``DaskExecutor`` (``executors``), each task writing one Parquet part
+(``table``); ``status`` counts done / failed / pending; ``plot`` draws a heat map or curves from the table.
+"""
+
+from __future__ import annotations
+
+from .executors import DaskExecutor, LocalExecutor, make_executor
+from .points import Run, expand, point_hash, run_seed
+from .runner import run, status
+from .spec import Spec, load_spec, parse_spec
+from .table import read
+
+__all__ = [
+    "DaskExecutor",
+    "LocalExecutor",
+    "Run",
+    "Spec",
+    "expand",
+    "load_spec",
+    "make_executor",
+    "parse_spec",
+    "point_hash",
+    "read",
+    "run",
+    "run_seed",
+    "status",
+]

@@ -1,0 +1,114 @@
+"""The observables a sweep records (THEORY section 5), as named columns over batched token states.
+
+Each observable maps tokens ``(..., N, d)`` (float64) and the runs' beta ``(...)`` to one number per run
+``(...)``. Names and parameters:
+
+- ``energy``: E_beta(X) = 1/(2 N^2) sum_ij (e^beta - e^{beta <X_i, X_j>}); beta is each run's own unless given.
+- ``mean_cos``, ``mean_abs_cos``, ``min_cos``: mean / mean absolute / smallest cosine over distinct pairs.
+- ``all_within``: 1.0 when every pair has cosine >= ``threshold`` (default 0.999), else 0.0.
+- ``clusters``: connected components of 'cosine > ``threshold``' (default 0.999).
+
+A spec entry is a name or ``{name: ..., threshold: ..., beta: ..., column: ...}``; ``column`` renames the
+column so that one observable can be recorded with two thresholds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from .. import diagnostics as dg
+from ..errors import ConfigError
+
+
+def _energy(x: torch.Tensor, beta: torch.Tensor, obs: Observable) -> torch.Tensor:
+    if obs.beta is not None:
+        return dg.interaction_energy(x, obs.beta)
+    out = torch.empty(x.shape[:-2], dtype=x.dtype)  # (...)
+    for b in torch.unique(beta).tolist():  # interaction_energy takes one beta: one call per distinct value
+        mask = beta == b  # (...) over the trailing batch dims of x
+        out[..., mask] = dg.interaction_energy(x[..., mask, :, :], b)
+    return out
+
+
+OBSERVABLES: dict[str, tuple[Callable[[torch.Tensor, torch.Tensor, Observable], torch.Tensor], tuple[str, ...]]] = {
+    "energy": (_energy, ("beta",)),
+    "mean_cos": (lambda x, b, o: dg.mean_cosine(x), ()),
+    "mean_abs_cos": (lambda x, b, o: dg.mean_abs_cosine(x), ()),
+    "min_cos": (lambda x, b, o: dg.pairwise_cosines(x).amin(-1), ()),
+    "all_within": (lambda x, b, o: (dg.pairwise_cosines(x).amin(-1) >= o.threshold).to(x.dtype), ("threshold",)),
+    "clusters": (lambda x, b, o: dg.cluster_count(x, o.threshold).to(x.dtype), ("threshold",)),
+}
+DEFAULT_THRESHOLD = 0.999
+
+
+@dataclass(frozen=True)
+class Observable:
+    """One recorded column: ``name`` from ``OBSERVABLES``, its parameters and the column name."""
+
+    name: str
+    column: str
+    threshold: float = DEFAULT_THRESHOLD
+    beta: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"name": self.name, "column": self.column}
+        params = OBSERVABLES[self.name][1]
+        if "threshold" in params:
+            d["threshold"] = self.threshold
+        if "beta" in params and self.beta is not None:
+            d["beta"] = self.beta
+        return d
+
+    def __call__(self, x: torch.Tensor, beta: torch.Tensor) -> torch.Tensor:
+        """Values ``(...)`` for tokens ``x`` ``(..., G, N, d)`` and per-run beta ``(G,)``."""
+        return OBSERVABLES[self.name][0](x, beta, self)
+
+
+def parse_observables(value: Any) -> tuple[Observable, ...]:
+    """Validate the spec's ``observables`` list. Raises ConfigError naming the bad entry."""
+    if not isinstance(value, list) or not value:
+        raise ConfigError("observables", value, f"a non-empty list of names from {sorted(OBSERVABLES)}")
+    out = [_one(v, f"observables[{i}]") for i, v in enumerate(value)]
+    columns = [o.column for o in out]
+    if len(set(columns)) != len(columns):
+        raise ConfigError("observables", columns, "column names must be distinct (rename one with 'column:')")
+    return tuple(out)
+
+
+def _one(entry: Any, where: str) -> Observable:
+    if isinstance(entry, str):
+        entry = {"name": entry}
+    if not isinstance(entry, Mapping) or "name" not in entry:
+        raise ConfigError(where, entry, "a name or a mapping with 'name'")
+    name = entry["name"]
+    if name not in OBSERVABLES:
+        raise ConfigError(f"{where}.name", name, f"one of {sorted(OBSERVABLES)}")
+    params = OBSERVABLES[name][1]
+    for key in entry:
+        if key not in ("name", "column", *params):
+            raise ConfigError(f"{where}.{key}", entry[key], f"unknown for {name}; allowed: {['column', *params]}")
+    column = entry.get("column", name)
+    if not isinstance(column, str) or not column.isidentifier():
+        raise ConfigError(f"{where}.column", column, "a column name (letters, digits, underscores)")
+    threshold = _number(entry.get("threshold", DEFAULT_THRESHOLD), f"{where}.threshold", -1.0, 1.0)
+    beta = entry.get("beta")
+    return Observable(name, column, threshold, None if beta is None else _number(beta, f"{where}.beta", 0.0, None))
+
+
+def _number(value: Any, where: str, low: float, high: float | None) -> float:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
+    if not ok or value < low or (high is not None and value > high) or (high is None and value in (low, float("inf"))):
+        allowed = f"a number in [{low}, {high}]" if high is not None else f"a finite number > {low}"
+        raise ConfigError(where, value, allowed)
+    return float(value)
+
+
+def evaluate(observables: tuple[Observable, ...], x: torch.Tensor, beta: torch.Tensor) -> dict[str, torch.Tensor]:
+    """Every observable on tokens ``(S, G, N, d)`` (S saved times, G runs) with beta ``(G,)``: column -> ``(S, G)``."""
+    x = x.to(torch.float64)
+    beta = beta.to(torch.float64)
+    return {o.column: o(x, beta).to(torch.float64) for o in observables}

@@ -1,0 +1,146 @@
+"""Figures from a sweep table: a heat map over two config fields, or curves of an observable (THEORY section 5).
+
+- Heat map: ``x`` and ``y`` are config fields (or ``t``), ``color`` an observable; each cell shows the mean of
+  the observable over the runs in it, or with ``below`` the fraction of runs whose value is below that
+  threshold (e.g. P(sync) = P(E_beta < 1e-3)).
+- Curves: ``y`` is an observable; one curve per value of the config field ``color`` (optional), mean and
+  standard error over the runs at each ``x``.
+
+Only ``status == done`` rows are used; ``where`` fixes fields; rows are taken at time ``time`` (default: each
+run's last recorded time) unless ``x`` or ``y`` is ``t``. Fields that still vary are pooled, and the title
+says which. Raises ConfigError for unknown columns or an empty selection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, cast
+
+import numpy as np
+import pandas as pd
+
+from ..errors import ConfigError
+from .table import CONFIG_TYPES, KEY
+
+AXIS_COLUMNS = (*CONFIG_TYPES, "t", "layer", "replicate")
+NOT_POOLED = ("seed", "save_every", "config_hash", "layer", "t", "replicate")
+
+
+def _coerce(df: pd.DataFrame, name: str, text: str) -> Any:
+    kind = CONFIG_TYPES.get(name, float)
+    try:
+        if kind is bool:
+            return text.lower() in ("1", "true", "yes")
+        return kind(text)
+    except ValueError:
+        raise ConfigError(f"where {name}", text, f"must be a {kind.__name__}") from None
+
+
+def select(df: pd.DataFrame, x: str, y: str | None, where: Mapping[str, str], time: float | None) -> pd.DataFrame:
+    """The done rows matching ``where``, at one time per run unless an axis is ``t``."""
+    if df.empty:
+        raise ConfigError("table", "empty", "no rows recorded yet; run the sweep first")
+    keep = df["status"] == "done"
+    for name, text in where.items():
+        if name not in AXIS_COLUMNS:
+            raise ConfigError("where", name, f"a config field, one of {sorted(CONFIG_TYPES)}")
+        keep &= df[name] == _coerce(df, name, text)
+    if "t" not in (x, y):
+        if time is None:
+            keep &= df["layer"] == df.groupby(KEY)["layer"].transform("max")
+        else:
+            keep &= np.isclose(df["t"], time, rtol=0, atol=1e-9)
+    df = cast(pd.DataFrame, df.loc[keep])
+    if df.empty:
+        raise ConfigError("selection", dict(where, time=time), "matches no finished runs")
+    return df
+
+
+def pooled(df: pd.DataFrame, used: tuple[str, ...]) -> list[str]:
+    """Config fields that still take several values in ``df`` besides ``used``."""
+    return [
+        c for c in CONFIG_TYPES if c not in used and c not in NOT_POOLED and int(cast(pd.Series, df[c]).nunique()) > 1
+    ]
+
+
+def _ticks(setter: Any, values: list[Any], most: int = 12) -> None:
+    """Category ticks, at most ``most`` labelled (every k-th)."""
+    step = -(-len(values) // most)
+    idx = list(range(0, len(values), step))
+    setter(idx, [f"{values[i]:g}" if isinstance(values[i], float) else str(values[i]) for i in idx])
+
+
+def _check(df: pd.DataFrame, name: str, kind: str, allowed: list[str]) -> None:
+    if name not in allowed:
+        raise ConfigError(kind, name, f"one of {allowed}")
+
+
+def plot(
+    df: pd.DataFrame,
+    path: str | Path,
+    x: str,
+    y: str,
+    color: str | None = None,
+    *,
+    time: float | None = None,
+    below: float | None = None,
+    where: Mapping[str, str] | None = None,
+    title: str = "",
+) -> dict[str, Any]:
+    """Draw the heat map or curves (see the module docstring) into ``path`` (PNG, atomic). Returns a summary."""
+    from ..plots import plt, save_figure
+
+    where = dict(where or {})
+    observables = [
+        c for c in df.columns if c not in set(AXIS_COLUMNS) | {"config_hash", "status", "error", "wall_s", "task"}
+    ]
+    axes = list(AXIS_COLUMNS)
+    _check(df, x, "x", axes)
+    heat = y in axes
+    _check(df, y, "y", axes + observables)
+    if heat:
+        if color is None:
+            raise ConfigError("color", None, f"a heat map needs an observable, one of {observables}")
+        _check(df, color, "color", observables)
+    elif color is not None:
+        _check(df, color, "color (the curves' field)", axes)
+    df = select(df, x, y, where, time)
+    obs = color if heat else y
+    values = cast(pd.Series, df[obs] < below if below is not None else df[obs])
+    label = f"P({obs} < {below:g})" if below is not None else f"mean {obs}"
+    rest = pooled(df, tuple(c for c in (x, y, color) if c))
+    fig, ax = plt.subplots(figsize=(7, 5))
+    if heat:
+        means = cast(pd.Series, values.groupby([df[y], df[x]]).mean())
+        grid = cast(pd.DataFrame, means.unstack(x))  # (Y, X)
+        image = ax.imshow(grid.to_numpy(dtype=float), origin="lower", aspect="auto", cmap="viridis")
+        _ticks(ax.set_xticks, list(grid.columns))
+        _ticks(ax.set_yticks, list(grid.index))
+        fig.colorbar(image, ax=ax, label=label)
+        cells = int(grid.notna().to_numpy().sum())
+    else:
+        hues = sorted(df[color].unique()) if color else [None]
+        for hue in hues:
+            part = cast(pd.Series, values[df[color] == hue] if color else values)
+            stats = cast(pd.DataFrame, part.astype(float).groupby(df.loc[part.index, x]).agg(["mean", "sem"]))
+            ax.errorbar(
+                stats.index,
+                stats["mean"],
+                yerr=stats["sem"].fillna(0),
+                marker="o",
+                capsize=3,
+                label=f"{color} = {hue}" if color else None,
+            )
+        if color:
+            ax.legend(fontsize=8)
+        ax.set_ylabel(label + " (± s.e.)")
+        cells = int(df.groupby(x).ngroups)
+    ax.set_xlabel(x)
+    if heat:
+        ax.set_ylabel(y)
+    runs = df[KEY].drop_duplicates().shape[0]
+    note = f"{runs} runs" + (f"; pooled over {', '.join(rest)}" if rest else "")
+    ax.set_title(f"{title}\n{note}" if title else note, fontsize=9)
+    save_figure(fig, Path(path))
+    return {"path": str(path), "kind": "heatmap" if heat else "curves", "cells": cells, "runs": runs, "pooled": rest}

@@ -1,0 +1,157 @@
+"""One task of a sweep: a batch of compatible runs as one batched tensor program, written as one Parquet part.
+
+The same function runs in the driver (local executor) and on Dask workers. The runs of a task share a
+``sweep.group_key``, so ``sweep.run_group`` simulates them as one ``StochasticTransformer`` run of batch shape
+``(G,)`` (THEORY section 1) with one random stream per run. If the batched run raises, each run is retried
+alone so that only the failing ones get ``status=error`` rows; runs whose recorded tokens are not finite are
+errors too (no NaN leaves silently).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from .. import sweep as engine
+from ..config import ModelConfig
+from .observables import Observable, evaluate
+from .points import Run
+from .table import CONFIG_TYPES, write_part
+
+MAX_MESSAGE = 500
+
+
+@dataclass(frozen=True)
+class Task:
+    """Runs that share a group key. ``id`` hashes their keys: the same runs give the same part name."""
+
+    id: str
+    runs: tuple[Run, ...]
+
+
+def make_tasks(runs: Sequence[Run], batch: int) -> list[Task]:
+    """Cut runs into tasks of at most ``batch`` runs that share a group key, in first-appearance order."""
+    groups: dict[tuple, list[Run]] = {}
+    for run in runs:
+        groups.setdefault(engine.group_key(run.config), []).append(run)
+    tasks = []
+    for members in groups.values():
+        for i in range(0, len(members), batch):
+            chunk = tuple(members[i : i + batch])
+            digest = hashlib.sha256(repr([r.key for r in chunk]).encode()).hexdigest()[:16]
+            tasks.append(Task(digest, chunk))
+    return tasks
+
+
+@contextmanager
+def torch_threads(n: int | None) -> Iterator[None]:
+    """Run with ``n`` intra-op torch threads (None: leave as is), restoring the previous number."""
+    old = torch.get_num_threads()
+    if n is not None:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)
+
+
+def _message(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}".splitlines()[0] if str(exc) else type(exc).__name__
+    return text[:MAX_MESSAGE]
+
+
+def _batched(configs: Sequence[ModelConfig]) -> list[tuple[list[int], torch.Tensor]]:
+    """(saved layers, states ``(S, N, d)``) per config of one batched run (``run_group`` returns one batched
+    Trajectory ``(S, G, N, d)``; an older engine returned one Trajectory per config)."""
+    result = engine.run_group(configs)
+    if isinstance(result, (list, tuple)):
+        return [(t.layers.tolist(), t.x) for t in result]
+    layers = result.layers.tolist()
+    return [(layers, result.x[:, k]) for k in range(len(configs))]
+
+
+def _simulate(runs: Sequence[Run]) -> list[Any]:
+    """(saved layers, states) or the exception, per run: batched first, each run alone if the batch raises."""
+    configs = [r.config for r in runs]
+    try:
+        return list(_batched(configs))
+    except Exception as exc:
+        if len(configs) == 1:
+            return [exc]
+    out: list[Any] = []
+    for c in configs:
+        try:
+            out.append(_batched([c])[0])
+        except Exception as exc:
+            out.append(exc)
+    return out
+
+
+def _recorded(run: Run, result: Any) -> Any:
+    """The recorded states ``(S, N, d)`` of one run, or the exception that replaces them."""
+    if isinstance(result, BaseException):
+        return result
+    saved, states = result
+    x = states[[saved.index(k) for k in run.layers]]  # (S, N, d)
+    if not torch.isfinite(x).all():
+        bad = [k for k, xs in zip(run.layers, x) if not torch.isfinite(xs).all()]
+        return FloatingPointError(f"non-finite tokens (NaN or inf) at layer {bad[0]}")
+    return x
+
+
+def execute(task: Task, out: str | Path, observables: Sequence[Observable], threads: int | None = 1) -> dict:
+    """Simulate a task, compute its observables and write its part. Returns a summary (counts, wall time)."""
+    observables = tuple(observables)
+    columns = [o.column for o in observables]
+    start = time.perf_counter()
+    with torch_threads(threads):
+        states = [_recorded(r, res) for r, res in zip(task.runs, _simulate(task.runs))]
+        ok = [i for i, s in enumerate(states) if not isinstance(s, BaseException)]
+        values: dict[str, Any] = {}
+        if ok:
+            x = torch.stack([states[i] for i in ok], dim=1)  # (S, G_ok, N, d)
+            beta = torch.tensor([task.runs[i].config.beta for i in ok])  # (G_ok,)
+            values = {c: v.numpy() for c, v in evaluate(observables, x, beta).items()}  # (S, G_ok)
+    wall = time.perf_counter() - start
+    rows: dict[str, list[Any]] = {
+        name: []
+        for name in [
+            "config_hash",
+            "replicate",
+            *CONFIG_TYPES,
+            "layer",
+            "t",
+            *columns,
+            "status",
+            "error",
+            "wall_s",
+            "task",
+        ]
+    }
+    position = {i: j for j, i in enumerate(ok)}
+    for i, run in enumerate(task.runs):
+        cfg = run.config.to_dict()
+        failed = isinstance(states[i], BaseException)
+        for s, k in enumerate(run.layers):
+            rows["config_hash"].append(run.config_hash)
+            rows["replicate"].append(run.replicate)
+            for name in CONFIG_TYPES:
+                rows[name].append(cfg[name])
+            rows["layer"].append(k)
+            rows["t"].append(k * (run.config.horizon / run.config.layers))
+            for c in columns:
+                rows[c].append(float("nan") if failed else float(values[c][s, position[i]]))
+            rows["status"].append("error" if failed else "done")
+            rows["error"].append(_message(states[i]) if failed else None)
+            rows["wall_s"].append(wall / len(task.runs))
+            rows["task"].append(task.id)
+    write_part(out, task.id, rows, columns)
+    errors = len(task.runs) - len(ok)
+    return {"task": task.id, "runs": len(task.runs), "done": len(ok), "error": errors, "wall_s": wall}

@@ -1,0 +1,109 @@
+"""Partial (per-token) noise, BEYOND section 1: quadrature numbers, exact covariances, rho = 1 reproduces the
+paper's model bit for bit, the one-step moments of BEYOND 0, and the stationary gap of two tokens."""
+
+import math
+
+import pytest
+import torch
+
+from sdeformer.discrete import StochasticTransformer
+from sdeformer.errors import ConfigError
+from sdeformer.fields import GaussianField, RandomFeatureField
+from sdeformer.kernel import kernel_theory
+from sdeformer.mlp_noise import MLPNoise
+from sdeformer.models import checks
+from sdeformer.models import quadrature as q
+from sdeformer.models.covariance import pair_covariance
+from sdeformer.models.moments import measured_pair_moments, predicted_pair_moments
+from sdeformer.models.montecarlo import two_tokens
+from sdeformer.models.partial import PartialNoise
+from sdeformer.models.sources import BulkSource
+from sdeformer.sphere import uniform_sphere
+
+QUADRATURE_TOL = 6e-4  # BEYOND 1 prints 3 digits
+BEYOND_GAPS = {
+    (64, 0.5): 0.587,
+    (64, 0.9): 0.144,
+    (64, 0.99): 0.0156,
+    (8, 0.5): 0.745,
+    (8, 0.9): 0.327,
+    (8, 0.99): 0.077,
+}
+
+
+@pytest.mark.parametrize("dim,share", sorted(BEYOND_GAPS))
+def test_quadrature_reproduces_beyond_numbers(dim, share):
+    gap = q.partial_noise_gap("relu", dim, 0.1, 0.1, share)
+    assert abs(gap - BEYOND_GAPS[dim, share]) <= QUADRATURE_TOL * max(1.0, 10 * BEYOND_GAPS[dim, share])
+
+
+def test_share_out_of_range_is_one_line_error():
+    with pytest.raises(ConfigError, match="share"):
+        PartialNoise(GaussianField(), 1.5)
+
+
+def test_full_sharing_reproduces_mlp_noise_bit_for_bit():
+    x0 = uniform_sphere(6, 5, batch=(2,), seed=3, dtype=torch.float64)
+    mlp = MLPNoise("relu", 32, 0.1, 0.1)
+    plain = StochasticTransformer(20, 2.0, mlp=mlp).run(x0, seed=[7, 8])
+    shared = StochasticTransformer(20, 2.0, mlp=PartialNoise(mlp, 1.0)).run(x0, seed=[7, 8])
+    assert torch.equal(plain.x, shared.x)
+
+
+FIELDS = {
+    "mlp_direct": lambda: MLPNoise("relu", 16, 0.1, 0.1),
+    "mlp_conditional": lambda: MLPNoise("relu", 16, 0.1, 0.1, sampling="conditional"),
+    "gaussian": lambda: GaussianField("relu", 0.1, 0.1),
+    "random_feature": lambda: RandomFeatureField("relu", 256, 4, 0.1, 0.1, dtype=torch.float64),
+}
+COV_DRAWS = {"random_feature": 4000}  # the common draw costs (M + 1) d normals per draw; others: 40000
+
+
+@pytest.mark.parametrize("name", sorted(FIELDS))
+def test_partial_covariance_is_shared_fraction_of_kernel(name):
+    """E[xi_0 xi_1^T] = rho kappa(u) I and E[xi_0 xi_0^T] = kappa(1) I (BEYOND 1), for every field."""
+    rho, d = 0.6, 4
+    draws = COV_DRAWS.get(name, 40000)
+    field = PartialNoise(FIELDS[name](), rho)
+    x = two_tokens(0.4, d, 1)[0]  # (2, d)
+    xi = field.increment(x.expand(draws, 2, d), 1.0, BulkSource.seeded(1, (draws,)))  # (R, 2, d)
+    emp = torch.einsum("ria,rjb->ijab", xi, xi) / draws  # (2, 2, d, d)
+    exact = field.pair_covariance(x)
+    if name == "random_feature":  # the features' own kernel is the exact covariance; kappa up to O(M^-1/2)
+        k = kernel_theory("relu", d, su=0.1, sw=0.1).kappa(torch.tensor([1.0, 0.4]))
+        assert torch.allclose(exact[0, 0, 0, 0], k[0].to(exact), rtol=0.2)
+    scale = exact[0, 0, 0, 0]
+    assert (emp - exact).abs().max() <= 6 * scale * math.sqrt(2 / draws)
+
+
+def test_one_step_moments_match_beyond_0(float64):
+    """The discrete chain's E du / h and E du^2 / h at h = 1e-3 against BEYOND 0 and BEYOND 1's a(u), b(u)^2."""
+    d, rho, h = 8, 0.5, 1e-3
+    field = PartialNoise(GaussianField("relu", 0.1, 0.1), rho)
+    x = two_tokens(0.3, d, 1)[0]
+    pred = predicted_pair_moments(x, pair_covariance(field, x))
+    a, b2 = q.partial_noise_coefficients("relu", d, 0.1, 0.1, rho)
+    assert pred.drift == pytest.approx(float(a(0.3)), rel=1e-6)
+    assert pred.variation == pytest.approx(float(b2(0.3)), rel=1e-6)
+    meas = measured_pair_moments(StochasticTransformer(1, h, mlp=field).step, x, h, 20000)
+    bias = 10 * h * (abs(pred.drift) + pred.variation)  # O(h) allowance
+    assert abs(meas.drift.mean - pred.drift) <= 3 * meas.drift.se + bias
+    assert abs(meas.variation.mean - pred.variation) <= 3 * meas.variation.se + bias
+
+
+FAST_TOL = 0.02  # relative allowance for the step bias at h = 0.02 in the fast check (slow check measures it)
+
+
+@pytest.mark.parametrize("solver", ["sde", "discrete"])
+def test_stationary_gap_fast(solver, one_thread):
+    c = checks.partial_noise_gap(64, 0.9, solver=solver, horizon=12.0, burn=3.0, paths=64, halve=False)
+    assert abs(c.measured - c.predicted) <= 3 * c.standard_error + FAST_TOL * c.predicted, c
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("solver", ["sde", "discrete"])
+@pytest.mark.parametrize("dim,share", sorted(BEYOND_GAPS))
+def test_stationary_gap_within_three_se_plus_step_bias(solver, dim, share, one_thread):
+    horizon, burn = (60.0, 15.0) if dim == 8 else (30.0, 6.0)
+    c = checks.partial_noise_gap(dim, share, solver=solver, horizon=horizon, burn=burn, paths=96)
+    assert c.holds, c

@@ -1,0 +1,85 @@
+"""The random quadratic form (BEYOND section 4): covariance, one-step moments, P(antipodal) = theta_0 / pi,
+E<X_t, X_0> = exp(-(n - 1) t / 2), the limit SDE, and synchronization under forcing vs the rate bound."""
+
+import math
+
+import pytest
+import torch
+
+from sdeformer.discrete import StochasticTransformer
+from sdeformer.errors import ConfigError
+from sdeformer.models import checks_quadratic as cq
+from sdeformer.models import quadrature as q
+from sdeformer.models.moments import measured_pair_moments, predicted_pair_moments
+from sdeformer.models.montecarlo import two_tokens
+from sdeformer.models.quadratic_form import QuadraticForm
+from sdeformer.models.sources import BulkSource
+from sdeformer.sde import LimitSDE, make_solver
+
+DRAWS = 100000
+
+
+def test_bad_forcing_is_config_error():
+    with pytest.raises(ConfigError, match="forcing"):
+        QuadraticForm(-1.0)
+
+
+@pytest.mark.parametrize("gamma", [0.0, 0.7])
+def test_covariance_and_one_point_law(gamma):
+    f, x = QuadraticForm(gamma), two_tokens(0.3, 3, 1)[0]
+    exact = f.pair_covariance(x)  # (2, 2, d, d)
+    xi = f.increment(x.expand(DRAWS, 2, 3), 1.0, BulkSource.seeded(0, (DRAWS,)))
+    assert (torch.einsum("ria,rjb->ijab", xi, xi) / DRAWS - exact).abs().max() < 6 * 2 * math.sqrt(2 / DRAWS)
+    own = f.one_point(x.expand(DRAWS, 2, 3), 1.0, BulkSource.seeded(1, (DRAWS,)))
+    emp = torch.einsum("ria,rjb->ijab", own, own) / DRAWS
+    assert (emp[0, 0] - exact[0, 0]).abs().max() < 0.05 and emp[0, 1].abs().max() < 0.05
+
+
+@pytest.mark.parametrize("dim", [3, 6])
+def test_one_step_moments_dimension_free(dim, float64):
+    """E du / h = -2u(1 - u^2), E du^2 / h = 4(1 - u^2)^2 in any dimension (BEYOND 0 and 4)."""
+    h, u = 1e-3, 0.4
+    x = two_tokens(u, dim, 1)[0]
+    f = QuadraticForm()
+    pred = predicted_pair_moments(x, f.pair_covariance(x))
+    a, b2 = q.quadratic_form_coefficients()
+    assert pred.drift == pytest.approx(a(u)) and pred.variation == pytest.approx(b2(u))
+    meas = measured_pair_moments(StochasticTransformer(1, h, mlp=f).step, x, h, 20000)
+    assert abs(meas.drift.mean - pred.drift) <= 3 * meas.drift.se + 20 * h
+    assert abs(meas.variation.mean - pred.variation) <= 3 * meas.variation.se + 20 * h
+
+
+def test_antipodal_probability_is_angle_over_pi_fast(one_thread):
+    c = cq.antipodal(0.5, 3, h=0.02, horizon=4.0, paths=1500)
+    assert c.holds, c
+
+
+def test_sde_keeps_one_token_brownian(one_thread, float64):
+    """The limit SDE (Ito form): E<X_t, X_0> = exp(-(n - 1) t / 2)."""
+    paths, t, dim = 4000, 1.0, 4
+    x0 = torch.zeros(paths, 1, dim)
+    x0[..., 0] = 1.0
+    solver = make_solver(LimitSDE(QuadraticForm()), 50, t)
+    final = solver.solve(x0, streams=BulkSource.seeded(0, (paths,)), save_every=50).x[-1]
+    mean, se = float(final[:, 0, 0].mean()), float(final[:, 0, 0].std()) / math.sqrt(paths)
+    assert abs(mean - math.exp(-(dim - 1) * t / 2)) <= 3 * se + 0.01
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dim", [3, 10])
+@pytest.mark.parametrize("theta", [0.25, 0.5, 0.75])
+def test_antipodal_probability_is_angle_over_pi(theta, dim, one_thread):
+    assert (c := cq.antipodal(theta, dim)).holds, c
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dim", [3, 10])
+def test_one_token_autocorrelation(dim, one_thread):
+    assert (c := cq.autocorrelation(dim, 0.5)).holds, c
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("gamma,dim", [(1.0, 3), (2.0, 3), (1.0, 6)])
+def test_forcing_synchronizes_at_least_as_fast_as_bound(gamma, dim, one_thread):
+    c = cq.forcing_rate(gamma, dim, paths=400)
+    assert c.holds and c.extra["below_bound_curve"], c
