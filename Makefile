@@ -28,7 +28,7 @@ $(DOCS_STAMP): $(STAMP)  ## mkdocs, mkdocs-material, mkdocstrings (the `docs` ex
 	touch $(DOCS_STAMP)
 
 demo: $(STAMP)  ## the paper's Table 1 and Figures 1-6 (+ theorem checks) -> results/index.html
-	$(BIN)/sdeformer reproduce all --out results
+	$(BIN)/sdeformer reproduce all --out results 2>&1  # progress (stderr) goes where the output goes: `make demo > log` logs it
 
 test: $(STAMP)  ## the default test suite (slow tests excluded)
 	$(BIN)/python -m pytest

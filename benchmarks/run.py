@@ -21,7 +21,8 @@ from .timing import machine, peaks
 PARTS = ("grid", "sde", "attention", "throughput", "precision")
 
 
-def _device(device: str | torch.device) -> torch.device:
+def check_device(device: str | torch.device) -> torch.device:
+    """The torch device named ``device``; ConfigError for an unknown name or CUDA without a GPU."""
     try:
         device = torch.device(device)
     except RuntimeError:
@@ -48,7 +49,7 @@ def run_benchmarks(
             raise ConfigError("part", p, f"one or more of {list(PARTS)}")
     if threads is not None:
         torch.set_num_threads(positive_int("threads", threads))
-    device = _device(device)
+    device = check_device(device)
     rates = peaks(device, quick)
     results: dict = {"machine": machine(device), "quick": quick, "rates": rates}
     runners = {

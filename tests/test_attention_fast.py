@@ -129,7 +129,9 @@ def test_random_batch_plugs_into_the_discrete_model():
     rb = StochasticTransformer(10, 1.0, mlp=mlp, attention=RandomBatchAttention(SoftmaxAttention(), 24))
     assert (rb.run(x0, seed=[1, 2]).x - full.x).abs().max() < EXACT
     small = StochasticTransformer(10, 1.0, mlp=mlp, attention=RandomBatchAttention(SoftmaxAttention(), 4))
-    assert torch.isfinite(small.run(x0, seed=[1, 2]).x).all()
+    first = small.run(x0, seed=[1, 2]).x  # (L + 1, 2, N, d)
+    assert torch.equal(small.run(x0, seed=[1, 2]).x, first)  # shuffles come from the run's streams
+    assert torch.equal(small.run(x0[1], seed=2).x, first[:, 1])  # batched equals unbatched
 
 
 @pytest.mark.parametrize("p", [0, -3, 2.5, True])
@@ -152,4 +154,4 @@ def test_random_batch_plugs_into_the_sde():
 
     full = solve(SoftmaxAttention())
     assert (solve(RandomBatchAttention(SoftmaxAttention(), 16)) - full).abs().max() < EXACT
-    assert torch.isfinite(solve(RandomBatchAttention(SoftmaxAttention(), 4))).all()
+    assert (solve(RandomBatchAttention(SoftmaxAttention(), 4)) - full).abs().max() > 1e-3  # p < N: the batches act

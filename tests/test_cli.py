@@ -114,7 +114,7 @@ def test_simulate_resumes_from_checkpoint(tmp_path, monkeypatch):
     [
         (["kernel", "--activation", "swish"], "activation"),
         (["kernel", "--dim", "1"], "dim"),
-        (["kernel", "--bias-std", "-1"], "su"),
+        (["kernel", "--bias-std", "-1"], "bias_std"),
         (["simulate", "--width", "-3"], "width"),
         (["simulate", "--tokens", "0"], "tokens"),
         (["simulate", "--horizon", "nan"], "horizon"),

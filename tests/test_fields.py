@@ -20,9 +20,9 @@ RF_SLOPE_TOL = 0.15  # |slope + 1/2| for the random-feature covariance error aga
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 
-@pytest.mark.parametrize("activation", ["relu", "tanh"])
-def test_gaussian_increment_covariance_is_dt_kappa(activation):
-    field = GaussianField(activation, 0.1, 0.1)
+@pytest.mark.parametrize("activation,root", [("relu", "cholesky"), ("tanh", "cholesky"), ("relu", "eigh")])
+def test_gaussian_increment_covariance_is_dt_kappa(activation, root):
+    field = GaussianField(activation, 0.1, 0.1, root=root)
     y = uniform_sphere(3, 4, seed=5, dtype=torch.float64)  # (3, 4)
     dt = 0.25
     g = torch.Generator().manual_seed(0)
@@ -33,6 +33,31 @@ def test_gaussian_increment_covariance_is_dt_kappa(activation):
     expected = dt * torch.kron(kappa, torch.eye(4, dtype=torch.float64))
     se = dt * field.theory(4).kappa1 * math.sqrt(2.0 / COV_SAMPLES)
     assert (emp - expected).abs().max() < COV_TOL_SE * se
+
+
+def _with_coinciding_tokens(dtype: torch.dtype) -> torch.Tensor:
+    y = uniform_sphere(9, 64, batch=(5,), seed=1, dtype=dtype)  # (5, 9, 64)
+    y[:, 3], y[:, 7], y[:, 8] = y[:, 0], y[:, 0], y[:, 2]  # tokens 0 = 3 = 7 and 2 = 8
+    return y
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_eigh_root_gives_coinciding_tokens_identical_increments(dtype):
+    y = _with_coinciding_tokens(dtype)
+    z = torch.randn(5, 9, 64, generator=torch.Generator().manual_seed(0), dtype=dtype)
+    inc = GaussianField("relu", 0.1, 0.1, root="eigh").apply(y, 0.1, z)  # (5, 9, 64)
+    for i, j in ((0, 3), (0, 7), (2, 8)):
+        assert torch.equal(inc[:, i], inc[:, j])
+    jittered = GaussianField("relu", 0.1, 0.1).apply(y, 0.1, z)  # Cholesky + jitter: independent noise per token
+    assert float((jittered[:, 0] - jittered[:, 3]).abs().max()) > 1e-6
+
+
+def test_eigh_root_is_exact_without_jitter():
+    field = GaussianField("relu", 0.1, 0.1, root="eigh")
+    for y in (uniform_sphere(12, 16, batch=(3,), seed=2, dtype=torch.float64), _with_coinciding_tokens(torch.float64)):
+        k = field.covariance(y)  # (R, N, N); rank 6 for the second set
+        r = field.factor(y)
+        assert float((r @ r.mT - k).abs().max()) < 1e-13 * field.theory(y.shape[-1]).kappa1
 
 
 def test_random_feature_covariance_converges_to_kappa():

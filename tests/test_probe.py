@@ -56,8 +56,26 @@ def test_unbiased_gelu_noise_does_not_synchronize(minilm):
     assert r["noise_scales"][0]["theory_energy_factor"] is None
 
 
+def test_hidden_bias_alone_synchronizes_like_the_shared_output_bias(minilm):
+    """At matched kappa(1) and the same noise normals, sU-only noise (no vector common to all tokens) merges
+    the tokens as sW-only noise does: the kernel criterion, not the shared bias, decides."""
+    su_only = probe(TEXT, [1.0], samples=2, su=0.2147240, sw=0.0, model=minilm)
+    sw_only = probe(TEXT, [1.0], samples=2, su=0.0, sw=0.1121208, model=minilm)
+    assert (su_only["noise"]["su"], su_only["noise"]["sw"], sw_only["noise"]["su"]) == (0.2147240, 0.0, 0.0)
+    assert su_only["theory"]["kappa1"] == pytest.approx(sw_only["theory"]["kappa1"], rel=1e-5)
+    for r in (su_only, sw_only):
+        assert r["theory"]["lambda_bar"] < 0 and r["theory"]["synchronizes"]
+        assert r["noise_scales"][0]["energy"][-1] < 0.1 * r["energy"][-1]
+
+
 def test_bad_input(minilm):
-    for kwargs in ({"text": " "}, {"text": TEXT, "samples": 0}, {"text": TEXT, "scales": [-1.0]}):
+    for kwargs in (
+        {"text": " "},
+        {"text": TEXT, "samples": 0},
+        {"text": TEXT, "scales": [-1.0]},
+        {"text": TEXT, "su": -0.1},
+        {"text": TEXT, "sw": float("nan")},
+    ):
         with pytest.raises(ConfigError):
             probe(**kwargs, model=minilm)
 

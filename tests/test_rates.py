@@ -5,7 +5,9 @@ import pytest
 from sdeformer.errors import ConfigError
 from sdeformer.experiments import rates
 
-SLOPE_TOL = 0.2  # |measured log-log slope - theory| for depth and width
+THEORY_SLOPE = {"depth": -1.0, "width": -1.0}  # THEORY section 5: error ~ 1/L (grid times), ~ 1/m (Lipschitz act)
+SLOPE_TOL = 0.25  # |measured log-log slope - theory| for depth and width (observed -1.14 and -1.09)
+TOKEN_TOL = 0.15  # margin on the token bound's slope, both ways (observed: coupled -0.89, decoupled -0.24)
 KEYS = {"kind", "x", "error", "slope", "slope_ci", "expected_slope"}
 
 
@@ -13,15 +15,21 @@ KEYS = {"kind", "x", "error", "slope", "slope_ci", "expected_slope"}
 def test_depth_and_width_slopes_match_theory(kind):
     result = rates.measure(kind, quick=True)
     assert set(result.to_json()) >= KEYS
-    assert abs(result.slope - result.expected_slope) < SLOPE_TOL, result.summary()
-    lo, hi = result.slope_ci
-    assert lo <= result.slope <= hi
+    assert result.expected_slope == THEORY_SLOPE[kind]
+    assert abs(result.slope - THEORY_SLOPE[kind]) < SLOPE_TOL, result.summary()
 
 
-def test_tokens_error_decreases_with_n():
-    result = rates.measure("tokens", quick=True, x=[8, 64])
-    assert result.expected_slope == -0.5  # d = 3: r_d(N) = N^{-1/2}
-    assert result.error[1] < result.error[0]
+def test_token_error_decays_at_least_at_the_bound_rate_only_when_coupled():
+    """Coupled (the reference cloud under the same field path): the error falls at least as fast as
+    r_d(N) = N^{-1/2} (d = 3). Decoupled (the reference driven by independent normals): the clouds follow
+    different flows, so the error stays O(1) and no longer decays at that rate."""
+    bound = -0.5  # d = 3: r_d(N) = N^{-1/2}
+    coupled = rates.measure("tokens", quick=True, x=[8, 64])
+    decoupled = rates.measure("tokens", quick=True, x=[8, 64], coupled=False)
+    assert coupled.expected_slope == bound
+    assert coupled.slope <= bound + TOKEN_TOL, coupled.summary()
+    assert decoupled.slope > bound + TOKEN_TOL, decoupled.summary()
+    assert decoupled.error[-1] > 4 * coupled.error[-1]
 
 
 def test_rates_bad_input():

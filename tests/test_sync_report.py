@@ -20,3 +20,21 @@ def test_theorem_sections_quick(tmp_path):
     depth = json.loads((tmp_path / "rates_depth.json").read_text())
     assert {"kind", "x", "error", "slope", "slope_ci", "expected_slope"} <= set(depth)
     assert write_report(tmp_path, "theorems", sections).exists()
+
+
+@pytest.mark.slow  # 8 figures: ~25 s on a loaded machine
+def test_sync_section_reports_verdicts_not_vacuous_passes(tmp_path):
+    from sdeformer.experiments.sync import VERDICTS
+    from sdeformer.experiments.theorems import SYNC_SETTINGS, _sync_section
+
+    section = _sync_section(tmp_path, True, None)
+    table = section.tables[0]
+    verdict, eps_from = table.columns.index("verdict"), table.columns.index("eps from")
+    for (act, sigma, _), row in zip(SYNC_SETTINGS, table.rows):
+        assert row[verdict] in VERDICTS and row[eps_from] == "certified"
+        if sigma == 0.0:  # relu: lambda_bar = 1/d > 0; tanh: odd field
+            assert row[verdict] == "not applicable"
+        saved = json.loads((tmp_path / f"sync_{act}_{sigma:g}_{row[0].split('s=')[1]}" / "sync.json").read_text())
+        assert saved["verdict"] == row[verdict]
+    for f in section.figures:
+        assert (tmp_path / f.path).exists()

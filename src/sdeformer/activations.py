@@ -84,6 +84,21 @@ def is_odd(fn: TensorFn) -> bool:
     return bool(torch.allclose(a, -b, atol=1e-10, rtol=1e-10))
 
 
+SLOPE_MAX = 1e6  # |leaky_relu slope| above this overflows kappa's (1 - a)^2 terms long before it means anything
+
+
+def _slope(value: object) -> float:
+    """A leaky_relu slope: a finite number with |slope| <= 1e6 (text such as '0.1' accepted)."""
+    allowed = f"leaky_relu slope must be a finite number with |slope| <= {SLOPE_MAX:g}"
+    try:
+        slope = float(value)  # pyright: ignore[reportArgumentType]
+    except (TypeError, ValueError, OverflowError):
+        raise ConfigError("activation slope", value, allowed) from None
+    if isinstance(value, bool) or not math.isfinite(slope) or abs(slope) > SLOPE_MAX:
+        raise ConfigError("activation slope", value, allowed)
+    return slope
+
+
 def get_activation(act: str | Activation | TensorFn, **params: float) -> Activation:
     """Resolve a name, an Activation or a user callable into an Activation.
 
@@ -98,7 +113,7 @@ def get_activation(act: str | Activation | TensorFn, **params: float) -> Activat
         raise ConfigError("activation", act, f"a name in {list(NAMES)} or a callable")
     name, _, arg = act.strip().lower().partition(":")
     if name == "leaky_relu":
-        slope = float(arg) if arg else float(params.pop("slope", 0.01))
+        slope = _slope(arg) if arg else _slope(params.pop("slope", 0.01))
         if params:
             raise ConfigError("activation parameter", sorted(params), "leaky_relu takes only 'slope'")
         fn, deriv = _leaky_relu(slope)

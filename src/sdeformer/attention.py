@@ -3,12 +3,14 @@
     Attn_X(x_i) = sum_j softmax_j(<Q x_i, K X_j>) V X_j
 
 ``SoftmaxAttention(beta, scale)`` is the paper's shorthand Q^T K = beta I, V = scale I (with
-Q = K = sqrt(beta) I); explicit Q, K, V matrices may be given instead. ``beta`` and ``scale`` may be
+Q = K = sqrt(beta) I, both default 1); explicit Q, K, V matrices may be given instead, never together with
+beta or scale. ``beta`` and ``scale`` may be
 tensors broadcastable to the batch shape, so a sweep over settings runs as one tensor program.
 The softmax uses ``scaled_dot_product_attention`` in the 4-D layout its fused kernels need (O(N d) memory
 on CPU and CUDA), with queries chunked so that memory stays bounded where torch falls back to its math
 kernel. ``RandomBatchAttention`` / ``random_batch_attention`` attend only within random batches of p tokens
-(THEORY section 7), at O(N p d) cost.
+(THEORY section 7), at O(N p d) cost. A block with ``takes_source = True`` draws its randomness from the
+run's ``RandomSource``: models call ``attention_drift(attention, x, source)``.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import torch
 import torch.nn.functional as F
 
 from .errors import ConfigError
+from .protocols import RandomSource
 from .rng import Seeds, Streams
 from .validate import finite_float, per_run, positive_float, positive_int
 
@@ -33,6 +36,14 @@ class Attention(Protocol):
 
     def drift(self, x: torch.Tensor) -> torch.Tensor:  # (..., N, d) -> (..., N, d)
         ...
+
+
+def attention_drift(attention: Attention, x: torch.Tensor, source: RandomSource | None = None) -> torch.Tensor:
+    """``attention.drift(x)``, handing the run's random ``source`` to blocks that draw random numbers
+    (``takes_source = True``). ``(..., N, d) -> (..., N, d)``."""
+    if getattr(attention, "takes_source", False):
+        return attention.drift(x, source=source)  # type: ignore[call-arg]
+    return attention.drift(x)
 
 
 def _batch_param(value, x: torch.Tensor) -> torch.Tensor:
@@ -111,11 +122,16 @@ class RandomBatchAttention:
     O(N p d) cost instead of O(N^2 d). With p >= N it equals ``inner`` (attention is permutation
     invariant). ``inner`` must accept extra leading batch axes (every block in this module does).
 
-    Randomness: one generator per batch element, seeded from ``seed`` (see :mod:`sdeformer.rng`) and
-    created at the first call with a new batch shape or device, so batched equals unbatched; ``reset``
-    restarts the streams. Plugs into the discrete model and the SDE alike (``drift`` only).
+    Randomness: inside a model run the shuffles come from the run's streams (``drift(x, source)``, passed by
+    ``attention_drift``): one uniform permutation per batch element from ``source.randn`` keys (none is drawn
+    when p >= N), so two runs with the same seed are equal and batched equals unbatched. These draws share the
+    run's streams with the noise; to compare with full attention under the same noise, replay the noise
+    (``replay.ReplayedNoise``). Called without a source (standalone), it uses its own per-element generators
+    seeded from ``seed``, created at the first call with a new batch shape or device; ``reset`` restarts them.
     Raises ConfigError for p < 1.
     """
+
+    takes_source = True
 
     def __init__(self, inner: Attention, batch_size: int, seed: Seeds = 0):
         self.inner, self.batch_size, self.seed = inner, positive_int("batch_size", batch_size), seed
@@ -127,31 +143,45 @@ class RandomBatchAttention:
             self.seed = seed
         self._streams = None
 
-    def permutation(self, x: torch.Tensor) -> torch.Tensor:
-        """The next token shuffle for tokens ``x`` ``(..., N, d)``: ``(..., N)`` indices."""
+    def permutation(self, x: torch.Tensor, source: RandomSource | None = None) -> torch.Tensor:
+        """The next token shuffle for tokens ``x`` ``(..., N, d)``: ``(..., N)`` indices, from ``source`` (whose
+        batch shape leads ``x``'s) if given, else from the block's own generators."""
         batch, n = tuple(x.shape[:-2]), x.shape[-2]
+        if source is not None:
+            extra = batch[len(source.batch) :]
+            keys = source.randn(extra + (n,), torch.float64).to(x.device)  # (..., N) i.i.d. keys
+            return keys.expand(batch + (n,)).argsort(-1)
         s = self._streams
         if s is None or s.batch != batch or s.device != x.device:
             s = self._streams = Streams(self.seed, batch, x.device)
         perms = [torch.randperm(n, generator=g, device=x.device) for g in s.generators]  # (N,) each
         return torch.stack(perms).reshape(batch + (n,))
 
-    def drift(self, x: torch.Tensor) -> torch.Tensor:
-        """Attn within random batches. ``(..., N, d) -> (..., N, d)``."""
-        return _in_random_batches(self.inner.drift, [x], self.permutation(x), self.batch_size)
+    def drift(self, x: torch.Tensor, source: RandomSource | None = None) -> torch.Tensor:
+        """Attn within random batches (shuffles from ``source`` if given). ``(..., N, d) -> (..., N, d)``."""
+        if x.shape[-2] <= self.batch_size:  # one batch: no shuffle needed (attention is permutation invariant)
+            return attention_drift(self.inner, x, source)
+        return _in_random_batches(self.inner.drift, [x], self.permutation(x, source), self.batch_size)
 
 
 @dataclass(frozen=True)
 class SoftmaxAttention:
-    """Single-head softmax attention; Q^T K = beta I and V = scale I unless matrices are given."""
+    """Single-head softmax attention; Q^T K = beta I and V = scale I (defaults 1) unless matrices are given.
+    Raises ConfigError for beta or scale given together with any of Q, K, V (they would be ignored)."""
 
-    beta: float | torch.Tensor = 1.0
-    scale: float | torch.Tensor = 1.0
+    beta: float | torch.Tensor | None = None
+    scale: float | torch.Tensor | None = None
     Q: torch.Tensor | None = None  # (d, d)
     K: torch.Tensor | None = None  # (d, d)
     V: torch.Tensor | None = None  # (d, d)
 
     def __post_init__(self) -> None:
+        matrices = [name for name in "QKV" if getattr(self, name) is not None]
+        for name, value in (("beta", self.beta), ("attention_scale", self.scale)):
+            if matrices and value is not None:
+                raise ConfigError(name, value, f"not allowed with explicit {'/'.join(matrices)}: give one or the other")
+        object.__setattr__(self, "beta", 1.0 if self.beta is None else self.beta)
+        object.__setattr__(self, "scale", 1.0 if self.scale is None else self.scale)
         per_run(lambda name, v: positive_float(name, v, "inverse temperature"), "beta", self.beta)
         per_run(finite_float, "attention_scale", self.scale)
         for name in "QKV":
@@ -173,10 +203,11 @@ class MultiHeadAttention:
     """Sum of heads' drifts (the theory allows multi-head sums)."""
 
     heads: Sequence[Attention]
+    takes_source = True
 
-    def drift(self, x: torch.Tensor) -> torch.Tensor:
-        """The sum of the heads' drifts. ``(..., N, d) -> (..., N, d)``."""
-        return functools.reduce(operator.add, (h.drift(x) for h in self.heads))  # (..., N, d)
+    def drift(self, x: torch.Tensor, source: RandomSource | None = None) -> torch.Tensor:
+        """The sum of the heads' drifts (``source`` goes to the heads that draw). ``(..., N, d) -> (..., N, d)``."""
+        return functools.reduce(operator.add, (attention_drift(h, x, source) for h in self.heads))  # (..., N, d)
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,13 @@ batched over leading dimensions, and plugs into the discrete model and the limit
 - ``L2Attention``: softmax_j(-beta |Q x_i - K x_j|^2) V x_j (Q = K = I unless given);
 - ``SinkhornAttention``: the doubly stochastic matrix of e^{beta <x_i, x_j>} by alternate row and column
   normalisation (log domain) for at most ``iterations`` rounds or until every column sums to 1 within ``tol``
-  (rows are normalised last, so they sum to 1 to rounding);
+  (rows are normalised last, so they sum to 1 to rounding); each run of a batch stops on its own, so batched
+  equals unbatched;
 - ``RandomMatrixAttention``: softmax attention with a random Q^T K per run (``"gaussian"``: A A'^T / sqrt(d),
   ``"goe"``) and a random V (``"gaussian"``, ``"psd"``: G G^T / d, ``"+qk"`` / ``"-qk"``: V = +-Q^T K,
   ``"identity"``), optionally redrawn every ``redraw_every`` calls (layers);
-- ``causal=True`` (USA, L2, random-matrix): token i attends to j <= i only.
+- ``causal=True`` (USA, L2, random-matrix; ``CausalSoftmaxAttention`` for the paper's softmax): token i
+  attends to j <= i only.
 
 Matrices given explicitly (Q, K, V) together with ``beta`` or ``scale`` raise ConfigError instead of one
 silently overriding the other. Random matrices come from one generator per batch element seeded from ``seed``
@@ -122,15 +124,34 @@ class SinkhornAttention:
     def weights(self, x: torch.Tensor) -> torch.Tensor:
         """The Sinkhorn matrix P ``(..., N, N)``."""
         logp = self.beta * (x @ x.transpose(-1, -2))  # (..., N, N)
+        done = torch.zeros(logp.shape[:-2], dtype=torch.bool, device=x.device)  # (...): converged runs stay put
         for _ in range(self.iterations):
-            logp = logp - torch.logsumexp(logp, dim=-2, keepdim=True)  # columns
-            logp = logp - torch.logsumexp(logp, dim=-1, keepdim=True)  # rows
-            if float((logp.exp().sum(-2) - 1).abs().max()) <= self.tol:
+            new = logp - torch.logsumexp(logp, dim=-2, keepdim=True)  # columns
+            new = new - torch.logsumexp(new, dim=-1, keepdim=True)  # rows
+            logp = torch.where(done[..., None, None], logp, new)
+            done = done | ((logp.exp().sum(-2) - 1).abs().amax(-1) <= self.tol)
+            if bool(done.all()):
                 break
         return logp.exp()
 
     def drift(self, x: torch.Tensor) -> torch.Tensor:
         return self.weights(x) @ x * self.scale
+
+
+class CausalSoftmaxAttention:
+    """The paper's softmax attention (Q^T K = beta I, V = scale I) with a causal mask: D_i = sum_{j <= i}
+    softmax_j(beta <x_i, x_j>) scale x_j. ``beta``, ``scale``: floats or batch tensors ``(*batch,)``."""
+
+    def __init__(self, beta: float | torch.Tensor = 1.0, scale: float | torch.Tensor = 1.0):
+        if not isinstance(beta, torch.Tensor):
+            _check_beta(beta)
+        self.beta, self.scale = beta, scale
+
+    def drift(self, x: torch.Tensor) -> torch.Tensor:
+        beta, scale = (torch.as_tensor(v, dtype=x.dtype, device=x.device) for v in (self.beta, self.scale))
+        beta, scale = (v.reshape(v.shape + (1, 1)) for v in (beta, scale))  # broadcast against (..., N, N)
+        logits = _masked(beta * (x @ x.transpose(-1, -2)), True)  # (..., N, N)
+        return torch.softmax(logits, dim=-1) @ x * scale  # (..., N, d)
 
 
 QK_KINDS = ("gaussian", "goe")

@@ -9,23 +9,24 @@ from __future__ import annotations
 import dataclasses
 import math
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from . import blocks
 from .activations import get_activation
-from .attention import NoAttention, SoftmaxAttention
 from .discrete import StochasticTransformer
 from .errors import ConfigError
-from .mlp_noise import SAMPLING_MODES, MLPNoise
+from .mlp_noise import SAMPLING_MODES
 from .sphere import uniform_sphere
 from .validate import dimension, finite_float, nonneg_float, positive_float, positive_int
+from .validate import seed as check_seed
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16}
-ATTENTIONS = ("softmax", "off")
+ATTENTIONS = blocks.ATTENTIONS
 
 
 @dataclass(frozen=True)
@@ -40,33 +41,53 @@ class ModelConfig:
     activation: str = "relu"  # MLP activation name (leaky_relu:SLOPE allowed)
     su: float = 0.0  # std of the hidden bias bU
     sw: float = 0.0  # std of the output bias bW
-    mlp: bool = True  # MLP (common noise) on/off
-    attention: str = "softmax"  # 'softmax' or 'off'
+    mlp: bool = True  # the noise (by default the MLP's common noise) on/off
+    attention: str = "softmax"  # 'softmax', 'off', 'usa', 'l2', 'sinkhorn' or 'random' (blocks.attention)
     attention_scale: float = 1.0  # s in V = s I (+1 attractive, 0 off, -1 repulsive)
     beta: float = 1.0  # Q^T K = beta I
     seed: int = 0  # seeds the initial tokens and the noise
     dtype: str = "float32"
     sampling: str = "direct"  # MLP field: 'direct' (draw U, W) or 'conditional' (same law at the tokens, fewer draws)
     save_every: int = 1  # save the trajectory every k layers
+    noise: str = "mlp"  # noise field: 'mlp', 'gaussian' (limit field), 'value', 'heads', 'quadratic' (BEYOND 2-4)
+    share: float = 1.0  # rho in [0, 1]: the fraction of the noise shared by the tokens (BEYOND 1; 1 = common)
+    causal: bool = False  # causal attention mask (token i attends to j <= i)
 
     def __post_init__(self) -> None:
-        for name in ("tokens", "width", "layers", "save_every"):
-            positive_int(name, getattr(self, name))
-        dimension("dim", self.dim)
-        for name in ("horizon", "beta"):
-            positive_float(name, getattr(self, name))
-        for name in ("su", "sw"):
-            nonneg_float(name, getattr(self, name), "bias std")
-        finite_float("attention_scale", self.attention_scale)
+        checks: dict[str, Callable[[str, object], float]] = dict.fromkeys(
+            ("tokens", "width", "layers", "save_every"), positive_int
+        )
+        checks.update(dim=dimension, horizon=positive_float, beta=positive_float, attention_scale=finite_float)
+        checks.update(su=lambda n, v: nonneg_float(n, v, "bias std"), sw=lambda n, v: nonneg_float(n, v, "bias std"))
+        for name, check in checks.items():  # plain int/float values: 64.0 -> 64, numpy scalars -> Python numbers
+            object.__setattr__(self, name, check(name, getattr(self, name)))
+        for name in ("attention", "sampling", "dtype", "noise"):
+            if not isinstance(getattr(self, name), str):
+                raise ConfigError(name, getattr(self, name), "must be a string")
+        if not isinstance(self.mlp, bool):
+            raise ConfigError("mlp", self.mlp, "must be true or false (a boolean, not a string or number)")
         if self.attention not in ATTENTIONS:
             raise ConfigError("attention", self.attention, f"one of {list(ATTENTIONS)}")
+        self._check_blocks()
         if self.sampling not in SAMPLING_MODES:
             raise ConfigError("sampling", self.sampling, f"one of {list(SAMPLING_MODES)}")
         if self.dtype not in DTYPES:
             raise ConfigError("dtype", self.dtype, f"one of {list(DTYPES)}")
-        if not isinstance(self.seed, int) or isinstance(self.seed, bool):
-            raise ConfigError("seed", self.seed, "must be an integer")
+        check_seed("seed", self.seed)
         get_activation(self.activation)  # raises for an unknown name
+
+    def _check_blocks(self) -> None:
+        """The noise model and attention variant fields (``blocks``)."""
+        if self.noise not in blocks.NOISES:
+            raise ConfigError("noise", self.noise, f"one of {list(blocks.NOISES)}")
+        if isinstance(self.share, bool) or not isinstance(self.share, (int, float)) or not 0 <= self.share <= 1:
+            raise ConfigError("share", self.share, "sharing fraction rho must be a number in [0, 1]")
+        if not isinstance(self.causal, bool):
+            raise ConfigError("causal", self.causal, "must be true or false")
+        if self.causal and self.attention not in blocks.CAUSAL_ATTENTIONS:
+            raise ConfigError("causal", self.causal, f"needs attention in {list(blocks.CAUSAL_ATTENTIONS)}")
+        if self.attention == "random" and (self.beta, self.attention_scale) != (1.0, 1.0):
+            raise ConfigError("beta", self.beta, "random attention draws Q^T K and V: leave beta, attention_scale at 1")
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], **overrides: Any) -> ModelConfig:
@@ -78,8 +99,9 @@ class ModelConfig:
         data.update({k: v for k, v in overrides.items() if v is not None})
         if "bias_std" in data:
             b = data.pop("bias_std")
-            data.setdefault("su", b)
-            data.setdefault("sw", b)
+            if "su" in data or "sw" in data:
+                raise ConfigError("bias_std", b, "give either bias_std or su/sw, not both")
+            data["su"] = data["sw"] = b
         known = {f.name for f in fields(cls)}
         for key in data:
             if key not in known:
@@ -93,7 +115,10 @@ class ModelConfig:
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """The fields as a dict; noise, share and causal only when not at their defaults, so the config hashes
+        of runs made before those fields existed are unchanged."""
+        d = dataclasses.asdict(self)
+        return {k: v for k, v in d.items() if k not in blocks.DEFAULTS or v != blocks.DEFAULTS[k]}
 
     @property
     def torch_dtype(self) -> torch.dtype:
@@ -101,9 +126,9 @@ class ModelConfig:
 
     def build(self) -> StochasticTransformer:
         """The model this config describes."""
-        mlp = MLPNoise(self.activation, self.width, self.su, self.sw, sampling=self.sampling) if self.mlp else None
-        attn = SoftmaxAttention(self.beta, self.attention_scale) if self.attention == "softmax" else NoAttention()
-        return StochasticTransformer(self.layers, self.horizon, mlp=mlp, attention=attn)
+        return StochasticTransformer(
+            self.layers, self.horizon, mlp=blocks.noise_field(self), attention=blocks.attention(self)
+        )
 
     def initial_tokens(self, device: str | torch.device = "cpu") -> torch.Tensor:
         """I.i.d. uniform tokens ``(N, d)`` from the config's seed (its own stream, apart from the noise)."""
@@ -115,20 +140,54 @@ def _init_seed(seed: int) -> int:
     return (int(seed) * 2654435761 + 97531) % (2**63)
 
 
-def load_config_file(path: str | Path) -> dict[str, Any]:
-    """Read a TOML (.toml) or YAML (.yaml/.yml) file into a dict; unreadable files raise ConfigError."""
-    path = Path(path)
+CONFIG_MAX_BYTES = 1_000_000  # a config holds a few dozen parameters; anything larger is a wrong file
+
+
+def _read_text(path: Path) -> str:
+    """The file's UTF-8 text; ConfigError if it is missing, larger than 1 MB or not text."""
     try:
-        text = path.read_text(encoding="utf-8")
+        if path.stat().st_size > CONFIG_MAX_BYTES:
+            raise ConfigError("config", str(path), f"larger than {CONFIG_MAX_BYTES // 1000} kB; not a config file")
+        data = path.read_bytes()
     except OSError as exc:
         raise ConfigError("config", str(path), f"cannot read file ({exc.strerror})") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError("config", str(path), "not a text file (not valid UTF-8)") from None
+
+
+def _yaml_load(text: str) -> Any:
+    """``yaml.safe_load`` that refuses a key given twice in one mapping (instead of keeping the last)."""
+    import yaml
+
+    class StrictLoader(yaml.SafeLoader):
+        pass
+
+    def mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict:
+        seen = set()
+        for key_node, _ in node.value:
+            key = loader.construct_object(key_node)  # pyright: ignore[reportArgumentType]
+            if isinstance(key, (str, int, float, bool)):
+                if key in seen:
+                    raise ConfigError("config key", key, "given twice; each key may appear once")
+                seen.add(key)
+        return loader.construct_mapping(node)
+
+    StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
+    return yaml.load(text, Loader=StrictLoader)
+
+
+def load_config_file(path: str | Path) -> dict[str, Any]:
+    """Read a TOML (.toml) or YAML (.yaml/.yml) file into a dict; unreadable, binary, over-large files and
+    duplicate keys raise ConfigError."""
+    path = Path(path)
+    text = _read_text(path)
     try:
         if path.suffix.lower() == ".toml":
             data = tomllib.loads(text)
         elif path.suffix.lower() in (".yaml", ".yml"):
-            import yaml
-
-            data = yaml.safe_load(text)
+            data = _yaml_load(text)
         else:
             raise ConfigError("config", str(path), "must end in .toml, .yaml or .yml")
     except (tomllib.TOMLDecodeError, ValueError) as exc:

@@ -16,6 +16,7 @@ from .discrete import StochasticTransformer
 from .errors import ConfigError
 from .fields import GaussianField, GramMLPField
 from .replay import BrownianPath, ReplayedNoise
+from .rng import derive_seeds
 from .sde import LimitSDE, make_solver
 
 
@@ -72,12 +73,13 @@ def width_coupled(
     ``x0``: (R, N, d). Returns (len(widths), R).
     """
     batch = tuple(x0.shape[:-2])
-    path = BrownianPath(tuple(x0.shape[-2:]), layers, seed, batch, x0.dtype, x0.device)
+    path_seed, stream_seed = derive_seeds(seed, 2)  # the shared normals; any other draw of the width-m runs
+    path = BrownianPath(tuple(x0.shape[-2:]), layers, path_seed, batch, x0.dtype, x0.device)
     inf_field = GaussianField(activation, su, sw, root="sqrt")
     ref = StochasticTransformer(layers, horizon, ReplayedNoise(inf_field, path.normals()), attention).run(x0)
     out = []
     for m in widths:
         noise = ReplayedNoise(GramMLPField(activation, int(m), su, sw), path.normals())
-        traj = StochasticTransformer(layers, horizon, noise, attention).run(x0, seed=seed + 1)
+        traj = StochasticTransformer(layers, horizon, noise, attention).run(x0, seed=stream_seed)
         out.append(path_error(traj.x, ref.x))
     return torch.stack(out)

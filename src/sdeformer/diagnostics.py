@@ -6,12 +6,17 @@ import math
 
 import torch
 
+from .errors import ConfigError
 from .sphere import project
+from .validate import positive_float, token_tensor
+
+BETA_MAX = 700.0  # e^beta overflows a float64 above ~709
 
 
 def cosine_matrix(x: torch.Tensor) -> torch.Tensor:
-    """Pairwise cosine similarities ``(..., N, N)`` of the (normalised) tokens."""
-    u = project(x)
+    """Pairwise cosine similarities ``(..., N, N)`` of the (normalised) tokens. Raises ConfigError unless ``x`` is
+    a float32/float64/bfloat16 tensor ``(..., N, d)``."""
+    u = project(token_tensor("x", x))
     return u @ u.transpose(-1, -2)
 
 
@@ -19,10 +24,17 @@ def interaction_energy(x: torch.Tensor, beta: float = 1.0, *, normalize: bool = 
     """E_beta(X) = 1/(2 N^2) sum_{i,j} (e^beta - e^{beta <X_i, X_j>}), ``(..., N, d) -> (...)``.
 
     Zero exactly when all tokens coincide. Tokens are normalised first unless ``normalize=False``.
+    Raises ConfigError for an integer, float16 or 1-D ``x`` and for beta NaN, <= 0 or > 700.
     """
-    g = cosine_matrix(x) if normalize else x @ x.transpose(-1, -2)  # (..., N, N)
+    beta = positive_float("beta", beta, "inverse temperature")
+    if beta > BETA_MAX:
+        raise ConfigError("beta", beta, f"inverse temperature must be <= {BETA_MAX:g} (e^beta overflows)")
+    x = token_tensor("x", x)
+    g = cosine_matrix(x).clamp(max=1.0) if normalize else x @ x.transpose(-1, -2)  # (..., N, N)
     n = x.shape[-2]
-    return (math.exp(beta) - torch.exp(beta * g)).sum((-1, -2)) / (2 * n * n)
+    # e^beta - e^{beta g} = e^beta (-expm1(beta (g - 1))): no cancellation near synchronization (each term >= 0
+    # when g <= 1, so E_beta >= 0 up to rounding of the sum) and no overflow of e^{beta g} before the scaling
+    return (-torch.expm1(beta * (g - 1))).sum((-1, -2)) / (2 * n * n) * math.exp(beta)
 
 
 def _off_diagonal(c: torch.Tensor) -> torch.Tensor:

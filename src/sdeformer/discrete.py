@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from .attention import Attention, NoAttention
+from .attention import Attention, NoAttention, attention_drift
 from .errors import ConfigError
 from .loop import Observer, Trajectory, integrate
 from .protocols import NoiseField, RandomSource
@@ -45,7 +45,8 @@ class StochasticTransformer:
     def step(self, x: torch.Tensor, streams: RandomSource) -> torch.Tensor:
         """One layer. ``(..., N, d) -> (..., N, d)``."""
         dt = self.dt
-        y = x if isinstance(self.attention, NoAttention) else project(x + dt * self.attention.drift(x))
+        attn = self.attention
+        y = x if isinstance(attn, NoAttention) else project(x + dt * attention_drift(attn, x, streams))
         return y if self.mlp is None else project(y + self.mlp.increment(y, dt, streams))
 
     def run(

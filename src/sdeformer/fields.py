@@ -16,6 +16,7 @@ import torch
 
 from .activations import Activation, get_activation
 from .errors import ConfigError
+from .field_roots import arccos_kappa, eigh_root, psd_sqrt
 from .kernel import KernelTheory, kernel_theory
 from .protocols import RandomSource
 from .rng import Streams
@@ -37,23 +38,6 @@ FACTOR_BLOCK = 1 << 17  # Gram entries per block of runs in GaussianField.factor
 def _check_bias_stds(su: object, sw: object) -> None:
     nonneg_float("su", su, "bias std")
     nonneg_float("sw", sw, "bias std")
-
-
-def _arccos_kappa(t: torch.Tensor, th: KernelTheory) -> torch.Tensor:
-    """``th.kappa(t)`` for act(z) = max(z, a z) in the dtype of ``t``, with the same clamping: with
-    v = 1/d + sU^2 and c = (t/d + sU^2) / v = cos(theta), kappa = v [a c + (1-a)^2 / (2 pi) (sin(theta) +
-    (pi - theta) c)] + sW^2 (the arc-cosine kernel, THEORY section 2)."""
-    a, var = th.activation.leak or 0.0, 1.0 / th.dim + th.su**2
-    c = (t * (1.0 / (th.dim * var)) + th.su**2 / var).clamp_((th.su**2 - 1.0 / th.dim) / var, 1.0)  # t clamped
-    relu = torch.sqrt(1.0 - c * c).add_(torch.arccos(c).sub_(math.pi).mul_(c).neg_())  # sin + (pi - theta) c
-    out = relu.mul_((1 - a) ** 2 * var / (2 * math.pi)).add_(th.sw**2)
-    return out.add_(c, alpha=a * var) if a else out
-
-
-def psd_sqrt(a: torch.Tensor) -> torch.Tensor:
-    """Symmetric square root of symmetric PSD matrices ``(..., n, n)`` (eigh; negative eigenvalues clamped)."""
-    evals, evecs = torch.linalg.eigh(a)  # (..., n), (..., n, n)
-    return (evecs * evals.clamp(min=0).sqrt().unsqueeze(-2)) @ evecs.transpose(-1, -2)
 
 
 class _FromNormals(ABC):
@@ -95,7 +79,9 @@ class GaussianField(_LimitFromNormals):
     ``dW(y) = sqrt(dt) R(y) z`` with ``R R^T = K(y) = kappa(<y_i, y_j>)`` ``(..., N, N)`` and z ``(..., N, d)``
     i.i.d. standard normal: exact in law at those points, O(N^3) per step. ``root='cholesky'`` (default;
     ``jitter * kappa(1)``, default CHOLESKY_JITTER, is added to the diagonal; the symmetric root replaces a
-    factor that fails) or ``root='sqrt'`` (symmetric root, the Gram-matrix coupling of the width limit).
+    factor that fails), ``root='sqrt'`` (symmetric root, the Gram-matrix coupling of the width limit) or
+    ``root='eigh'`` (``field_roots.eigh_root`` in float64: exact, rank-revealing, no jitter noise; coinciding
+    tokens get identical increments, so synchronized tokens stay synchronized).
     Raises ConfigError for an unknown activation or root, or a negative bias std.
     """
 
@@ -109,8 +95,8 @@ class GaussianField(_LimitFromNormals):
         jitter: float | None = None,
         beta: float = 1.0,
     ):
-        if root not in ("cholesky", "sqrt"):
-            raise ConfigError("root", root, "one of ['cholesky', 'sqrt']")
+        if root not in ("cholesky", "sqrt", "eigh"):
+            raise ConfigError("root", root, "one of ['cholesky', 'sqrt', 'eigh']")
         if jitter is not None:
             nonneg_float("jitter", jitter)
         _check_bias_stds(su, sw)
@@ -131,7 +117,7 @@ class GaussianField(_LimitFromNormals):
         KAPPA_TABLE_POINTS table of the quadrature kernel (error below 1e-6 kappa(1))."""
         th = self.theory(d)
         if th.activation.leak is not None:
-            return _arccos_kappa(t, th)
+            return arccos_kappa(t, th)
         if d not in self._tables:
             self._tables[d] = th.kappa(torch.linspace(-1.0, 1.0, KAPPA_TABLE_POINTS, dtype=torch.float64))
         table = self._tables[d].to(t)  # (P,)
@@ -146,8 +132,8 @@ class GaussianField(_LimitFromNormals):
         return self.kappa(u @ u.transpose(-1, -2), y.shape[-1])
 
     def factor(self, y: torch.Tensor) -> torch.Tensor:
-        """A root R with R R^T = K(y) (plus jitter for Cholesky), ``(..., N, N)``; computed over blocks of runs
-        of at most FACTOR_BLOCK Gram entries, so that K and its float64 copy stay in cache."""
+        """A root R with R R^T = K(y) (plus jitter for Cholesky, clipped for eigh), ``(..., N, N)``; computed over
+        blocks of runs of at most FACTOR_BLOCK Gram entries, so that K and its float64 copy stay in cache."""
         n, runs = y.shape[-2], math.prod(y.shape[:-2])
         per_block = max(1, FACTOR_BLOCK // (n * n))
         if runs <= per_block:
@@ -158,6 +144,8 @@ class GaussianField(_LimitFromNormals):
     def _factor(self, y: torch.Tensor) -> torch.Tensor:
         if self.root_kind == "sqrt":
             return psd_sqrt(self.covariance(y))
+        if self.root_kind == "eigh":
+            return eigh_root(self.covariance(y).to(torch.float64)).to(y.dtype)
         k = self.covariance(y).to(torch.float64)  # (..., N, N); factored in float64 (K ~ rank 1 at sync)
         jitter = self.jitter if self.jitter is not None else CHOLESKY_JITTER[y.dtype == torch.float64]
         k.diagonal(dim1=-2, dim2=-1).add_(jitter * self.theory(y.shape[-1]).kappa1)  # k is a fresh tensor

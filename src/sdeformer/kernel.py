@@ -33,11 +33,17 @@ def _hermite(n: int) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.from_numpy(x), torch.from_numpy(w / math.sqrt(2 * math.pi))
 
 
-def _check(dim: int, su: float, sw: float, beta: float) -> None:
+BIAS_STD_MAX = 1e6  # sU^2, sW^2 and e^beta must stay finite in float64
+BETA_MAX = 700.0
+
+
+def _check(dim: int, su: float, sw: float, beta: float, names: tuple[str, str] = ("su", "sw")) -> None:
     dimension("dim", dim)
-    nonneg_float("su", su, "bias std")
-    nonneg_float("sw", sw, "bias std")
-    positive_float("beta", beta, "inverse temperature")
+    for name, value in zip(names, (su, sw), strict=True):
+        if nonneg_float(name, value, "bias std") > BIAS_STD_MAX:
+            raise ConfigError(name, value, f"bias std must be <= {BIAS_STD_MAX:g}")
+    if positive_float("beta", beta, "inverse temperature") > BETA_MAX:
+        raise ConfigError("beta", beta, f"inverse temperature must be <= {BETA_MAX:g} (e^beta overflows)")
 
 
 @dataclass(frozen=True)
@@ -207,6 +213,8 @@ def kernel_theory(
         raise ConfigError("bias_std", bias_std, "give either bias_std or su/sw, not both")
     if bias_std is not None:
         su = sw = bias_std
+    names = ("bias_std", "bias_std") if bias_std is not None else ("su", "sw")
+    _check(dim, 0.0 if su is None else su, 0.0 if sw is None else sw, beta, names)  # before the conversions below
     return KernelTheory(
         get_activation(activation, **act_params), int(dim), float(su or 0.0), float(sw or 0.0), float(beta)
     )

@@ -14,7 +14,7 @@ from .errors import ConfigError
 from .protocols import RandomSource
 from .rng import Seeds, Streams
 from .sphere import project
-from .validate import positive_int
+from .validate import float_dtype, positive_int
 
 Observer = Callable[[int, float, torch.Tensor], None]  # observer(k, t = k dt, x (..., N, d)) after each step
 
@@ -37,6 +37,7 @@ def check_tokens(x: torch.Tensor, name: str = "x0") -> None:
     """Raise ConfigError unless ``x`` is a finite floating tensor ``(..., N, d)`` with N >= 1, d >= 2."""
     if not isinstance(x, torch.Tensor) or not x.is_floating_point():
         raise ConfigError(name, type(x).__name__, "must be a floating-point torch.Tensor of shape (..., N, d)")
+    float_dtype(f"{name}.dtype", x.dtype)  # float16 refused
     if x.ndim < 2 or x.shape[-1] < 2 or x.shape[-2] < 1:
         raise ConfigError(name, tuple(x.shape), "must have shape (..., N, d) with N >= 1 and d >= 2")
     if not torch.isfinite(x).all():

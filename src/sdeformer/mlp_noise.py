@@ -32,10 +32,21 @@ def root_pays(n: int, k: int, cols: int) -> bool:
     return k > n and 2 * k * n * n < ROOT_FLOPS_PER_NORMAL * (k - n) * cols
 
 
-def _batch_std(value, batch: tuple[int, ...], y: torch.Tensor) -> torch.Tensor:
-    """A scalar or batch-shaped standard deviation as ``(*batch, 1)`` for broadcasting."""
+def _batch_std(value, batch: tuple[int, ...], y: torch.Tensor, name: str = "su") -> torch.Tensor:
+    """A scalar or batch-shaped standard deviation as ``(*batch, 1)`` for broadcasting (ConfigError if the
+    per-run values do not match the batch shape)."""
     t = torch.as_tensor(value, dtype=y.dtype, device=y.device)
+    if t.ndim and not _expands(t.shape, batch):
+        raise ConfigError(name, tuple(t.shape), f"per-run values need a shape that broadcasts to the batch {batch}")
     return t.expand(batch).unsqueeze(-1) if t.ndim else t.reshape(1)
+
+
+def _expands(shape: torch.Size, batch: tuple[int, ...]) -> bool:
+    """Whether a tensor of ``shape`` expands to ``batch``."""
+    try:
+        return torch.broadcast_shapes(shape, batch) == torch.Size(batch)
+    except RuntimeError:
+        return False
 
 
 @dataclass(frozen=True)
@@ -93,7 +104,7 @@ class MLPNoise:
         U = streams.randn((m, d), dtype)  # (..., m, d)
         bU = streams.randn((m,), dtype) * _batch_std(self.su, batch, like)  # (..., m)
         W = streams.randn((d, m), dtype)  # (..., d, m)
-        bW = streams.randn((d,), dtype) * _batch_std(self.sw, batch, like)  # (..., d)
+        bW = streams.randn((d,), dtype) * _batch_std(self.sw, batch, like, "sw")  # (..., d)
         return MLPParams(U, bU, W, bW)
 
     def apply(self, p: MLPParams, y: torch.Tensor) -> torch.Tensor:
@@ -142,4 +153,4 @@ class MLPNoise:
         hidden = torch.cat([y / math.sqrt(d), su], dim=-1)  # (..., N, d+1)
         pre = self._gaussian_columns(hidden, self.width, streams)  # (..., N, m)
         out = self._gaussian_columns(self.activation(pre) / math.sqrt(self.width), d, streams)  # (..., N, d)
-        return out + (streams.randn((d,), y.dtype) * _batch_std(self.sw, batch, y)).unsqueeze(-2)
+        return out + (streams.randn((d,), y.dtype) * _batch_std(self.sw, batch, y, "sw")).unsqueeze(-2)

@@ -2,8 +2,9 @@
 
 A run over a batch of shape ``B`` keeps one ``torch.Generator`` per batch element, so that element k of a
 batched run draws exactly the numbers an unbatched run with the same seed draws: batched equals unbatched.
-``Seeds`` is an int (one run; or, for a batch, the root of ``derive_seeds``), a sequence of ints (one per
-batch element, row-major), or None (seed 0).
+``Seeds`` is an int (one run; or, for a batch, the root of ``derive_seeds``), a list or tuple of ints (one per
+batch element, row-major), or None (seed 0). Every seed is an int in [0, 2**63) (``validate.seed``): negative,
+larger, float, string and nested seeds raise ConfigError, so no two seeds alias the same stream.
 """
 
 from __future__ import annotations
@@ -14,12 +15,16 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from .errors import ConfigError
+from .validate import seed as check_seed
+from .validate import seed_sequence
+
 Seeds = int | Sequence[int] | None
 
 
 def derive_seeds(seed: int, count: int) -> list[int]:
     """``count`` independent 63-bit seeds derived from one root seed (numpy SeedSequence)."""
-    state = np.random.SeedSequence(int(seed)).generate_state(count, dtype=np.uint64)
+    state = np.random.SeedSequence(check_seed("seed", seed)).generate_state(count, dtype=np.uint64)
     return [int(s) >> 1 for s in state]
 
 
@@ -29,11 +34,11 @@ def seed_list(seed: Seeds, batch: tuple[int, ...]) -> list[int]:
     if seed is None:
         seed = 0
     if isinstance(seed, (int, np.integer)):
-        return [int(seed)] if batch == () else derive_seeds(int(seed), count)
-    seeds = [int(s) for s in seed]
+        return [check_seed("seed", seed)] if batch == () else derive_seeds(seed, count)  # pyright: ignore[reportArgumentType]
+    if isinstance(seed, torch.Tensor) and seed.numel() == 1:
+        return seed_list(seed.item(), batch)  # pyright: ignore[reportArgumentType]
+    seeds = seed_sequence("seed", seed)
     if len(seeds) != count:
-        from .errors import ConfigError
-
         raise ConfigError("seed", seed, f"needs one seed per batch element ({count} for batch shape {batch})")
     return seeds
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from .attention import Attention, NoAttention
+from .attention import Attention, NoAttention, attention_drift
 from .errors import ConfigError
 from .loop import Observer, Trajectory, integrate
 from .protocols import LimitField, RandomSource
@@ -40,9 +40,10 @@ class LimitSDE:
         """-(d-1)/2 k(x, x) x, the radial Ito term that keeps |X| = 1 in mean (THEORY section 3)."""
         return -(x.shape[-1] - 1) / 2 * variance * x  # (..., N, d)
 
-    def attention_drift(self, x: torch.Tensor) -> torch.Tensor | None:
-        """Attn(x) before the tangent projection, or None when attention is off. ``(..., N, d) -> (..., N, d)``."""
-        return None if isinstance(self.attention, NoAttention) else self.attention.drift(x)
+    def attention_drift(self, x: torch.Tensor, source: RandomSource | None = None) -> torch.Tensor | None:
+        """Attn(x) before the tangent projection, or None when attention is off; a block that draws random numbers
+        (random-batch attention) draws them from the run's ``source``. ``(..., N, d) -> (..., N, d)``."""
+        return None if isinstance(self.attention, NoAttention) else attention_drift(self.attention, x, source)
 
     def drift(self, x: torch.Tensor) -> torch.Tensor:
         """b(x) = P_x Attn(x) - (d-1)/2 k(x, x) x. ``(..., N, d) -> (..., N, d)``."""
@@ -121,7 +122,7 @@ class EulerMaruyama(Solver):
         """One step. ``(..., N, d) -> (..., N, d)``."""
         dt, sde = self.dt, self.sde
         dw, var = sde.field.increment_and_variance(x, dt, streams)  # (..., N, d), (..., N, 1) or ()
-        attn = sde.attention_drift(x)  # (..., N, d) or None
+        attn = sde.attention_drift(x, streams)  # (..., N, d) or None
         if attn is not None:
             dw = dw + dt * attn
         return x + (tangent(x, dw) + dt * sde.ito_correction(x, var))

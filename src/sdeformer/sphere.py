@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import torch
 
+from .errors import ConfigError
 from .rng import Seeds, randn
-from .validate import dimension, positive_int
+from .validate import device as check_device
+from .validate import dimension, float_dtype, positive_int
 
 
 def uniform_sphere(
@@ -25,9 +27,13 @@ def uniform_sphere(
 
     Returns ``(*batch, n, d)``. Randomness comes from ``generator`` or ``seed`` (see :mod:`sdeformer.rng`);
     batch element k uses its own stream, so a batched draw equals the unbatched draws stacked.
-    Raises ConfigError for n < 1 or d < 2.
+    Raises ConfigError for n < 1, d < 2, a non-floating or float16 dtype, a device this machine lacks, or a
+    bad seed.
     """
     n, d = positive_int("tokens", n), dimension("dim", d)
+    dtype, device = float_dtype("dtype", dtype), check_device("device", device)
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise ConfigError("generator", type(generator).__name__, "must be a torch.Generator")
     g = randn(batch, (n, d), seed=seed, generator=generator, dtype=dtype, device=device)
     return project(g)
 

@@ -23,12 +23,18 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
     """Write ``data`` to ``path`` atomically (temp file + rename). Creates parent folders."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:  # name the user's path, not the temporary file
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         os.chmod(tmp, 0o644)  # mkstemp creates 0600; results are meant to be shared
         os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -99,3 +105,69 @@ def write_run_metadata(folder: str | Path, config: Mapping[str, Any], seed: Any)
     from . import __version__
 
     return write_json(Path(folder) / "config.json", {"config": config, "seed": seed, "version": __version__})
+
+
+RUN_MARKER = "run.json"  # {"config_hash", "config"}: ties a run folder to one config
+
+
+def ensure_writable(folder: str | Path, name: str = "out") -> Path:
+    """Create ``folder`` if needed and check a file can be written there, before any work starts.
+
+    Raises ConfigError naming ``name`` and the user's path when it cannot."""
+    from .errors import ConfigError
+
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise ConfigError(name, str(folder), f"cannot write there ({exc.strerror or exc})") from None
+    return folder
+
+
+def claim_run_folder(folder: str | Path, config: Any, *, force: bool = False, name: str = "out") -> bool:
+    """Tie ``folder`` to ``config`` (by ``config_hash``) before a run writes into it; True when the folder already
+    belongs to this config (resume), False when it is new (or ``force`` takes it over).
+
+    A folder holding another config's run, or files but no run marker, raises ConfigError unless ``force``."""
+    from .errors import ConfigError
+
+    folder = ensure_writable(folder, name)
+    key, marker = config_hash(config), folder / RUN_MARKER
+    if marker.exists():
+        try:
+            held = json.loads(marker.read_text(encoding="utf-8")).get("config_hash")
+        except (ValueError, AttributeError, OSError):
+            held = None
+        if held == key:
+            return True
+        if not force:
+            raise ConfigError(
+                name,
+                str(folder),
+                f"holds a run of another config ({held}, this one {key}); "
+                "pass --force to overwrite it, or choose another folder",
+            )
+    elif any(p.name != RUN_MARKER for p in folder.iterdir()) and not force:
+        raise ConfigError(name, str(folder), "is not empty and holds no sdeformer run; pass --force to write there")
+    write_json(marker, {"config_hash": key, "config": config})
+    return False
+
+
+def read_cached_npz(path: str | Path, config: Any) -> dict[str, np.ndarray] | None:
+    """The arrays of ``path`` if it was written by ``write_cached_npz`` for this ``config`` (same
+    ``config_hash``), else None: a partial or complete result of another config is never reused."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    try:
+        arrays = read_npz(path)
+    except (OSError, ValueError):  # a truncated or foreign file: recompute
+        return None
+    return arrays if str(arrays.get("config_hash")) == config_hash(config) else None
+
+
+def write_cached_npz(path: str | Path, config: Any, **arrays: Any) -> Path:
+    """``write_npz`` with the config's hash stored beside the arrays (read back by ``read_cached_npz``)."""
+    return write_npz(path, **arrays, config_hash=np.array(config_hash(config)))

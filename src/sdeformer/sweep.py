@@ -1,6 +1,7 @@
 """Batched engine: many settings and seeds of equal shape as one tensor program (DESIGN: shapes).
 
-Settings that share everything but (su, sw, attention_scale, beta, seed) form one group; each group is
+Settings that share everything but (su, sw, attention_scale, beta, seed) form one group (fewer of these for
+the other noise models and attention variants: ``blocks.batched_fields``); each group is
 one batched ``StochasticTransformer`` run with batch shape ``(G,)``, per-element noise laws and one
 random stream per element. Element k equals the unbatched run of ``configs[k]``: the same random numbers,
 so the same values up to floating-point rounding of the batched matmuls (``tests/test_model.py``).
@@ -18,34 +19,35 @@ from collections.abc import Callable, Iterator, Sequence
 
 import torch
 
-from .attention import NoAttention, SoftmaxAttention
+from . import blocks
 from .config import ModelConfig
 from .discrete import StochasticTransformer
+from .errors import ConfigError
 from .loop import Trajectory
-from .mlp_noise import MLPNoise
 from .rng import Streams
 
-BATCHED_FIELDS = ("su", "sw", "attention_scale", "beta", "seed")
+BATCHED_FIELDS = ("su", "sw", "attention_scale", "beta", "seed")  # the most a group may vary (MLP noise, softmax)
 
 
 def group_key(cfg: ModelConfig) -> tuple:
-    """Everything that must be equal for two settings to share one tensor program."""
-    d = cfg.to_dict()
-    return tuple((k, v) for k, v in sorted(d.items()) if k not in BATCHED_FIELDS)
+    """Everything that must be equal for two settings to share one tensor program: all fields but those of
+    ``blocks.batched_fields`` (e.g. the Gaussian field and the attention variants take one beta per run)."""
+    batched = blocks.batched_fields(cfg)
+    return tuple((k, v) for k, v in sorted(cfg.to_dict().items()) if k not in batched)
 
 
 def build_batched(configs: Sequence[ModelConfig], **mlp_options) -> StochasticTransformer:
-    """One model whose noise and attention parameters are ``(G,)`` tensors, one entry per config."""
+    """One model for configs of one ``group_key``: the noise and attention parameters among
+    ``blocks.batched_fields`` become ``(G,)`` tensors, one entry per config; the rest are the first config's."""
     c0 = configs[0]
-    dtype = c0.torch_dtype
+    batched = blocks.batched_fields(c0)
 
-    def column(name: str) -> torch.Tensor:
-        return torch.tensor([getattr(c, name) for c in configs], dtype=dtype)
+    def value(name: str) -> torch.Tensor | None:
+        return blocks.column(configs, name, c0.torch_dtype) if name in batched else None
 
-    options = {"sampling": c0.sampling, **mlp_options}
-    mlp = MLPNoise(c0.activation, c0.width, column("su"), column("sw"), **options) if c0.mlp else None
-    attn = SoftmaxAttention(column("beta"), column("attention_scale")) if c0.attention == "softmax" else NoAttention()
-    return StochasticTransformer(c0.layers, c0.horizon, mlp=mlp, attention=attn)
+    noise = blocks.noise_field(c0, value("su"), value("sw"), **mlp_options)
+    attn = blocks.attention(c0, value("beta"), value("attention_scale"), seeds=[c.seed for c in configs])
+    return StochasticTransformer(c0.layers, c0.horizon, mlp=noise, attention=attn)
 
 
 def run_group(
@@ -57,7 +59,9 @@ def run_group(
     """Run configs that share a ``group_key`` as one batched run: ``x`` is ``(S, G, N, d)``, G = len(configs)."""
     keys = {group_key(c) for c in configs}
     if len(keys) != 1:
-        raise ValueError("run_group needs configs that differ only in " + ", ".join(BATCHED_FIELDS))
+        raise ConfigError(
+            "configs", f"{len(keys)} groups", "run_group needs configs that differ only in " + ", ".join(BATCHED_FIELDS)
+        )
     x0 = torch.stack([c.initial_tokens(device) for c in configs])  # (G, N, d)
     model = build_batched(configs, **mlp_options)
     streams = Streams([c.seed for c in configs], (len(configs),), x0.device)

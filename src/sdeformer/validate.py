@@ -92,3 +92,88 @@ def per_run(check: Callable[[str, object], float], name: str, value: object) -> 
 def nonneg_std(name: str, value: object) -> float | torch.Tensor:
     """A standard deviation: a finite float >= 0, or a tensor (one per run) of them, returned unchanged."""
     return per_run(lambda n, v: nonneg_float(n, v, "bias std"), name, value)
+
+
+SEED_LIMIT = 2**63  # seeds are ints in [0, 2**63): every generator (torch, numpy) takes them without wrapping
+
+
+def seed(name: str, value: object) -> int:
+    """The one seed rule: an int in [0, 2**63) (numpy ints accepted; bools, floats, strings refused)."""
+    if isinstance(value, torch.Tensor) and value.numel() == 1 and not value.dtype.is_floating_point:
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 0 <= int(value) < SEED_LIMIT:
+        raise ConfigError(name, value, "a seed must be an integer in [0, 2**63)")
+    return int(value)
+
+
+def seed_sequence(name: str, value: object) -> list[int]:
+    """A flat list or tuple of seeds, each checked by :func:`seed` (strings and nested lists refused)."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
+        raise ConfigError(name, value, "an integer seed in [0, 2**63) or a flat list of them")
+    return [seed(name, s) for s in value]
+
+
+def float_dtype(name: str, dtype: object) -> torch.dtype:
+    """A floating dtype the model supports: float32, float64 or bfloat16 (float16 and integers refused)."""
+    if dtype not in (torch.float32, torch.float64, torch.bfloat16):
+        raise ConfigError(name, dtype, "one of torch.float32, torch.float64, torch.bfloat16 (float16 is not supported)")
+    return dtype  # pyright: ignore[reportReturnType]
+
+
+def device(name: str, value: object) -> torch.device:
+    """A torch device that exists on this machine (``'cuda'`` without CUDA is refused)."""
+    try:
+        dev = torch.device(value)  # pyright: ignore[reportArgumentType]
+    except (RuntimeError, TypeError):
+        raise ConfigError(name, value, "a torch device such as 'cpu' or 'cuda'") from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ConfigError(name, value, "CUDA is not available on this machine; use 'cpu'")
+    if dev.type == "mps" and not torch.backends.mps.is_available():
+        raise ConfigError(name, value, "MPS is not available on this machine; use 'cpu'")
+    return dev
+
+
+def available_bytes() -> int | None:
+    """Memory available to a new allocation (psutil, else /proc/meminfo MemAvailable), or None if unknown."""
+    try:
+        import psutil
+
+        return int(psutil.virtual_memory().available)
+    except ImportError:
+        pass
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def fits_in_memory(name: str, value: object, estimate: float) -> None:
+    """Refuse up front a request whose memory ``estimate`` (bytes) exceeds the memory available now."""
+    free = available_bytes()
+    if free is not None and estimate > free:
+        gib = 2**30
+        raise ConfigError(
+            name, value, f"needs about {estimate / gib:.3g} GiB of memory, {free / gib:.3g} GiB available"
+        )
+
+
+def finite_state(x: torch.Tensor, layer: int, hint: str) -> None:
+    """NaN guard of a run: ConfigError naming the layer and the likely parameter(s) ``hint`` if ``x`` has a
+    non-finite entry."""
+    if not bool(torch.isfinite(x).all()):
+        raise ConfigError(hint, f"layer {layer}", "the tokens became NaN or infinite; use smaller values")
+
+
+def token_tensor(name: str, x: object) -> torch.Tensor:
+    """A token tensor ``(..., N, d)``: float32, float64 or bfloat16 (float16 and integer tensors refused), N >= 1,
+    d >= 2."""
+    if not isinstance(x, torch.Tensor):
+        raise ConfigError(name, type(x).__name__, "must be a floating-point torch.Tensor of shape (..., N, d)")
+    float_dtype(f"{name}.dtype", x.dtype)
+    if x.ndim < 2 or x.shape[-1] < 2 or x.shape[-2] < 1:
+        raise ConfigError(name, tuple(x.shape), "must have shape (..., N, d) with N >= 1 and d >= 2")
+    return x

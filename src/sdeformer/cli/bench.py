@@ -57,8 +57,18 @@ def bench(
     65,536), throughput (discrete model at N = 16,384), precision (bf16 MLP effect on energies). Needs a source
     checkout (the benchmarks/ folder).
     """
+    from ..errors import ConfigError
+    from ..store import ensure_writable
+    from ..validate import positive_int
+
     runner = benchmark_runner()
-    parts = runner.PARTS if only is None else tuple(p.strip() for p in only.split(",") if p.strip())
+    parts = runner.PARTS if only is None else tuple(p.strip() for p in only.split(","))
+    if not parts or any(p not in runner.PARTS for p in parts) or len(set(parts)) != len(parts):
+        raise ConfigError("only", only, f"distinct comma-separated parts among {list(runner.PARTS)}")
+    if threads is not None:
+        positive_int("threads", threads)
+    runner.check_device(device)
+    ensure_writable(out, "out")  # bad input and an unwritable folder are refused before minutes of benchmarks
     with progress_bar(len(parts), "benchmarks") as advance:
         results = runner.run_benchmarks(
             parts, quick=quick, out=out, device=device, threads=threads, on_part=lambda _part: advance(1)

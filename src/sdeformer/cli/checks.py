@@ -77,11 +77,17 @@ def sync_check(
     width: int | None = typer.Option(None, help="MLP width of the discrete model (default: infinite)"),
     seed: int = typer.Option(0, help="root seed"),
     out: Path = typer.Option(Path("results/sync"), help="folder for energies.npz (partial), sync.json, sync.png"),
+    dtype: str = typer.Option("float32", help="float32 or float64 (sets the resolution floor)"),
     json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
-    """Check E E_beta(t) <= exp((eps + lambda_bar_prime) t) E E_beta(0) on an SDE and a discrete ensemble."""
+    """Check E E_beta(t) <= exp((eps + lambda_bar_prime) t) E E_beta(0) on an SDE and a discrete ensemble;
+    verdict: holds, fails, below resolution or not applicable."""
+    import torch
+
     from ..experiments import sync as exp
 
+    if dtype not in ("float32", "float64"):
+        raise ConfigError("dtype", dtype, "float32 or float64")
     with progress_bar(exp.progress_units(runs, steps), "sync-check", enabled=not json) as advance:
         result = exp.run_and_write(
             out,
@@ -97,6 +103,7 @@ def sync_check(
             horizon=horizon,
             width=width,
             seed=seed,
+            dtype=getattr(torch, dtype),
         )
     if json:
         emit_json(result.to_json())
@@ -136,21 +143,25 @@ def lyapunov(
 def phase(
     quick: bool = typer.Option(False, "--quick", help="a 2 x 3 x 3 x 2 grid with 2 seeds"),
     seeds: int | None = typer.Option(None, help="seeds per cell"),
-    out: Path = typer.Option(Path("results/phase"), help="folder for phase.json/.npz/.png"),
+    out: Path = typer.Option(Path("results/phase"), help="folder for phase.json/.npz/.png and the sweep in sweep/"),
+    executor: str = typer.Option("local", help="local (one process, batched) or dask"),
+    workers: int = typer.Option(2, help="worker processes of the local Dask cluster (one thread each)"),
     json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
-    """P(sync) over activation x d x bias std x attention scale, heat maps with lambda_bar = 0 (THEORY 5)."""
+    """P(sync) over activation x d x bias std x attention scale, heat maps with lambda_bar = 0 (THEORY 5).
+    The ensemble is a resumable sweep in OUT/sweep (draw it with `sdeformer sweep plot OUT/sweep`)."""
     from ..experiments import phase as exp
+    from ..sweeps import make_executor
 
     settings = exp.settings_for(quick, seeds=seeds)
     cells = exp.progress_units(settings)
-    with progress_bar(cells, "phase", enabled=not json) as advance:
-        result = exp.run_and_write(out, settings, progress=advance)
+    with make_executor(executor, workers) as ex, progress_bar(cells, "phase", enabled=not json) as advance:
+        result = exp.run_and_write(out, settings, progress=advance, executor=ex)
     if json:
         emit_json(result.to_json())
     else:
         err_console.print(
-            f"phase diagram: {cells} cells; noise-only agreement with the kernel verdict "
+            f"phase diagram: {cells} runs; noise-only agreement with the kernel verdict "
             f"{result.agreement:.2f} (sign), {result.agreement_finite_t:.2f} (finite T), "
             f"{result.wall_s:.1f} s; written to {out}"
         )

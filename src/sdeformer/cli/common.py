@@ -13,7 +13,6 @@ from rich.console import Console
 
 from ..errors import ConfigError
 from ..progress import progress_bar  # noqa: F401  (the commands' progress bar)
-from ..store import to_jsonable
 
 app = typer.Typer(
     help="sdeformer: deep transformers as interacting particles with common noise (arXiv:2604.26898).",
@@ -47,4 +46,6 @@ def cli_errors(fn: Callable) -> Callable:
 
 def emit_json(obj: Any) -> None:
     """Print one JSON object on stdout."""
+    from ..store import to_jsonable
+
     sys.stdout.write(json.dumps(to_jsonable(obj)) + "\n")

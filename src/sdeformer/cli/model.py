@@ -9,9 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from ..config import ModelConfig, load_config_file
 from ..errors import ConfigError
-from ..kernel import kernel_theory
 from ..progress import progress_bar
 from .common import app, cli_errors, emit_json
 
@@ -28,6 +26,8 @@ def kernel(
     json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
     """Kernel constants of THEORY section 2: kappa(1), kappa'(1), lambda_1, lambda_bar, lambda_bar_prime."""
+    from ..kernel import kernel_theory
+
     summary = kernel_theory(activation, dim, bias_std=bias_std, su=su, sw=sw, beta=beta).summary()
     if json:
         emit_json(summary)
@@ -43,6 +43,10 @@ def kernel(
 class AttentionKind(str, enum.Enum):
     softmax = "softmax"
     off = "off"
+    usa = "usa"
+    l2 = "l2"
+    sinkhorn = "sinkhorn"
+    random = "random"
 
 
 class DType(str, enum.Enum):
@@ -64,17 +68,23 @@ def simulate(
     sw: float | None = typer.Option(None, help="output bias std [0]"),
     bias_std: float | None = typer.Option(None, help="sU = sW = this"),
     mlp: bool | None = typer.Option(None, "--mlp/--no-mlp", help="MLP (common noise) on/off [on]"),
-    attention: AttentionKind | None = typer.Option(None, help="softmax or off [softmax]"),
+    attention: AttentionKind | None = typer.Option(None, help="softmax, off, usa, l2, sinkhorn or random [softmax]"),
+    causal: bool | None = typer.Option(None, "--causal/--no-causal", help="causal attention mask [off]"),
+    noise: str | None = typer.Option(None, help="noise model: mlp, gaussian, value, heads or quadratic [mlp]"),
+    share: float | None = typer.Option(None, help="rho in [0, 1], the noise's shared fraction (1: common) [1.0]"),
     attention_scale: float | None = typer.Option(None, help="s in V = s I [1.0]"),
     beta: float | None = typer.Option(None, help="Q^T K = beta I [1.0]"),
     seed: int | None = typer.Option(None, help="random seed [0]"),
     dtype: DType | None = typer.Option(None, help="float32 or float64 [float32]"),
     sampling: str | None = typer.Option(None, help="MLP field: direct or conditional (same law) [direct]"),
     save_every: int | None = typer.Option(None, help="save every k-th layer [1]"),
-    out: Path | None = typer.Option(None, help="run directory (resumable)"),
+    out: Path | None = typer.Option(None, help="run directory (resumable; tied to the config)"),
+    force: bool = typer.Option(False, "--force", help="overwrite a run directory that holds another config's run"),
     json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
     """Run the discrete stochastic transformer (THEORY section 1) and report E_beta per saved layer."""
+    from ..config import ModelConfig, load_config_file
+    from ..experiments.simulate import check_fits
     from ..experiments.simulate import simulate as run
 
     if bias_std is not None and (su is not None or sw is not None):
@@ -100,10 +110,14 @@ def simulate(
         dtype=dtype.value if dtype else None,
         sampling=sampling,
         save_every=save_every,
+        causal=causal,
+        noise=noise,
+        share=share,
     )
     cfg = ModelConfig.from_mapping(base, **flags)
+    check_fits(cfg)  # before the progress bar starts
     with progress_bar(cfg.layers, "simulate", enabled=not json) as advance:
-        result = run(cfg, out, progress=advance)
+        result = run(cfg, out, progress=advance, force=force)
     if json:
         emit_json(result.to_json())
         return

@@ -10,8 +10,6 @@ from rich.console import Console
 from rich.table import Table as RichTable
 
 from ..errors import ConfigError
-from ..store import write_json
-from ..validate import positive_int
 from .common import app, cli_errors, emit_json, progress_bar
 
 DEFAULT_RESULTS = Path("results/practice")
@@ -25,6 +23,8 @@ class Task(str, enum.Enum):
 def _threads(threads: int | None) -> None:
     if threads is not None:
         import torch
+
+        from ..validate import positive_int
 
         torch.set_num_threads(positive_int("threads", threads))
 
@@ -56,10 +56,20 @@ def train(
     from ..practice.methods import get_methods
     from ..practice.suite import run_suite, summarize
     from ..practice.tasks import task_config
+    from ..store import write_json
+    from ..validate import positive_int
 
+    names = [n.strip() for n in method.split(",")]
+    if method.strip() != "all" and (not all(names) or len(set(names)) != len(names)):
+        raise ConfigError("method", method, "distinct comma-separated method names (or 'all'), none empty")
+    positive_int("seeds", seeds)
     _threads(threads)
     cfg = task_config(task.value, steps, quick, context)
     methods = get_methods(method)
+    if out is not None:
+        from ..store import ensure_writable
+
+        ensure_writable(out, "out")
     with progress_bar(len(methods) * seeds * cfg.steps, f"train {task.value}", enabled=True) as advance:
         records = run_suite(cfg, methods, seeds, out, advance)
     summary = summarize(records)
@@ -106,6 +116,8 @@ def probe(
     activation: str = typer.Option("gelu", help="activation of the noise MLP"),
     width: int = typer.Option(1536, help="width m of the noise MLP"),
     bias_std: float = typer.Option(0.1, help="sU = sW of the noise MLP (0: GELU field with lambda_bar > 0 at d=384)"),
+    su: float | None = typer.Option(None, "--su", help="hidden bias std sU alone [--bias-std]"),
+    sw: float | None = typer.Option(None, "--sw", help="output bias std sW alone [--bias-std]"),
     threshold: float = typer.Option(0.95, help="cosine above which tokens join one cluster"),
     seed: int = typer.Option(0, help="noise seed"),
     out: Path | None = typer.Option(None, help="also write the JSON record to this file"),
@@ -114,9 +126,19 @@ def probe(
     """Probe all-MiniLM-L6-v2: per-layer mean token cosine, E_beta and clusters, without and with common noise."""
     from ..practice.probe import DEFAULT_TEXT
     from ..practice.probe import probe as run
+    from ..store import write_json
+    from ..validate import finite_float
+    from ..validate import seed as check_seed
 
     if text is not None and file is not None:
         raise ConfigError("text", text, "give --text or --file, not both")
+    if not -1.0 < finite_float("threshold", threshold) < 1.0:
+        raise ConfigError("threshold", threshold, "a cosine strictly between -1 and 1")
+    check_seed("seed", seed)
+    if out is not None:
+        from ..store import ensure_writable
+
+        ensure_writable(out.parent, "out")
     body = file.read_text(encoding="utf-8") if file is not None else (DEFAULT_TEXT if text is None else text)
     result = run(
         body,
@@ -126,6 +148,8 @@ def probe(
         activation=activation,
         width=width,
         bias_std=bias_std,
+        su=su,
+        sw=sw,
         threshold=threshold,
         seed=seed,
     )
@@ -134,9 +158,9 @@ def probe(
     if json:
         emit_json(result)
         return
-    th = result["theory"]
+    th, nz = result["theory"], result["noise"]
     table = RichTable(
-        title=f"all-MiniLM-L6-v2, {result['n_tokens']} tokens; noise {activation}, bias {bias_std}: "
+        title=f"all-MiniLM-L6-v2, {result['n_tokens']} tokens; noise {activation}, sU {nz['su']:g}, sW {nz['sw']:g}: "
         f"lambda_bar = {th['lambda_bar']:.4g}, synchronizes = {th['synchronizes']}"
     )
     table.add_column("layer")
@@ -179,6 +203,8 @@ def infer_practice(
 ) -> None:
     """Perplexity and tokens/s of block random-batch attention against full attention (trained char model)."""
     from ..practice.inference import run
+    from ..store import write_json
+    from ..validate import positive_int
 
     _threads(threads)
     positive_int("block", block)

@@ -23,8 +23,9 @@ from ..fields import GaussianField
 from ..rng import Streams, derive_seeds
 from ..sde import LimitSDE, make_solver
 from ..sphere import project, tangent, uniform_sphere
-from ..store import write_json
-from .results import Result
+from ..validate import finite_float, positive_float, positive_int
+from ..validate import seed as check_seed
+from .results import Result, read_cached_json, write_cached_json
 from .threads import single_threaded
 
 DELTA = 1e-4  # renormalised separation; the 2x2 kernel matrix stays well resolved in float64 (no jitter)
@@ -73,10 +74,17 @@ def lyapunov(
     """Estimate the top Lyapunov exponent of one setting; ``progress(1)`` after every step.
 
     ``steps=None`` picks max(1000, T |lambda_1| / rate_step) steps."""
-    if not (0 < delta < 0.1):
+    if not (0 < finite_float("delta", delta) < 0.1):
         raise ConfigError("delta", delta, "must be in (0, 0.1)")
-    if int(runs) < 2:
+    if positive_int("runs", runs) < 2:
         raise ConfigError("runs", runs, "need at least 2 runs for an interval")
+    horizon, rate_step, seed = (
+        positive_float("horizon", horizon),
+        positive_float("rate_step", rate_step),
+        check_seed("seed", seed),
+    )
+    if steps is not None:
+        positive_int("steps", steps)
     field = GaussianField(activation, bias_std, bias_std, jitter=0.0)
     theory = field.theory(int(dim))
     if steps is None:
@@ -127,12 +135,16 @@ def run_and_write(
     from ..plots.checks import lyapunov_figure
 
     kw = {**(QUICK if quick else {}), **{k: v for k, v in kw.items() if v is not None}}
+    key = {"check": "lyapunov", "settings": [list(s) for s in settings], **kw}
+    cached = read_cached_json(Path(out) / "lyapunov.json", key)
+    if cached is not None:  # the same check finished earlier: reuse it
+        return LyapunovResult(tuple(LyapunovRow(**row) for row in cached["rows"]))
     rows = []
     for a, d, s in settings:
         rows.append(lyapunov(a, d, s, **kw))
         if progress is not None:
             progress(1)
     result = LyapunovResult(tuple(rows))
-    write_json(Path(out) / "lyapunov.json", result.to_json())
+    write_cached_json(Path(out) / "lyapunov.json", key, result)
     lyapunov_figure(result.rows, Path(out) / "lyapunov.png")
     return result

@@ -1,14 +1,18 @@
 """Phase diagram of synchronization (THEORY sections 2 and 5).
 
 P(sync) = fraction of seeds whose final E_beta is below ``threshold``, over activation x d x bias std x
-attention scale, simulated with the limit SDE (Gaussian field). All scales and seeds of one
-(activation, d, bias std) run as one batched tensor. The kernel criterion lambda_bar = 0 is computed on a
-fine (d, bias std) grid for the overlay. ``run_and_write`` writes ``phase.json`` (``PhaseResult.to_json()``),
-``phase.npz`` (probability, final_energy, lambda_bar) and ``phase.png``.
+attention scale. The ensemble is a sweep (``sdeformer.sweeps``): the discrete chain driven by the exact
+Gaussian limit field (``noise = "gaussian"``, THEORY section 3), every run's seed derived from (replicate, config
+hash), all scales and seeds of one (activation, d, bias std) one batched tensor program, on the local or a Dask
+executor. The kernel criterion lambda_bar = 0 is computed on a fine (d, bias std) grid for the overlay.
+``run_and_write`` writes ``phase.json`` (``PhaseResult.to_json()``), ``phase.npz`` (probability, final_energy,
+lambda_bar), ``phase.png`` and the sweep table under ``sweep/`` (``sdeformer sweep plot OUT/sweep --x dim
+--y su --color energy --below 1e-3 --where activation=relu --where attention_scale=0``).
 """
 
 from __future__ import annotations
 
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -16,22 +20,20 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 
-from ..attention import SoftmaxAttention
+from .. import sweeps
 from ..diagnostics import interaction_energy
 from ..errors import ConfigError
-from ..fields import GaussianField
 from ..kernel import kernel_theory
-from ..rng import derive_seeds
-from ..sde import LimitSDE, make_solver
-from ..sphere import uniform_sphere
 from ..store import write_json, write_npz
+from ..validate import fits_in_memory, positive_float, positive_int
+from ..validate import seed as check_seed
 from .results import Result
 from .threads import single_threaded
 
 THRESHOLD = 1e-3  # final E_beta below this counts as synchronized
 FINE = 41  # points per axis of the lambda_bar grid
+SEED_STRIDE = 10**6  # root seed r uses the replicate seeds r * SEED_STRIDE + k (more seeds reuse the first ones)
 
 FULL: dict[str, Any] = dict(
     activations=("relu", "tanh", "silu"),
@@ -109,8 +111,39 @@ def settings_for(quick: bool = False, **overrides: Any) -> dict[str, Any]:
 
 
 def progress_units(settings: dict[str, Any]) -> int:
-    """How often ``phase(**settings)`` calls ``progress(1)``: once per (activation, d, bias std) cell."""
-    return len(settings["activations"]) * len(settings["dims"]) * len(settings["bias_stds"])
+    """Runs of ``phase(**settings)``: its ``progress(n)`` calls add up to this."""
+    axes = ("activations", "dims", "bias_stds", "scales")
+    return int(np.prod([len(settings[k]) for k in axes])) * int(settings["seeds"])
+
+
+def phase_spec(
+    activations: Sequence[str],
+    dims: Sequence[int],
+    bias_stds: Sequence[float],
+    scales: Sequence[float],
+    seeds: int,
+    tokens: int,
+    steps: int,
+    horizon: float,
+    beta: float = 1.0,
+    seed: int = 0,
+) -> sweeps.Spec:
+    """The phase ensemble as a sweep spec: the axes crossed, ``seeds`` replicates, final E_beta recorded."""
+    base = {"tokens": tokens, "layers": steps, "horizon": horizon, "noise": "gaussian", "beta": beta}
+    axes = {"activation": activations, "dim": dims, "bias_std": bias_stds, "attention_scale": scales}
+    return sweeps.parse_spec(
+        {
+            "name": "phase",
+            "base": base,
+            "axes": {
+                k: [float(v) if k in ("bias_std", "attention_scale") else v for v in vs] for k, vs in axes.items()
+            },
+            "seeds": {"start": int(seed) * SEED_STRIDE, "count": int(seeds)},
+            "observables": ["energy"],
+            "times": "final",
+            "batch": len(scales) * int(seeds),
+        }
+    )
 
 
 @single_threaded
@@ -127,33 +160,36 @@ def phase(
     threshold: float = THRESHOLD,
     seed: int = 0,
     progress: Callable[[int], None] | None = None,
+    out: str | Path | None = None,
+    executor: Any = None,
 ) -> PhaseResult:
-    """Simulate the grid (see module docstring). Initial tokens per d and noise per (d, bias std) derive from
-    ``seed`` and are shared by the activations (common random numbers)."""
-    if int(seeds) < 1 or not dims or not bias_stds or not scales or not activations:
+    """Simulate the grid as a sweep (see module docstring) into ``out`` (resumable; None: a temporary folder)
+    on ``executor`` (default: ``sweeps.LocalExecutor``); ``progress(n)``: n more runs done."""
+    if positive_int("seeds", seeds) < 1 or not dims or not bias_stds or not scales or not activations:
         raise ConfigError("grid", (activations, dims, bias_stds, scales, seeds), "every axis needs >= 1 value")
+    for name, value in (("tokens", tokens), ("steps", steps)):
+        positive_int(name, value)
+    positive_float("horizon", horizon)
+    positive_float("beta", beta)
+    check_seed("seed", seed)
+    cells, batch = len(activations) * len(dims) * len(bias_stds) * len(scales), len(scales) * int(seeds)
+    estimate = 8 * cells * int(seeds) + 4 * 6 * batch * int(tokens) * (max(dims) + int(tokens))  # results + one batch
+    fits_in_memory("seeds", seeds, estimate)
     if min(dims) < 4:
         raise ConfigError("dims", list(dims), "d >= 4 (lambda_bar < 0 needs d >= 4)")
     start = time.perf_counter()
-    A, D, B, S = len(activations), len(dims), len(bias_stds), len(scales)
-    final = np.zeros((A, D, B, S, int(seeds)))
-    initial = np.zeros((A, D))
-    lam = np.zeros((A, D, B))
-    scale = torch.tensor(scales, dtype=torch.float32).repeat_interleave(int(seeds))  # (S * seeds,)
-    attention = SoftmaxAttention(beta, scale)
-    derived = derive_seeds(seed, D * (B + 1))
-    x_seeds, noise_seeds = derived[:D], [derived[D + i * B : D + (i + 1) * B] for i in range(D)]
-    for a, act in enumerate(activations):
-        for i, d in enumerate(dims):
-            x0 = uniform_sphere(tokens, d, batch=(S * int(seeds),), seed=x_seeds[i])  # (S * seeds, N, d)
-            initial[a, i] = float(interaction_energy(x0.double(), beta).mean())
-            for j, b in enumerate(bias_stds):
-                lam[a, i, j] = kernel_theory(act, d, bias_std=b, beta=beta).lambda_bar
-                sde = LimitSDE(GaussianField(act, b, b, beta=beta), attention)
-                traj = make_solver(sde, steps, horizon).solve(x0, seed=noise_seeds[i][j], save_every=steps)
-                final[a, i, j] = interaction_energy(traj.final.double(), beta).reshape(S, int(seeds)).numpy()
-                if progress is not None:
-                    progress(1)
+    spec = phase_spec(activations, dims, bias_stds, scales, seeds, tokens, steps, horizon, beta, seed)
+    if out is None:
+        with tempfile.TemporaryDirectory() as tmp:
+            final, initial = _ensemble(spec, tmp, executor, progress)
+    else:
+        final, initial = _ensemble(spec, out, executor, progress)
+    lam = np.array(
+        [
+            [[kernel_theory(a, d, bias_std=b, beta=beta).lambda_bar for b in bias_stds] for d in dims]
+            for a in activations
+        ]
+    )
     dims_fine = np.linspace(min(dims), max(dims), FINE)
     bias_fine = np.linspace(min(bias_stds), max(bias_stds), FINE)
     lam_fine = {
@@ -181,11 +217,35 @@ def phase(
     )
 
 
-def run_and_write(out: Path, settings: dict[str, Any], progress: Callable[[int], None] | None = None) -> PhaseResult:
-    """``phase(**settings)``, then ``phase.json``, ``phase.npz`` and ``phase.png`` into ``out``."""
+AXES = ("activation", "dim", "bias_std", "attention_scale")  # the spec's axes; the table holds bias_std as su
+
+
+def _ensemble(spec: sweeps.Spec, out: str | Path, executor: Any, progress: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Run the sweep; final E_beta ``(A, D, B, S, seeds)`` (NaN for failed runs) and mean E_beta(0) ``(A, D)``."""
+    sweeps.run(spec, out, executor, progress=progress)
+    df = sweeps.read(out)
+    energy = df[df["status"] == "done"].set_index(["activation", "dim", "su", "attention_scale", "replicate"])
+    values = {name: list(v) for group in spec.groups for name, v in group}
+    shape = tuple(len(values[n]) for n in AXES) + (len(spec.seeds),)
+    final = np.full(shape, np.nan)
+    for index in np.ndindex(shape):
+        key = tuple(values[n][i] for n, i in zip(AXES, index)) + (spec.seeds[index[-1]],)
+        final[index] = energy["energy"].get(key, np.nan)
+    initial = np.zeros(shape[:2])
+    for run in sweeps.expand(spec):  # E_beta(0) of every run, from its initial tokens
+        a, d = values["activation"].index(run.config.activation), values["dim"].index(run.config.dim)
+        initial[a, d] += float(interaction_energy(run.config.initial_tokens().double(), run.config.beta))
+    return final, initial / (len(spec.seeds) * shape[2] * shape[3])
+
+
+def run_and_write(
+    out: Path, settings: dict[str, Any], progress: Callable[[int], None] | None = None, executor: Any = None
+) -> PhaseResult:
+    """``phase(**settings)`` with its sweep in ``out/sweep``, then ``phase.json``, ``phase.npz`` and ``phase.png``
+    into ``out``."""
     from ..plots.checks import phase_figure
 
-    result = phase(**settings, progress=progress)
+    result = phase(**settings, progress=progress, out=Path(out) / "sweep", executor=executor)
     write_json(Path(out) / "phase.json", result.to_json())
     write_npz(
         Path(out) / "phase.npz",

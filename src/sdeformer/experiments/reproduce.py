@@ -9,6 +9,7 @@ from pathlib import Path
 import torch
 
 from ..progress import progress_bar
+from ..progress import stage as _stage
 from ..report import Section, write_report
 from . import figure1, grid, table1
 
@@ -32,16 +33,20 @@ def reproduce(part: str, out: Path, seed: int = 0, quick: bool = False, show_pro
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     sections: list[Section] = []
+    stage = _stage if show_progress else (lambda _text: None)  # one line per stage on stderr
     with progress_bar(_work_units(parts, seed), "part 1: the paper", enabled=show_progress) as advance:
         if "table1" in parts:
+            stage("Table 1: kernel constants")
             sections.append(table1.section(table1.run_and_write(out)))
         if "figure1" in parts:
+            stage("Figure 1: relu and tanh, 2000 layers each (or figure1.npz)")
             sections.append(figure1.section(figure1.run_and_write(out, seed, progress=advance)))
         if "grid" in parts:
             sections += grid.sections(grid.run_and_write(out, seed, progress=advance))
     if "theorems" in parts:
         from .theorems import UNITS, theorem_sections
 
+        stage("part 2: theorem checks")
         with progress_bar(UNITS, "part 2: the theorems", enabled=show_progress) as advance:
             checked = theorem_sections(out / "theorems", quick=quick, progress=advance)
         for section in checked:  # their figures live in out/theorems
@@ -51,6 +56,7 @@ def reproduce(part: str, out: Path, seed: int = 0, quick: bool = False, show_pro
     if "beyond" in parts:  # report part 3 (not in "all": about 5 minutes)
         from . import beyond
 
+        stage("part 3: beyond the paper")
         sections += beyond.sections(beyond.run(out, quick=quick, seed=seed))
     meta = (
         f"sdeformer reproduce {part}; seed {seed}; torch {torch.__version__}; {platform.machine()} "
@@ -67,4 +73,5 @@ def reproduce(part: str, out: Path, seed: int = 0, quick: bool = False, show_pro
             "sphere; bias stds sU = sW = sigma. Clusters are connected components of the graph cos > 0.99.",
         ],
     )
+    stage(f"writing {out / 'index.html'}")
     return write_report(out, "sdeformer: reproduction of the paper", [intro, *sections], meta)

@@ -1,14 +1,19 @@
 """One run of the discrete model into a run directory, resumable (DESIGN: outputs).
 
-The run advances in segments of ``CHECKPOINT_LAYERS`` layers; after each, ``checkpoint.npz`` (tokens,
-saved states, generator states) is written atomically, so an interrupted run restarts from its last
-segment with the same random numbers it would have drawn. On completion the folder holds
-``config.json``, ``metrics.csv`` (per saved layer: t, E_beta, mean cosine, mean |cosine|, clusters),
-``trajectory.npz`` (x: (S, N, d), layers, t), ``summary.json`` and ``energy.png``.
+The run advances in segments of ``CHECKPOINT_LAYERS`` layers. After each, the segment's saved states and
+their observables are appended as ``segments/NNNNNN.npz`` and ``checkpoint.npz`` (current tokens, generator
+states: a few kB) is replaced atomically: the I/O per segment does not grow with the run, and an interrupted
+run restarts from its last segment with the same random numbers it would have drawn. Memory holds one segment
+of states and the per-layer observables. The folder is tied to the config (``run.json``, ``store.claim_run_folder``):
+the same config resumes, another is refused unless ``force``. On completion the folder holds ``config.json``,
+``metrics.csv`` (per saved layer: t, E_beta, mean cosine, mean |cosine|, clusters), ``trajectory.npz``
+(x: (S, N, d), layers, t; kept as the segment files when larger than ``TRAJECTORY_MAX_BYTES``),
+``summary.json`` and ``energy.png``.
 """
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,11 +25,15 @@ import torch
 from ..config import ModelConfig
 from ..diagnostics import cluster_count, interaction_energy, mean_abs_cosine, mean_cosine
 from ..rng import Streams
-from ..store import config_hash, read_npz, write_csv, write_json, write_npz, write_run_metadata
+from ..store import claim_run_folder, config_hash, read_npz, write_csv, write_json, write_npz, write_run_metadata
+from ..validate import finite_state, fits_in_memory
 from .results import Result
 
 CHECKPOINT_LAYERS = 500
 CLUSTER_THRESHOLD = 0.99
+METRIC_CHUNK = 16  # saved states per observable evaluation: (16, N, N) cosines at a time
+TRAJECTORY_MAX_BYTES = 512 * 2**20  # larger trajectories stay as segments/*.npz
+METRICS = ("energy", "mean_cos", "mean_abs_cos", "clusters")
 
 
 @dataclass(frozen=True)
@@ -53,30 +62,117 @@ class SimulateResult(Result):
         )
 
 
-def _load_checkpoint(path: Path, key: str, streams: Streams) -> tuple[int, list[torch.Tensor], list[int]] | None:
-    """(next layer, saved states (N, d) each, their layer indices) of a matching checkpoint, else None."""
-    if not path.exists():
+def memory_estimate(cfg: ModelConfig) -> int:
+    """Bytes a run of ``cfg`` needs at its peak: the MLP draws (m, d) and hidden layer (N, m), attention (N, N),
+    one segment of saved states, the observables' cosines and the per-layer results kept to the end."""
+    n, d, m = cfg.tokens, cfg.dim, cfg.width
+    item = torch.tensor([], dtype=cfg.torch_dtype).element_size()
+    saved = cfg.layers // cfg.save_every + 2
+    layer = 3 * m * d + 4 * n * m + 4 * n * n + 8 * n * d
+    segment = (CHECKPOINT_LAYERS // cfg.save_every + 2) * n * d + 3 * METRIC_CHUNK * n * n
+    trajectory = min(saved * n * d * item, TRAJECTORY_MAX_BYTES)
+    return item * (layer + segment) + 8 * (len(METRICS) + 2) * saved + trajectory
+
+
+def check_fits(cfg: ModelConfig) -> None:
+    """ConfigError, with the estimate, when a run of ``cfg`` cannot fit in the memory available now."""
+    fits_in_memory("tokens/dim/width/layers", (cfg.tokens, cfg.dim, cfg.width, cfg.layers), memory_estimate(cfg))
+
+
+def _nan_hint(cfg: ModelConfig) -> str:
+    """The parameter(s) most likely to blow a run up, for the NaN guard's message."""
+    big = [("horizon", cfg.horizon / cfg.layers > 1), ("attention_scale", abs(cfg.attention_scale) > 100)]
+    big += [("beta", cfg.beta > 100), ("su", cfg.su > 100), ("sw", cfg.sw > 100)]
+    names = [name for name, large in big if large]
+    return "/".join(names) if names else "horizon/attention_scale/beta/su/sw"
+
+
+def _observables(xs: torch.Tensor, beta: float) -> dict[str, np.ndarray]:
+    """E_beta, mean cosine, mean |cosine| and clusters of saved states ``(S, N, d)``, METRIC_CHUNK at a time."""
+    parts: dict[str, list[np.ndarray]] = {k: [] for k in METRICS}
+    for chunk in xs.split(METRIC_CHUNK):
+        n2 = chunk.shape[-2] >= 2
+        parts["energy"].append(interaction_energy(chunk.double(), beta).numpy())
+        parts["mean_cos"].append(mean_cosine(chunk).double().numpy() if n2 else np.ones(len(chunk)))
+        parts["mean_abs_cos"].append(mean_abs_cosine(chunk).double().numpy() if n2 else np.ones(len(chunk)))
+        parts["clusters"].append(cluster_count(chunk, CLUSTER_THRESHOLD).numpy())
+    return {k: np.concatenate(v) for k, v in parts.items()}
+
+
+class _Segments:
+    """The saved states and observables of a run: in memory (no folder) or appended to ``folder/segments``."""
+
+    def __init__(self, folder: Path | None):
+        self.folder = folder / "segments" if folder is not None else None
+        self.memory: list[dict[str, np.ndarray]] = []
+
+    def paths(self) -> list[Path]:
+        return sorted(self.folder.glob("*.npz")) if self.folder is not None and self.folder.exists() else []
+
+    def append(self, layers: list[int], xs: torch.Tensor, beta: float) -> None:
+        if not layers:  # a segment shorter than save_every saves nothing
+            return
+        part = {"layers": np.array(layers), **_observables(xs, beta), "x": _np(xs)}
+        if self.folder is None:
+            self.memory.append(part)
+        else:
+            write_npz(self.folder / f"{len(self.paths()):06d}.npz", **part)
+
+    def gather(self, keys: tuple[str, ...]) -> dict[str, np.ndarray]:
+        parts = self.memory if self.folder is None else [read_npz(p) for p in self.paths()]
+        return {k: np.concatenate([p[k] for p in parts]) for k in keys}
+
+
+def _np(x: torch.Tensor) -> np.ndarray:
+    """``x`` as numpy (bfloat16, which numpy lacks, widened exactly to float32)."""
+    return (x.float() if x.dtype == torch.bfloat16 else x).numpy()
+
+
+def _load_checkpoint(path: Path, key: str, streams: Streams, segments: _Segments) -> tuple[int, torch.Tensor] | None:
+    """(next layer, tokens (N, d)) of a matching checkpoint, else None (and stale segments removed). Segments
+    written after the checkpoint (an interruption between the two writes) are dropped."""
+    data = read_npz(path) if path.exists() else None
+    paths = segments.paths()
+    if data is None or str(data["config_hash"]) != key or int(data["segments"]) > len(paths):
+        if segments.folder is not None:
+            shutil.rmtree(segments.folder, ignore_errors=True)
         return None
-    data = read_npz(path)
-    if str(data["config_hash"]) != key:
-        return None
+    for extra in paths[int(data["segments"]) :]:
+        extra.unlink()
     streams.set_state([torch.from_numpy(s) for s in data["generator_states"]])
-    return int(data["layer"]), list(torch.from_numpy(data["x"])), data["layers"].tolist()
+    return int(data["layer"]), torch.from_numpy(data["x"])
 
 
 def simulate(
-    cfg: ModelConfig, out: Path | None = None, progress: Callable[[int], None] | None = None
+    cfg: ModelConfig,
+    out: Path | None = None,
+    progress: Callable[[int], None] | None = None,
+    *,
+    force: bool = False,
 ) -> SimulateResult:
-    """Run ``cfg`` (THEORY section 1); if ``out`` is given, write (and resume) a run directory."""
-    model, x = cfg.build(), cfg.initial_tokens()
-    streams = Streams(cfg.seed, (), x.device)
+    """Run ``cfg`` (THEORY section 1); if ``out`` is given, write (and resume) a run directory.
+
+    Raises ConfigError before any work when the run cannot fit in memory (with the estimate), when ``out`` is
+    not writable or holds another config's run (unless ``force``), and during the run when the tokens become
+    NaN (naming the layer and the likely parameter)."""
+    check_fits(cfg)
     key = config_hash(cfg.to_dict())
+    if out is not None and not claim_run_folder(out, cfg.to_dict(), force=force):
+        for stale in ("checkpoint.npz", "segments", "summary.json"):
+            shutil.rmtree(out / stale) if (out / stale).is_dir() else (out / stale).unlink(missing_ok=True)
+    model, x = cfg.build(), cfg.initial_tokens()
+    streams, segments = Streams(cfg.seed, (), x.device), _Segments(out)
     ckpt = out / "checkpoint.npz" if out is not None else None
-    state = _load_checkpoint(ckpt, key, streams) if ckpt is not None else None
-    start, saved, idx = (0, [x], [0]) if state is None else state  # saved: (N, d) each
-    x = saved[-1].to(cfg.torch_dtype)
+    state = _load_checkpoint(ckpt, key, streams, segments) if ckpt is not None else None
+    if state is None:
+        start = 0
+        segments.append([0], x[None], cfg.beta)
+    else:
+        start, x = state
+        x = x.to(cfg.torch_dtype)
     if progress and start:
         progress(start)
+    hint = _nan_hint(cfg)
     while start < cfg.layers:
         stop = min(start + CHECKPOINT_LAYERS, cfg.layers)
         traj = model.run(
@@ -85,33 +181,30 @@ def simulate(
             streams=streams,
             start_layer=start,
             stop_layer=stop,
+            observer=lambda k, _t, xk: finite_state(xk, k, hint),
             progress=(lambda _l: progress(1)) if progress else None,
         )
-        x = traj.final
-        saved += list(traj.x[1:])
-        idx += traj.layers[1:].tolist()
-        start = stop
+        x, start = traj.final, stop
+        segments.append(traj.layers[1:].tolist(), traj.x[1:], cfg.beta)
         if ckpt is not None and start < cfg.layers:
+            states = np.stack([s.numpy() for s in streams.get_state()])
+            count = np.array(len(segments.paths()))
             write_npz(
                 ckpt,
-                x=torch.stack(saved).numpy(),
-                layers=np.array(idx),
+                x=_np(x),
                 layer=np.array(start),
                 config_hash=np.array(key),
-                generator_states=np.stack([s.numpy() for s in streams.get_state()]),
+                generator_states=states,
+                segments=count,
             )
-    xs = torch.stack(saved)  # (S, N, d)
-    layers = np.array(idx)
-    t = layers * model.dt
-    n2 = cfg.tokens >= 2
-    metrics = {
-        "layers": layers,
-        "t": t,
-        "energy": interaction_energy(xs, cfg.beta).numpy(),
-        "mean_cos": mean_cosine(xs).numpy() if n2 else np.ones(len(layers)),
-        "mean_abs_cos": mean_abs_cosine(xs).numpy() if n2 else np.ones(len(layers)),
-        "clusters": cluster_count(xs, CLUSTER_THRESHOLD).numpy(),
-    }
+    return _finish(cfg, out, model.dt, segments)
+
+
+def _finish(cfg: ModelConfig, out: Path | None, dt: float, segments: _Segments) -> SimulateResult:
+    """The result from the segments; with ``out``, the run directory's files."""
+    metrics = segments.gather(("layers", *METRICS))
+    layers = metrics["layers"]
+    metrics = {"layers": layers, "t": layers * dt, **{k: metrics[k] for k in METRICS}}
     result = SimulateResult(
         **metrics,
         final_energy=float(metrics["energy"][-1]),
@@ -120,19 +213,19 @@ def simulate(
         final_clusters=int(metrics["clusters"][-1]),
         config=cfg.to_dict(),
     )
-    if out is not None:
-        write_run_metadata(out, cfg.to_dict(), cfg.seed)
-        rows = [dict(zip(metrics, vals)) for vals in zip(*metrics.values())]
-        write_csv(out / "metrics.csv", rows, list(metrics))
-        write_npz(out / "trajectory.npz", x=xs.numpy(), layers=layers, t=t)
-        write_json(out / "summary.json", result.to_json())
-        from ..plots.paper import energy_plot
+    if out is None:
+        return result
+    write_run_metadata(out, cfg.to_dict(), cfg.seed)
+    rows = [dict(zip(metrics, vals)) for vals in zip(*metrics.values())]
+    write_csv(out / "metrics.csv", rows, list(metrics))
+    item = torch.tensor([], dtype=cfg.torch_dtype).element_size()
+    if len(layers) * cfg.tokens * cfg.dim * item <= TRAJECTORY_MAX_BYTES:
+        write_npz(out / "trajectory.npz", x=segments.gather(("x",))["x"], layers=layers, t=metrics["t"])
+        shutil.rmtree(out / "segments", ignore_errors=True)
+    write_json(out / "summary.json", result.to_json())
+    from ..plots.paper import energy_plot
 
-        energy_plot(
-            out / "energy.png",
-            t,
-            metrics["energy"],
-            f"E_beta, {cfg.activation} d={cfg.dim} sU={cfg.su:g} sW={cfg.sw:g} s={cfg.attention_scale:+g}",
-        )
-        (out / "checkpoint.npz").unlink(missing_ok=True)
+    title = f"E_beta, {cfg.activation} d={cfg.dim} sU={cfg.su:g} sW={cfg.sw:g} s={cfg.attention_scale:+g}"
+    energy_plot(out / "energy.png", metrics["t"], metrics["energy"], title)
+    (out / "checkpoint.npz").unlink(missing_ok=True)
     return result

