@@ -161,7 +161,8 @@ def phase(
         emit_json(result.to_json())
     else:
         err_console.print(
-            f"phase diagram: {cells} runs; noise-only agreement with the kernel verdict "
+            f"phase diagram: {cells // int(settings['seeds'])} cells x {settings['seeds']} seeds = {cells} runs; "
+            "noise-only agreement with the kernel verdict "
             f"{result.agreement:.2f} (sign), {result.agreement_finite_t:.2f} (finite T), "
             f"{result.wall_s:.1f} s; written to {out}"
         )

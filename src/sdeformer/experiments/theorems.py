@@ -188,8 +188,9 @@ def _phase_section(out: Path, quick: bool, progress) -> Section:
         [
             Figure(
                 Path("phase.png"),
-                "Theory: synchronization by noise below the red lambda_bar = 0 "
-                "curve (larger d and bias), except for odd fields (tanh without bias). Measured: "
+                "Theory: synchronization by noise where lambda_bar < 0, the hatched region above and to the right "
+                "of the red lambda_bar = 0 curve (larger d and bias), except for odd fields (tanh without bias). "
+                "Measured: "
                 "heat map of P(sync); with attractive attention (s = +1) tokens also cluster "
                 "where lambda_bar > 0, since the attention itself contracts.",
             )
