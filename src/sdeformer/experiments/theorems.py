@@ -180,7 +180,8 @@ def _phase_section(out: Path, quick: bool, progress) -> Section:
         "The theorems, checked: phase diagram of synchronization (THEORY sections 2, 5)",
         [
             f"P(final E_beta < {r.threshold:g}) over {r.seeds} seeds per cell, N = {r.tokens}, "
-            f"T = {r.horizon:g}, limit SDE. Noise-only cells (s = 0) where 'P >= 1/2' matches the "
+            f"T = {r.horizon:g}, discrete chain driven by the exact Gaussian limit field (a sweep). "
+            "Noise-only cells (s = 0) where 'P >= 1/2' matches the "
             f"kernel verdict (lambda_bar < 0, field not odd): {r.agreement:.0%}; adding the finite-"
             f"horizon requirement lambda_bar T < log(threshold / E_beta(0)): {r.agreement_finite_t:.0%}."
         ],

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-from matplotlib.ticker import NullLocator
+from matplotlib.ticker import NullFormatter, NullLocator
 
 from . import plt, save_figure
 
@@ -52,6 +52,7 @@ def rate_figure(result: RatesResult, path: Path) -> Path:
     )
     ax.set_xscale("log")
     ax.set_yscale("log")
+    ax.xaxis.set_minor_formatter(NullFormatter())  # minor labels of a short log axis overlap
     xl, yl = RATE_LABELS[result.kind]
     ax.set_xlabel(xl)
     ax.set_ylabel(yl)
