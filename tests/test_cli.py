@@ -155,3 +155,13 @@ def test_reproduce_table1_and_report(tmp_path):
     assert lines[0] == "activation,dim,sigma,kappa1,dkappa1,lambda1,lambda_bar" and len(lines) == 25
     html = (tmp_path / "index.html").read_text()
     assert "Table 1" in html and "unstated" in html.lower()
+
+
+def test_simulate_offers_bfloat16(tmp_path):
+    """The CLI's dtype choice covers every dtype ModelConfig accepts, bfloat16 included."""
+    from sdeformer.cli import app
+
+    args = ["simulate", "--dtype", "bfloat16", "--tokens", "4", "--dim", "4", "--width", "8", "--layers", "3", "--json"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["energy"][-1] >= 0

@@ -52,6 +52,7 @@ class AttentionKind(str, enum.Enum):
 class DType(str, enum.Enum):
     float32 = "float32"
     float64 = "float64"
+    bfloat16 = "bfloat16"
 
 
 @app.command()
@@ -75,7 +76,7 @@ def simulate(
     attention_scale: float | None = typer.Option(None, help="s in V = s I [1.0]"),
     beta: float | None = typer.Option(None, help="Q^T K = beta I [1.0]"),
     seed: int | None = typer.Option(None, help="random seed [0]"),
-    dtype: DType | None = typer.Option(None, help="float32 or float64 [float32]"),
+    dtype: DType | None = typer.Option(None, help="float32, float64 or bfloat16 [float32]"),
     sampling: str | None = typer.Option(None, help="MLP field: direct or conditional (same law) [direct]"),
     save_every: int | None = typer.Option(None, help="save every k-th layer [1]"),
     out: Path | None = typer.Option(None, help="run directory (resumable; tied to the config)"),
