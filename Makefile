@@ -63,6 +63,8 @@ practice: $(STAMP)  ## 8 methods x 3 seeds x 2 tasks (~30-45 min, resumable), pr
 	$(BIN)/sdeformer train --task charlm --seeds 3 --out results/practice
 	$(BIN)/sdeformer probe --out results/practice/probe_bias0.1.json
 	$(BIN)/sdeformer probe --bias-std 0 --out results/practice/probe_bias0.json
+	$(BIN)/sdeformer probe --su 0.2147240 --sw 0 --out results/practice/probe_su_only.json  # matched kappa(1)
+	$(BIN)/sdeformer probe --su 0 --sw 0.1121208 --out results/practice/probe_sw_only.json
 	$(BIN)/sdeformer infer-practice --results results/practice --block 16 --p 0 --p 4 --p 16 --p 32 --p 64 --n 0
 	$(BIN)/sdeformer train --task charlm --method baseline --seeds 1 --context 1024 --steps 1200 --out results/practice/long
 	$(BIN)/sdeformer infer-practice --long
