@@ -51,3 +51,19 @@ def energy_bruteforce(x: torch.Tensor, beta: float) -> float:
         for j in range(n):
             total += math.exp(beta) - math.exp(beta * float(u[i] @ u[j]))
     return total / (2 * n * n)
+
+
+class Interrupted(Exception):
+    """Raised by ``interrupt_after``: stands in for a kill in the middle of a run."""
+
+
+def interrupt_after(calls: int):
+    """A progress callback that raises ``Interrupted`` on its ``calls``-th call (a run killed mid-way)."""
+    seen = [0]
+
+    def progress(_n: int = 1) -> None:
+        seen[0] += 1
+        if seen[0] == calls:
+            raise Interrupted
+
+    return progress

@@ -12,6 +12,7 @@ import torch
 from typer.testing import CliRunner
 
 import sdeformer as sdf
+from problems import Interrupted, interrupt_after
 from sdeformer.cli import app
 from sdeformer.config import ModelConfig, load_config_file
 from sdeformer.diagnostics import interaction_energy
@@ -264,18 +265,8 @@ def test_checkpoint_appends_with_bounded_size(tmp_path, monkeypatch):
     cfg = ModelConfig(tokens=5, dim=4, width=16, layers=45, su=0.1, sw=0.1, dtype="float64")
     full = sim.simulate(cfg)
 
-    class Stop(Exception):
-        pass
-
-    calls = {"n": 0}
-
-    def interrupt(_n=1):
-        calls["n"] += 1
-        if calls["n"] == 35:
-            raise Stop
-
-    with pytest.raises(Stop):
-        sim.simulate(cfg, tmp_path, progress=interrupt)
+    with pytest.raises(Interrupted):
+        sim.simulate(cfg, tmp_path, progress=interrupt_after(35))
     ckpt = np.load(tmp_path / "checkpoint.npz")
     assert ckpt["x"].shape == (5, 4) and int(ckpt["layer"]) == 30
     assert len(list((tmp_path / "segments").glob("*.npz"))) == 4  # layer 0, then 3 segments of 10

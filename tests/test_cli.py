@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 import sdeformer as sdf
+from problems import Interrupted, interrupt_after
 from sdeformer.cli import app
 
 runner = CliRunner()
@@ -91,18 +92,8 @@ def test_simulate_resumes_from_checkpoint(tmp_path, monkeypatch):
     cfg = ModelConfig(tokens=5, dim=4, width=16, layers=35, su=0.1, sw=0.1, dtype="float64")
     full = sim.simulate(cfg)
 
-    class Stop(Exception):
-        pass
-
-    calls = {"n": 0}
-
-    def interrupt(_n=1):
-        calls["n"] += 1
-        if calls["n"] == 25:
-            raise Stop
-
-    with pytest.raises(Stop):
-        sim.simulate(cfg, tmp_path, progress=interrupt)
+    with pytest.raises(Interrupted):
+        sim.simulate(cfg, tmp_path, progress=interrupt_after(25))
     assert (tmp_path / "checkpoint.npz").exists()
     resumed = sim.simulate(cfg, tmp_path)
     assert resumed.energy == pytest.approx(full.energy, rel=1e-12)
