@@ -23,11 +23,11 @@ def save_figure(fig: Figure, path: Path, dpi: int = 90, tight: bool | None = Non
     """PNG bytes rendered in memory, then written atomically.
 
     ``tight`` crops to the drawn content (``bbox_inches="tight"``: one extra draw, seconds for a many-panel
-    figure); by default only figures without a layout engine and without ``fixed_layout`` are cropped. The
-    paper's figures use ``fixed_layout`` (margins in inches) and skip it.
+    figure); by default figures without a layout engine are cropped. Figures placed with ``fixed_layout``
+    (margins in inches) pass ``tight=False``.
     """
     if tight is None:
-        tight = fig.get_layout_engine() is None and not getattr(fig, "_sdeformer_fixed", False)
+        tight = fig.get_layout_engine() is None
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight" if tight else None)
     plt.close(fig)
@@ -37,7 +37,7 @@ def save_figure(fig: Figure, path: Path, dpi: int = 90, tight: bool | None = Non
 def fixed_layout(
     fig: Figure, left: float, right: float, top: float, bottom: float, hspace: float = 0.0, wspace: float = 0.0
 ) -> None:
-    """Place the subplots with margins and gaps in inches (no layout pass, no tight cropping when saved)."""
+    """Place the subplots with margins and gaps in inches (no layout pass; save with ``tight=False``)."""
     w, h = fig.get_size_inches()
     spec = fig.axes[0].get_subplotspec() if fig.axes else None
     rows, cols = spec.get_gridspec().get_geometry() if spec is not None else (1, 1)
@@ -51,4 +51,3 @@ def fixed_layout(
         wspace=wspace / panel_w,
         hspace=hspace / panel_h,
     )
-    fig._sdeformer_fixed = True  # type: ignore[attr-defined]  # read by save_figure

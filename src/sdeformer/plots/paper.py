@@ -84,7 +84,7 @@ def grid_figure(
         fontsize=10,
         y=1 - 0.25 / fig.get_size_inches()[1],
     )
-    return save_figure(fig, path)
+    return save_figure(fig, path, tight=False)
 
 
 def figure1(path: Path, snapshots: dict[str, np.ndarray], times: np.ndarray, titles: dict[str, str]) -> Path:
@@ -126,7 +126,7 @@ def figure1(path: Path, snapshots: dict[str, np.ndarray], times: np.ndarray, tit
         fontsize=9,
         y=1 - 0.2 / fig.get_size_inches()[1],
     )
-    return save_figure(fig, path)
+    return save_figure(fig, path, tight=False)
 
 
 def energy_plot(path: Path, t: np.ndarray, energy: np.ndarray, title: str) -> Path:

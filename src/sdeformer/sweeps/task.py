@@ -69,11 +69,9 @@ def _message(exc: BaseException) -> str:
 
 
 def _batched(configs: Sequence[ModelConfig]) -> list[tuple[list[int], torch.Tensor]]:
-    """(saved layers, states ``(S, N, d)``) per config of one batched run (``run_group`` returns one batched
-    Trajectory ``(S, G, N, d)``; an older engine returned one Trajectory per config)."""
+    """(saved layers, states ``(S, N, d)``) per config of one batched run (``run_group``: one Trajectory
+    ``(S, G, N, d)``)."""
     result = engine.run_group(configs)
-    if isinstance(result, (list, tuple)):
-        return [(t.layers.tolist(), t.x) for t in result]
     layers = result.layers.tolist()
     return [(layers, result.x[:, k]) for k in range(len(configs))]
 
