@@ -4,11 +4,14 @@
 (replicate seed, config hash) (``points``); ``run`` executes the runs not yet recorded, batched into tasks
 (``task``), on a ``LocalExecutor`` or ``DaskExecutor`` (``executors``), each task writing one Parquet part
 (``table``); ``status`` counts done / failed / pending; ``plot`` draws a heat map or curves from the table.
+``run_jobs`` (``jobs``) runs the other experiments' pieces (``Job``: a function and its arguments) on the same
+executors, one atomic part per job.
 """
 
 from __future__ import annotations
 
 from .executors import DaskExecutor, LocalExecutor, make_executor
+from .jobs import Job, run_jobs
 from .points import Run, expand, point_hash, run_seed
 from .runner import run, status
 from .spec import Spec, load_spec, parse_spec
@@ -16,6 +19,7 @@ from .table import read
 
 __all__ = [
     "DaskExecutor",
+    "Job",
     "LocalExecutor",
     "Run",
     "Spec",
@@ -26,6 +30,7 @@ __all__ = [
     "point_hash",
     "read",
     "run",
+    "run_jobs",
     "run_seed",
     "status",
 ]

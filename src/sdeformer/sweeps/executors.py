@@ -42,6 +42,14 @@ class LocalExecutor:
         for task in tasks:
             yield self.task_fn(task, str(out), tuple(observables), self.threads)
 
+    def map_calls(self, fn: Callable[..., Any], calls: Sequence[tuple]) -> Iterator[Any]:
+        """``fn(*args)`` for each ``args`` of ``calls``, in order, with ``threads`` torch threads."""
+        from .task import torch_threads
+
+        with torch_threads(self.threads):
+            for args in calls:
+                yield fn(*args)
+
     def close(self) -> None:
         pass
 
@@ -87,14 +95,17 @@ class DaskExecutor:
         self.client.run(warm_up)  # imports torch and the engine on every worker before the first task
 
     def map(self, tasks: Sequence[Task], out: str | Path, observables: Sequence[Observable]) -> Iterator[dict]:
+        observables = tuple(observables)
+        calls = [(t, str(Path(out).resolve()), observables, 1) for t in tasks]
+        return self.map_calls(self.task_fn, calls, keys=[f"sweep-{t.id}" for t in tasks])
+
+    def map_calls(self, fn: Callable[..., Any], calls: Sequence[tuple], keys: Sequence[str] | None = None) -> Iterator:
+        """``fn(*args)`` for each ``args`` of ``calls`` on the workers; results as they finish."""
         from distributed import as_completed
 
-        observables = tuple(observables)
         futures = [
-            self.client.submit(
-                self.task_fn, t, str(Path(out).resolve()), observables, 1, key=f"sweep-{t.id}", pure=False
-            )
-            for t in tasks
+            self.client.submit(fn, *args, pure=False, **({} if keys is None else {"key": keys[i]}))
+            for i, args in enumerate(calls)
         ]
         for future in as_completed(futures):
             result = future.result()
