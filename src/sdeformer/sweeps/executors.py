@@ -103,10 +103,8 @@ class DaskExecutor:
         """``fn(*args)`` for each ``args`` of ``calls`` on the workers; results as they finish."""
         from distributed import as_completed
 
-        futures = [
-            self.client.submit(fn, *args, pure=False, **({} if keys is None else {"key": keys[i]}))
-            for i, args in enumerate(calls)
-        ]
+        names = keys if keys is not None else [None] * len(calls)  # None: Dask picks a unique key
+        futures = [self.client.submit(fn, *args, key=name, pure=False) for name, args in zip(names, calls)]
         for future in as_completed(futures):
             result = future.result()
             future.release()
