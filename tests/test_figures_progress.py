@@ -6,8 +6,9 @@ import re
 
 import numpy as np
 import pytest
+import torch
 
-from sdeformer.plots.paper import cosine_counts
+from sdeformer.diagnostics import cosine_histogram
 from sdeformer.progress import progress_bar, stage
 
 
@@ -31,10 +32,10 @@ def test_disabled_progress_is_silent_including_stages(capsys: pytest.CaptureFixt
     assert capsys.readouterr().err == ""
 
 
-def test_cosine_counts_match_numpy_histogram() -> None:
+def test_cosine_histogram_matches_numpy_histogram() -> None:
     rng = np.random.default_rng(0)
     cos = np.concatenate([rng.uniform(-1, 1, (7, 500)), np.full((7, 3), 1.0), np.full((7, 2), -1.0)], axis=1)
-    counts = cosine_counts(cos, bins=40)  # (bins, S)
+    counts = cosine_histogram(torch.from_numpy(cos), bins=40).numpy().T  # (bins, S)
     expected = np.stack([np.histogram(row, bins=np.linspace(-1, 1, 41))[0] for row in cos], axis=1)
     assert counts.shape == (40, 7)
     assert np.array_equal(counts, expected)  # every pair counted once, cos = +-1 in the end bins

@@ -48,6 +48,14 @@ def pairwise_cosines(x: torch.Tensor) -> torch.Tensor:
     return _off_diagonal(cosine_matrix(x))
 
 
+def cosine_histogram(cos: torch.Tensor, bins: int) -> torch.Tensor:
+    """How many of the cosines ``cos`` ``(..., P)`` fall in each of ``bins`` equal bins of [-1, 1]: ``(..., bins)``
+    (cos = 1 in the last bin, -1 in the first; the same as ``np.histogram`` per row, in one pass)."""
+    index = ((cos.to(torch.float64) + 1.0) * (bins / 2)).long().clamp_(0, bins - 1)  # (..., P)
+    counts = torch.zeros(cos.shape[:-1] + (bins,), dtype=torch.float64)
+    return counts.scatter_add_(-1, index, torch.ones_like(index, dtype=torch.float64))
+
+
 def mean_cosine(x: torch.Tensor) -> torch.Tensor:
     """Mean cosine over distinct pairs, ``(...)`` (needs N >= 2)."""
     return pairwise_cosines(x).mean(-1)

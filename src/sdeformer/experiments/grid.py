@@ -2,15 +2,16 @@
 
 Grid: d in {5, 64, 128} x sigma in {0, 0.1} (sU = sW = sigma) x attention scale s in {+1, 0, -1};
 N = 64, L = 150, T = 5, beta = 1. Unstated in the paper, chosen here: m = 2048, Q = K = sqrt(beta) I,
-one run per panel with seed 0. Each MLP choice is one call of the batched engine (``sweep.sweep_measure``),
-three tensor programs (one per d). ``run_and_write`` caches the arrays per MLP choice in ``grid_<choice>.npz``
-together with the config hash, so an interrupted reproduction resumes where it stopped, and draws
-``figure<n>_<choice>.png``; ``sections`` turns the results into the report's Figures 2-6.
+one run per panel with seed 0. The panels of one MLP choice and one d are one job (``sweeps.jobs``): one
+batched tensor program (``sweep.sweep_measure``), run in this process or on Dask workers, its arrays cached in
+``parts/grid/<id>.npz`` under the config hash, so an interrupted reproduction resumes where it stopped and the
+numbers do not depend on the executor. ``run_and_write`` then has the executor draw ``figure<n>_<choice>.png``
+(``draw``: one figure per call, in parallel on Dask); ``sections`` turns the results into the report's Figures 2-6.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -20,11 +21,12 @@ import numpy as np
 import torch
 
 from ..config import ModelConfig
-from ..diagnostics import cluster_count, interaction_energy, mean_cosine, pairwise_cosines
+from ..diagnostics import cluster_count, cosine_histogram, interaction_energy, mean_cosine, pairwise_cosines
 from ..loop import Trajectory
 from ..report import Figure, Section, Table
-from ..store import config_hash, read_npz, write_npz
+from ..store import read_cached_npz
 from ..sweep import sweep_measure
+from ..sweeps.jobs import Job, part_path, run_jobs
 from .kernel_cache import kernel_theory  # memoised: Table 1 and the 90 panels share 24 settings
 from .results import Result
 
@@ -33,6 +35,7 @@ DIMS = (5, 64, 128)
 SIGMAS = (0.0, 0.1)
 SCALES = (1.0, 0.0, -1.0)
 CLUSTER_THRESHOLD = 0.99
+COSINE_BINS = 120  # the figures draw each layer's N(N-1)/2 cosines as a histogram over this many bins of [-1, 1]
 # The MLP field is drawn at the tokens from its exact conditional Gaussian law (same law as drawing U and W,
 # fewer normals at d = 128; mlp_noise.MLPNoise, tested in tests/test_sampling_shortcut.py).
 SAMPLING = "conditional"
@@ -102,15 +105,16 @@ def _prediction(choice: str, d: int, sigma: float, scale: float) -> tuple[str, f
 
 @dataclass(frozen=True)
 class GridResult(Result):
-    """One MLP choice (Figure ``number``): per panel k of ``configs``, pairwise cosines ``cos`` (K, S, P) and E_beta
-    ``energy`` (K, S) at saved ``layers`` (S,), and final mean cosine and clusters (K,)."""
+    """One MLP choice (Figure ``number``): per panel k of ``configs``, the histogram ``cos_counts`` (K, S, COSINE_BINS)
+    of the pairwise cosines and E_beta ``energy`` (K, S) at saved ``layers`` (S,), and final mean cosine and
+    clusters (K,)."""
 
     JSON_KEYS = ("choice", "number", "panels")
     choice: str
     number: int
     configs: tuple[ModelConfig, ...]
     layers: np.ndarray
-    cos: np.ndarray
+    cos_counts: np.ndarray
     energy: np.ndarray
     final_mean_cos: np.ndarray
     final_clusters: np.ndarray
@@ -146,69 +150,89 @@ def _measure(traj: Trajectory) -> dict[str, torch.Tensor]:
     x = traj.x.movedim(1, 0)  # (G, S, N, d)
     return {
         "layers": traj.layers.expand(x.shape[0], -1),
-        "cos": pairwise_cosines(x).to(torch.float16),
+        "cos_counts": cosine_histogram(pairwise_cosines(x), COSINE_BINS).to(torch.float32),  # (G, S, bins)
         "energy": interaction_energy(x),
         "final_clusters": cluster_count(x[:, -1], CLUSTER_THRESHOLD),
         "final_mean_cos": mean_cosine(x[:, -1]),
     }
 
 
-def _choice_arrays(choice: str, out: Path, seed: int, progress, sizes: dict) -> dict[str, np.ndarray]:
-    """Simulate one MLP choice's 18 panels, or load them from a matching cache: layers (S,), cos (18, S, P),
-    energy (18, S), final_clusters and final_mean_cos (18,)."""
+def simulate_panels(configs: Sequence[ModelConfig]) -> dict[str, np.ndarray]:
+    """One job of the grid: panels of one MLP choice and one d (one batched run, ``sweep.sweep_measure``):
+    layers (K, S), cos_counts (K, S, COSINE_BINS), energy (K, S), final_clusters and final_mean_cos (K,)."""
+    return {k: v.numpy() for k, v in sweep_measure(configs, _measure).items()}
+
+
+def grid_jobs(choice: str, seed: int, sizes: dict) -> list[Job]:
+    """The jobs of one MLP choice: one per d (the panels that share one tensor program), keyed by their configs."""
     configs = grid_configs(choice, seed, **sizes)
-    key = config_hash([c.to_dict() for c in configs])
-    cache = out / f"grid_{choice}.npz"
-    if cache.exists():
-        arrays = read_npz(cache)
-        if str(arrays.get("config_hash")) == key:
-            if progress:
-                progress(len(configs) * configs[0].layers)
-            return arrays
-    measured = sweep_measure(configs, _measure, progress=progress)
-    arrays = {k: v.numpy() for k, v in measured.items()}
-    arrays["layers"] = arrays["layers"][0]  # (S,): the same saved layers in every panel
-    arrays["config_hash"] = np.array(key)
-    write_npz(cache, **arrays)
-    return arrays
+    jobs = []
+    for d in DIMS:
+        panels = [c for c in configs if c.dim == d]
+        key = {"grid": [c.to_dict() for c in panels]}
+        jobs.append(Job(simulate_panels, {"configs": panels}, key, units=len(panels) * panels[0].layers))
+    return jobs
+
+
+def _result(choice: str, number: int, seed: int, sizes: dict, parts: list[dict[str, np.ndarray]]) -> GridResult:
+    """One choice's result from its jobs' parts (panel order is d-major, as in ``grid_configs``)."""
+    cat = {
+        k: np.concatenate([p[k] for p in parts]) for k in ("cos_counts", "energy", "final_mean_cos", "final_clusters")
+    }
+    configs = tuple(grid_configs(choice, seed, **sizes))
+    layers = parts[0]["layers"][0]  # (S,): the same saved layers in every panel
+    return GridResult(
+        choice, number, configs, layers, cat["cos_counts"], cat["energy"], cat["final_mean_cos"], cat["final_clusters"]
+    )
+
+
+def draw(out: str, choice: str, number: int, seed: int, sizes: dict) -> str:
+    """Draw ``figure<number>_<choice>.png`` from the choice's cached parts (on the driver or a worker)."""
+    from ..plots.paper import grid_figure
+
+    parts = []
+    for job in grid_jobs(choice, seed, sizes):
+        part = read_cached_npz(part_path(Path(out) / "parts" / "grid", job), job.key)
+        if part is None:
+            raise RuntimeError(f"grid part {job.id} of {choice} is missing: simulate before drawing")
+        parts.append(part)
+    r = _result(choice, number, seed, sizes, parts)
+    titles = [
+        f"d={p['dim']} sigma={p['sigma']:g} s={p['scale']:+g}"
+        + ("" if p["lambda_bar"] is None else f", lambda_bar={p['lambda_bar']:.3g}")
+        for p in r.panels
+    ]
+    path = Path(out) / f"figure{number}_{choice}.png"
+    grid_figure(path, r.layers, r.cos_counts, r.energy, titles, f"Figure {number}: {r.label}")
+    return str(path)
 
 
 def run_and_write(
-    out: Path, seed: int = 0, progress: Callable[[int], None] | None = None, choices=MLP_CHOICES, **sizes
+    out: Path,
+    seed: int = 0,
+    progress: Callable[[int], None] | None = None,
+    choices=MLP_CHOICES,
+    executor: Any = None,
+    **sizes,
 ) -> list[GridResult]:
-    """Figures 2, 3, ... for ``choices`` in order: arrays cached in ``out/grid_<choice>.npz``, one PNG each."""
-    from ..plots.paper import grid_figure
+    """Figures 2, 3, ... for ``choices`` in order. Every (choice, d) is a job on ``executor`` (default: this
+    process; a ``sweeps.DaskExecutor`` spreads them over its workers) whose arrays are cached in
+    ``out/parts/grid``; then the executor draws one PNG per choice."""
     from ..progress import stage
+    from ..sweeps import LocalExecutor
 
-    results = []
-    for number, choice in enumerate(choices, start=2):
-        stage(f"Figure {number} ({choice}): simulating 18 panels, or reading grid_{choice}.npz")
-        arrays = _choice_arrays(choice, Path(out), seed, progress, sizes)
-        r = GridResult(
-            choice,
-            number,
-            tuple(grid_configs(choice, seed, **sizes)),
-            arrays["layers"],
-            arrays["cos"],
-            arrays["energy"],
-            arrays["final_mean_cos"],
-            arrays["final_clusters"],
-        )
-        titles = [
-            f"d={p['dim']} sigma={p['sigma']:g} s={p['scale']:+g}"
-            + ("" if p["lambda_bar"] is None else f", lambda_bar={p['lambda_bar']:.3g}")
-            for p in r.panels
-        ]
-        grid_figure(
-            Path(out) / f"figure{number}_{choice}.png",
-            r.layers,
-            r.cos.astype(np.float32),
-            r.energy,
-            titles,
-            f"Figure {number}: {r.label}",
-        )
-        results.append(r)
-    return results
+    executor = executor or LocalExecutor(threads=None)
+    jobs = [grid_jobs(choice, seed, sizes) for choice in choices]
+    stage(f"Figures 2-{len(choices) + 1}: simulating {sum(map(len, jobs))} groups of panels (or reading them)")
+    parts = run_jobs([j for js in jobs for j in js], Path(out) / "parts" / "grid", executor, progress)
+    stage(f"Figures 2-{len(choices) + 1}: drawing {len(choices)} figures of 18 panels")
+    numbered = list(enumerate(choices, start=2))
+    calls = [(str(Path(out).resolve()), choice, number, seed, sizes) for number, choice in numbered]
+    list(executor.map_calls(draw, calls))
+    n = len(DIMS)
+    return [
+        _result(choice, number, seed, sizes, parts[(number - 2) * n : (number - 1) * n]) for number, choice in numbered
+    ]
 
 
 def sections(results: list[GridResult]) -> list[Section]:

@@ -5,15 +5,18 @@ from __future__ import annotations
 import platform
 import time
 from pathlib import Path
+from typing import Any
 
 import torch
 
 from ..progress import progress_bar
 from ..progress import stage as _stage
 from ..report import Section, write_report
+from ..store import claim_run_folder
 from . import figure1, grid, table1
 
 PARTS = ("table1", "figure1", "grid", "theorems")
+GROUPS = {"all": PARTS, "paper": ("table1", "figure1", "grid")}  # names for several parts
 
 
 def _work_units(parts: tuple[str, ...], seed: int) -> int:
@@ -26,11 +29,22 @@ def _work_units(parts: tuple[str, ...], seed: int) -> int:
     return units
 
 
-def reproduce(part: str, out: Path, seed: int = 0, quick: bool = False, show_progress: bool = True) -> Path:
-    """Run ``part`` ('all' = PARTS, one of PARTS, or 'beyond') into ``out``; returns the path of index.html."""
-    parts = PARTS if part == "all" else (part,)
+def reproduce(
+    part: str,
+    out: Path,
+    seed: int = 0,
+    quick: bool = False,
+    show_progress: bool = True,
+    executor: Any = None,
+    force: bool = False,
+) -> Path:
+    """Run ``part`` (a name of GROUPS, one of PARTS, or 'beyond') into ``out``; returns the path of index.html.
+
+    ``out`` belongs to one seed (``store.claim_run_folder``): another seed's folder is refused unless ``force``.
+    ``executor`` (a ``sweeps`` executor) runs the grid's and the theorem checks' jobs; default: this process."""
+    parts = GROUPS.get(part, (part,))
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    claim_run_folder(out, {"command": "reproduce", "seed": seed}, force=force)
     started = time.perf_counter()
     sections: list[Section] = []
     stage = _stage if show_progress else (lambda _text: None)  # one line per stage on stderr
@@ -42,7 +56,7 @@ def reproduce(part: str, out: Path, seed: int = 0, quick: bool = False, show_pro
             stage("Figure 1: relu and tanh, 2000 layers each (or figure1.npz)")
             sections.append(figure1.section(figure1.run_and_write(out, seed, progress=advance)))
         if "grid" in parts:
-            sections += grid.sections(grid.run_and_write(out, seed, progress=advance))
+            sections += grid.sections(grid.run_and_write(out, seed, progress=advance, executor=executor))
     if "theorems" in parts:
         from .theorems import UNITS, theorem_sections
 

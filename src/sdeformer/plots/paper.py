@@ -15,26 +15,15 @@ from . import fixed_layout, plt, save_figure
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-COSINE_BINS = 120
-
-
-def cosine_counts(cos: np.ndarray, bins: int = COSINE_BINS) -> np.ndarray:
-    """Per layer, how many of the cosines ``cos`` (S, P) fall in each of ``bins`` equal bins of [-1, 1]:
-    (bins, S) counts (cos = 1 in the last bin; the same as ``np.histogram`` per row, in one pass)."""
-    steps = cos.shape[0]
-    index = np.clip(((np.asarray(cos, np.float64) + 1.0) * (bins / 2)).astype(np.int64), 0, bins - 1)  # (S, P)
-    flat = (index + bins * np.arange(steps)[:, None]).ravel()
-    return np.bincount(flat, minlength=steps * bins).reshape(steps, bins).T.astype(np.float64)
-
 
 def cosine_energy_panel(
-    ax: Axes, layers: np.ndarray, cos: np.ndarray, energy: np.ndarray, title: str, left: bool, right: bool
+    ax: Axes, layers: np.ndarray, counts: np.ndarray, energy: np.ndarray, title: str, left: bool, right: bool
 ) -> None:
-    """All pairwise cosines ``cos`` (S, P) against layer, drawn as their density per layer (every pair
-    counts; blue, log colour scale, one rasterized image), and E_beta (S,) on a twin axis (red). Axis labels
-    only on the ``left`` and ``right`` columns."""
+    """All pairwise cosines against layer, drawn from their per-layer histogram ``counts`` (S, bins) over equal
+    bins of [-1, 1] (every pair counts; blue, log colour scale, one rasterized image), and E_beta (S,) on a twin
+    axis (red). Axis labels only on the ``left`` and ``right`` columns."""
     ax.imshow(
-        np.log1p(cosine_counts(cos)),  # (bins, S)
+        np.log1p(counts.T),  # (bins, S)
         origin="lower",
         aspect="auto",
         cmap="Blues",
@@ -60,13 +49,13 @@ def cosine_energy_panel(
 def grid_figure(
     path: Path,
     layers: np.ndarray,
-    cos: np.ndarray,
+    counts: np.ndarray,
     energy: np.ndarray,
     titles: Sequence[str],
     suptitle: str,
     ncols: int = 3,
 ) -> Path:
-    """Figures 2-6: one panel per setting. ``cos``: (K, S, P), ``energy``: (K, S)."""
+    """Figures 2-6: one panel per setting. ``counts``: cosine histograms (K, S, bins), ``energy``: (K, S)."""
     k = len(titles)
     nrows = -(-k // ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(4.0 * ncols, 2.3 * nrows), sharex=True, squeeze=False)
@@ -74,7 +63,7 @@ def grid_figure(
     for i, ax in enumerate(axes.flat):
         if i < k:
             col = i % ncols
-            cosine_energy_panel(ax, layers, cos[i], energy[i], titles[i], col == 0, col == ncols - 1)
+            cosine_energy_panel(ax, layers, counts[i], energy[i], titles[i], col == 0, col == ncols - 1)
         else:
             ax.set_visible(False)
     for ax in axes[-1]:
