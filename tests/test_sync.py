@@ -34,7 +34,7 @@ def test_energy_decays_within_the_bound_where_the_theorem_applies(tmp_path):
     for key in ("sde", "discrete"):
         assert r.energy_mean[key][-1] < 0.1 * r.energy_mean[key][0]  # synchronizes
         assert r.measured_rate[key] <= r.predicted_rate + 0.1
-    for name in ("energies.npz", "sync.json", "sync.png"):
+    for name in ("energies.npz", "sync.json", "sync.png", "parts"):
         assert (tmp_path / name).exists(), name
 
 
@@ -152,7 +152,7 @@ def test_sync_check_refuses_one_token():
 
 
 def test_sync_check_resumes_its_partial_ensemble_and_ignores_another_config(tmp_path, monkeypatch):
-    """A rerun reuses the chunks already in energies.npz (same settings) and never those of other settings."""
+    """A rerun reuses the chunks already in out/parts (same settings) and never those of other settings."""
     args = dict(activation="relu", dim=8, bias_std=0.1, runs=4, tokens=4, steps=10, horizon=1.0, chunk=2)
     full = sync_check(**args, out=tmp_path)
     calls = []

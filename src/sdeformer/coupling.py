@@ -16,7 +16,7 @@ from .discrete import StochasticTransformer
 from .errors import ConfigError
 from .fields import GaussianField, GramMLPField
 from .replay import BrownianPath, ReplayedNoise
-from .rng import derive_seeds
+from .rng import Seeds, derive_seeds
 from .sde import LimitSDE, make_solver
 
 
@@ -32,13 +32,15 @@ def depth_coupled(
     horizon: float,
     field: GaussianField,
     attention: Attention | None,
-    seed: int = 0,
+    seed: Seeds = 0,
     scheme: str = "projected",
 ) -> torch.Tensor:
     """Sup-in-time (grid times) error of the discrete model at each L vs a fine SDE path (THEORY section 5).
 
     ``x0``: (R, N, d). Returns (len(layers), R): sup_l (1/N) sum_i |X_i^L(t_l) - X_i^fine(t_l)|^2.
     Each L must divide ``fine_steps``; all use the same BrownianPath (coarse increments = sums of fine ones).
+    ``seed``: an int, or one per run (see :mod:`sdeformer.rng`: runs [lo, hi) of a batch seeded by an int ``s``
+    get ``seed_list(s, (R,))[lo:hi]``).
     """
     for L in layers:
         if int(L) < 1 or fine_steps % int(L):
@@ -66,14 +68,16 @@ def width_coupled(
     sw: float,
     attention: Attention | None,
     seed: int = 0,
+    seeds: tuple[Seeds, Seeds] | None = None,
 ) -> torch.Tensor:
     """Sup-in-layer error of the width-m model vs the infinite-width (Gaussian-field) model, same L.
 
     Both use the symmetric root and the same standard normals per layer (Gram-matrix square-root coupling).
-    ``x0``: (R, N, d). Returns (len(widths), R).
+    ``x0``: (R, N, d). Returns (len(widths), R). ``seeds`` = (the shared normals, any other draw of the
+    width-m runs), each an int or one per run, replaces the two derived from ``seed``.
     """
     batch = tuple(x0.shape[:-2])
-    path_seed, stream_seed = derive_seeds(seed, 2)  # the shared normals; any other draw of the width-m runs
+    path_seed, stream_seed = derive_seeds(seed, 2) if seeds is None else seeds
     path = BrownianPath(tuple(x0.shape[-2:]), layers, path_seed, batch, x0.dtype, x0.device)
     inf_field = GaussianField(activation, su, sw, root="sqrt")
     ref = StochasticTransformer(layers, horizon, ReplayedNoise(inf_field, path.normals()), attention).run(x0)

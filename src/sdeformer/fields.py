@@ -19,7 +19,7 @@ from .errors import ConfigError
 from .field_roots import arccos_kappa, eigh_root, psd_sqrt
 from .kernel import KernelTheory, kernel_theory
 from .protocols import RandomSource
-from .rng import Streams
+from .rng import Seeds, Streams
 from .validate import dimension, nonneg_float, positive_int
 
 # These fields split a draw into ``apply(y, dt, z, streams)``, deterministic given the standard normals ``z``
@@ -193,7 +193,7 @@ class RandomFeatureField(_LimitFromNormals):
         su: float = 0.0,
         sw: float = 0.0,
         *,
-        seed: int = 0,
+        seed: Seeds = 0,
         batch: tuple[int, ...] = (),
         dtype: torch.dtype = torch.float32,
         device: str | torch.device = "cpu",

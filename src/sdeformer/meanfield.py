@@ -17,6 +17,7 @@ from .diagnostics import wasserstein2_sq
 from .fields import RandomFeatureField
 from .loop import Trajectory
 from .replay import BrownianPath, ReplayedNoise
+from .rng import Seeds
 from .sde import LimitSDE, make_solver
 
 
@@ -26,7 +27,7 @@ def run_clouds(
     attention: Attention | None,
     horizon: float,
     steps: int,
-    seed: int = 0,
+    seed: Seeds = 0,
     save_every: int = 1,
     scheme: str = "projected",
     progress: Callable[[int], None] | None = None,

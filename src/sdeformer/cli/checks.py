@@ -1,19 +1,30 @@
 """Commands of the theorem checks: rates, sync-check, lyapunov, phase (THEORY sections 2-5).
 
-Each command resolves its options, runs the check's ``run_and_write`` (the same call the reproduce report makes)
-and prints the result's ``to_json()`` (``--json``) or a summary line.
+Each command resolves and checks its options, ties its ``--out`` folder to them (``store.claim_run_folder``:
+the same options resume, others are refused unless ``--force``), runs the check's ``run_and_write`` (the same
+call the reproduce report makes) and prints the result's ``to_json()`` (``--json``) or a summary line. rates,
+sync-check and phase run their pieces on the sweep executors (``--executor local|dask``), with the same numbers on
+either.
 """
 
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import typer
 
 from ..errors import ConfigError
 from ..progress import progress_bar
-from .common import app, cli_errors, emit_json, err_console
+from .common import app, cli_errors, emit_json, err_console, job_executor
+
+EXECUTOR_HELP = "local (this process) or dask (the check's jobs on Dask workers)"
+WORKERS_HELP = "worker processes of the local Dask cluster (one thread each)"
+SCHEDULER_HELP = "address of a running Dask scheduler (tcp://host:port), with --executor dask"
+FORCE_HELP = "write into OUT even if it holds another config's run"
 
 
 class RateKind(str, enum.Enum):
@@ -35,6 +46,33 @@ def _ints(text: str | None, name: str) -> list[int] | None:
     return sorted(values)
 
 
+@contextmanager
+def _claimed(out: Path, config: dict[str, Any], force: bool) -> Iterator[None]:
+    """Tie ``out`` to ``config`` (``store.claim_run_folder``) before the check runs. When the check then refuses
+    its input (ConfigError), the folder's marker is put back as it was, and folders this command made are removed
+    while empty: a bad input does not tie a folder to a config that never ran."""
+    from ..store import RUN_MARKER, atomic_write_bytes, claim_run_folder
+
+    out = Path(out)
+    marker = out / RUN_MARKER
+    created = [p for p in (out, *out.parents) if not p.exists()]  # deepest first
+    held = marker.read_bytes() if marker.is_file() else None
+    claim_run_folder(out, config, force=force)
+    try:
+        yield
+    except ConfigError:
+        if held is not None:
+            atomic_write_bytes(marker, held)
+        else:
+            marker.unlink(missing_ok=True)
+            for folder in created:  # only folders this command made, and only while empty
+                try:
+                    folder.rmdir()
+                except OSError:
+                    break
+        raise
+
+
 @app.command()
 @cli_errors
 def rates(
@@ -46,16 +84,29 @@ def rates(
     bias_std: float | None = typer.Option(None, help="sU = sW"),
     seed: int | None = typer.Option(None, help="root seed"),
     quick: bool = typer.Option(False, "--quick", help="small, fast settings"),
-    out: Path = typer.Option(Path("results/rates"), help="folder for rates_<kind>.json/.npz/.png"),
+    out: Path = typer.Option(
+        Path("results/rates"),
+        help="folder for rates_<kind>.json/.npz/.png and the runs' parts/ (one folder for the three kinds)",
+    ),
+    executor: str = typer.Option("local", help=EXECUTOR_HELP),
+    workers: int = typer.Option(2, help=WORKERS_HELP),
+    scheduler: str | None = typer.Option(None, help=SCHEDULER_HELP),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
     json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
-    """Measured convergence rate with log-log slope, bootstrap interval and the theory's slope (THEORY 5)."""
+    """Measured convergence rate with log-log slope, bootstrap interval and the theory's slope (THEORY 5).
+    The runs go in chunks, jobs on the executor; an interrupted measurement resumes with the chunks it lacks."""
     from ..experiments import rates as exp
 
     overrides = dict(runs=runs, x=_ints(values, "x"), dim=dim, activation=activation, bias_std=bias_std, seed=seed)
-    units = exp.progress_units(kind.value, exp.settings_for(kind.value, quick, **overrides))
-    with progress_bar(units, f"rates {kind.value}", enabled=not json) as advance:
-        result = exp.run_and_write(out, kind.value, quick, progress=advance, **overrides)
+    units = exp.progress_units(kind.value, exp.settings_for(kind.value, quick, **overrides))  # checks them
+    config = {"command": "rates", "quick": quick, **overrides}  # not the kind: the three share a folder
+    with (
+        job_executor(executor, workers, scheduler) as ex,
+        _claimed(out, config, force),
+        progress_bar(units, f"rates {kind.value}", enabled=not json) as advance,
+    ):
+        result = exp.run_and_write(out, kind.value, quick, progress=advance, executor=ex, **overrides)
     if json:
         emit_json(result.to_json())
     else:
@@ -76,35 +127,45 @@ def sync_check(
     horizon: float = typer.Option(10.0, help="T"),
     width: int | None = typer.Option(None, help="MLP width of the discrete model (default: infinite)"),
     seed: int = typer.Option(0, help="root seed"),
-    out: Path = typer.Option(Path("results/sync"), help="folder for energies.npz (partial), sync.json, sync.png"),
+    out: Path = typer.Option(
+        Path("results/sync"), help="folder for parts/ (one per chunk of runs), energies.npz, sync.json, sync.png"
+    ),
     dtype: str = typer.Option("float32", help="float32 or float64 (sets the resolution floor)"),
+    executor: str = typer.Option("local", help=EXECUTOR_HELP),
+    workers: int = typer.Option(2, help=WORKERS_HELP),
+    scheduler: str | None = typer.Option(None, help=SCHEDULER_HELP),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
     json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
     """Check E E_beta(t) <= exp((eps + lambda_bar_prime) t) E E_beta(0) on an SDE and a discrete ensemble;
-    verdict: holds, fails, below resolution or not applicable."""
+    verdict: holds, fails, below resolution or not applicable. The chunks of runs are jobs on the executor; a rerun
+    into OUT computes only the chunks it lacks."""
     import torch
 
     from ..experiments import sync as exp
 
     if dtype not in ("float32", "float64"):
         raise ConfigError("dtype", dtype, "float32 or float64")
-    with progress_bar(exp.progress_units(runs, steps), "sync-check", enabled=not json) as advance:
-        result = exp.run_and_write(
-            out,
-            progress=advance,
-            activation=activation,
-            dim=dim,
-            bias_std=bias_std,
-            beta=beta,
-            attention_scale=attention_scale,
-            runs=runs,
-            tokens=tokens,
-            steps=steps,
-            horizon=horizon,
-            width=width,
-            seed=seed,
-            dtype=getattr(torch, dtype),
-        )
+    settings: dict[str, Any] = dict(
+        activation=activation,
+        dim=dim,
+        bias_std=bias_std,
+        beta=beta,
+        attention_scale=attention_scale,
+        runs=runs,
+        tokens=tokens,
+        steps=steps,
+        horizon=horizon,
+        width=width,
+        seed=seed,
+    )
+    exp.check_settings(**settings)
+    with (
+        job_executor(executor, workers, scheduler) as ex,
+        _claimed(out, {"command": "sync-check", **settings, "dtype": dtype}, force),
+        progress_bar(exp.progress_units(runs, steps), "sync-check", enabled=not json) as advance,
+    ):
+        result = exp.run_and_write(out, progress=advance, executor=ex, dtype=getattr(torch, dtype), **settings)
     if json:
         emit_json(result.to_json())
     else:
@@ -121,15 +182,29 @@ def lyapunov(
     steps: int | None = typer.Option(None, help="time steps (default: max(1000, T |lambda_1| / 0.01))"),
     horizon: float = typer.Option(10.0, help="T"),
     out: Path = typer.Option(Path("results/lyapunov"), help="folder for lyapunov.json and .png"),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
     json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
     """Top Lyapunov exponent of the noise-only flow from two nearby tokens, against lambda_1 (THEORY 2)."""
     from ..experiments import lyapunov as exp
+    from ..kernel import kernel_theory
+    from ..validate import positive_float, positive_int
 
     acts = [activation] if activation else sorted({a for a, _, _ in exp.DEFAULT_SETTINGS})
     dims = [dim] if dim else sorted({d for _, d, _ in exp.DEFAULT_SETTINGS})
     settings = [(a, d, bias_std) for a in acts for d in dims]
-    with progress_bar(len(settings), "lyapunov", enabled=not json) as advance:
+    if positive_int("runs", runs) < 2:  # the checks of exp.lyapunov, before the folder is claimed
+        raise ConfigError("runs", runs, "need at least 2 runs for an interval")
+    positive_float("horizon", horizon)
+    if steps is not None:
+        positive_int("steps", steps)
+    for a, d, s in settings:
+        kernel_theory(a, d, bias_std=s)
+    config = {"command": "lyapunov", "settings": [list(s) for s in settings], "runs": runs, "steps": steps}
+    with (
+        _claimed(out, {**config, "horizon": horizon}, force),
+        progress_bar(len(settings), "lyapunov", enabled=not json) as advance,
+    ):
         result = exp.run_and_write(out, settings, progress=advance, runs=runs, steps=steps, horizon=horizon)
     if json:
         emit_json(result.to_json())
@@ -145,17 +220,23 @@ def phase(
     seeds: int | None = typer.Option(None, help="seeds per cell"),
     out: Path = typer.Option(Path("results/phase"), help="folder for phase.json/.npz/.png and the sweep in sweep/"),
     executor: str = typer.Option("local", help="local (one process, batched) or dask"),
-    workers: int = typer.Option(2, help="worker processes of the local Dask cluster (one thread each)"),
+    workers: int = typer.Option(2, help=WORKERS_HELP),
+    scheduler: str | None = typer.Option(None, help=SCHEDULER_HELP),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
     json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
     """P(sync) over activation x d x bias std x attention scale, heat maps with lambda_bar = 0 (THEORY 5).
     The ensemble is a resumable sweep in OUT/sweep (draw it with `sdeformer sweep plot OUT/sweep`)."""
     from ..experiments import phase as exp
-    from ..sweeps import make_executor
+    from ..sweeps import make_executor  # phase's tasks are batched sweeps: one torch thread each
 
     settings = exp.settings_for(quick, seeds=seeds)
     cells = exp.progress_units(settings)
-    with make_executor(executor, workers) as ex, progress_bar(cells, "phase", enabled=not json) as advance:
+    with (
+        make_executor(executor, workers, scheduler) as ex,
+        _claimed(out, {"command": "phase", **settings}, force),
+        progress_bar(cells, "phase", enabled=not json) as advance,
+    ):
         result = exp.run_and_write(out, settings, progress=advance, executor=ex)
     if json:
         emit_json(result.to_json())

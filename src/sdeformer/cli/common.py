@@ -49,3 +49,14 @@ def emit_json(obj: Any) -> None:
     from ..store import to_jsonable
 
     sys.stdout.write(json.dumps(to_jsonable(obj)) + "\n")
+
+
+def job_executor(kind: str, workers: int, scheduler: str | None) -> Any:
+    """The sweep executor of ``--executor/--workers/--scheduler`` for commands that run jobs (``sweeps.jobs``):
+    ConfigError for a bad choice; the local one leaves torch's threads to the jobs (each sets its own)."""
+    from ..sweeps import LocalExecutor, make_executor
+
+    ex = make_executor(kind, workers, scheduler)
+    if isinstance(ex, LocalExecutor):
+        ex.threads = None
+    return ex

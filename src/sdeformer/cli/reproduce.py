@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from .common import app, cli_errors
+from .common import app, cli_errors, job_executor
 
 
 class Part(str, enum.Enum):
@@ -40,9 +40,7 @@ def reproduce(
 ) -> None:
     """Reproduce the paper's Table 1 and Figures 1-6 (part 1) and check its theorems (part 2) into OUT/index.html."""
     from ..experiments.reproduce import reproduce as run
-    from ..sweeps import make_executor
-
     started = time.perf_counter()
-    with make_executor("dask" if scheduler else executor, workers, scheduler) as ex:
+    with job_executor("dask" if scheduler else executor, workers, scheduler) as ex:
         path = run(part.value, out, seed=seed, quick=quick, executor=ex, force=force)
     Console(stderr=True).print(f"report written to {path} in {time.perf_counter() - started:.1f} s")

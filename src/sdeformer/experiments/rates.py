@@ -11,11 +11,15 @@
 
 ``measure`` returns a ``RatesResult``; ``run_and_write`` also writes ``rates_<kind>.json`` (its ``to_json()``:
 kind, x, error, slope, slope_ci, expected_slope, settings, wall_s), ``rates_<kind>.npz`` (x, samples) and
-``rates_<kind>.png``. The seeds of initial tokens, noise, fields and bootstrap derive from one root seed.
+``rates_<kind>.png``. The seeds of initial tokens, noise, fields and bootstrap derive from one root seed, every
+run's from the roots (``rate_runs``): the runs go in chunks of ``chunk``, one ``sweeps.Job`` each, on the local or a
+Dask executor, with the same numbers on either; ``run_and_write`` keeps their parts in ``out/parts``, so an
+interrupted measurement resumes with the chunks it lacks.
 """
 
 from __future__ import annotations
 
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,22 +34,45 @@ from ..coupling import depth_coupled, width_coupled
 from ..diagnostics import bootstrap_slope, loglog_slope
 from ..errors import ConfigError
 from ..fields import GaussianField, RandomFeatureField
+from ..kernel import kernel_theory
 from ..meanfield import run_clouds, sup_w2_sq
 from ..rng import derive_seeds
 from ..sphere import uniform_sphere
 from ..store import read_cached_npz, write_cached_npz
+from ..validate import dimension, positive_float, positive_int
+from ..validate import seed as check_seed
 from .results import Result, read_cached_json, write_cached_json
 from .threads import torch_threads
 
 KINDS = ("depth", "width", "tokens")
+# Runs per job (the numbers do not depend on it). Depth and width runs are tiny tensors whose cost is per step, not
+# per run (the full depth rate: 4.4 s in one chunk of 32, 7.7 s in two of 16, 10 s in four of 8), so they stay in
+# one job at the default sizes; the token runs cost in proportion to the runs (the reference cloud), so they split.
+CHUNK = {"depth": 32, "width": 32, "tokens": 2}
 
 # Defaults per kind (full scale); QUICK overrides them for the quick report and tests.
 DEFAULTS: dict[str, dict[str, Any]] = {
     "depth": dict(
-        runs=32, tokens=4, dim=8, activation="relu", bias_std=0.1, horizon=1.0, x=[8, 16, 32, 64, 128], fine=2048
+        runs=32,
+        tokens=4,
+        dim=8,
+        activation="relu",
+        bias_std=0.1,
+        horizon=1.0,
+        x=[8, 16, 32, 64, 128],
+        fine=2048,
+        chunk=CHUNK["depth"],
     ),
     "width": dict(
-        runs=32, tokens=4, dim=8, activation="relu", bias_std=0.1, horizon=1.0, layers=20, x=[16, 32, 64, 128, 256, 512]
+        runs=32,
+        tokens=4,
+        dim=8,
+        activation="relu",
+        bias_std=0.1,
+        horizon=1.0,
+        layers=20,
+        x=[16, 32, 64, 128, 256, 512],
+        chunk=CHUNK["width"],
     ),
     "tokens": dict(
         runs=8,
@@ -59,6 +86,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         x=[8, 16, 32, 64, 128],
         saves=2,
         coupled=True,
+        chunk=CHUNK["tokens"],
     ),
 }
 QUICK: dict[str, dict[str, Any]] = {
@@ -77,7 +105,8 @@ EXPECTED = {"depth": -1.0, "width": -1.0}
 
 
 def settings_for(kind: str, quick: bool = False, **overrides: Any) -> dict[str, Any]:
-    """Resolved settings for ``kind``; unknown keys or kinds raise ConfigError."""
+    """Resolved settings for ``kind``; unknown keys or kinds and settings that cannot be measured raise
+    ConfigError."""
     if kind not in KINDS:
         raise ConfigError("kind", kind, f"one of {list(KINDS)}")
     s = {**DEFAULTS[kind], **(QUICK[kind] if quick else {}), "beta": 1.0, "attention_scale": 1.0, "seed": 0}
@@ -87,9 +116,27 @@ def settings_for(kind: str, quick: bool = False, **overrides: Any) -> dict[str, 
         if key not in s:
             raise ConfigError("setting", key, f"allowed for {kind}: {sorted(s)}")
         s[key] = value
-    if int(s["runs"]) < 2:
-        raise ConfigError("runs", s["runs"], "need at least 2 runs for an interval")
+    _check(kind, s)
     return s
+
+
+def _check(kind: str, s: dict[str, Any]) -> None:
+    """ConfigError for resolved settings ``s`` that cannot be measured (cheap: before any run starts)."""
+    if positive_int("runs", s["runs"]) < 2:
+        raise ConfigError("runs", s["runs"], "need at least 2 runs for an interval")
+    positive_int("chunk", s["chunk"])
+    check_seed("seed", s["seed"])
+    positive_float("horizon", s["horizon"])
+    x = [positive_int("x", v) for v in s["x"]]
+    if len(x) < 2:
+        raise ConfigError("x", s["x"], "at least two values for a slope")
+    kernel_theory(s["activation"], dimension("dim", s["dim"]), bias_std=s["bias_std"])  # activation, d, bias std
+    if kind == "depth":
+        for L in x:
+            if positive_int("fine", s["fine"]) % L:
+                raise ConfigError("layers", L, f"must divide the fine steps {s['fine']}")
+    if kind == "tokens" and max(x) * 4 > positive_int("reference", s["reference"]):
+        raise ConfigError("reference", s["reference"], f"must be at least 4x the largest N ({max(x)})")
 
 
 @dataclass(frozen=True)
@@ -118,30 +165,48 @@ class RatesResult(Result):
 
 
 def progress_units(kind: str, s: dict[str, Any]) -> int:
-    """How often ``measure`` calls ``progress(1)`` for ``kind`` with resolved settings ``s``."""
-    return len(s["x"]) if kind == "tokens" else 1
+    """How much ``measure`` advances ``progress`` in all for ``kind`` with resolved settings ``s``: one per run
+    (as each chunk of runs finishes or is found done)."""
+    return int(s["runs"])
 
 
 def measure(
-    kind: str, quick: bool = False, progress: Callable[[int], None] | None = None, **overrides: Any
+    kind: str,
+    quick: bool = False,
+    progress: Callable[[int], None] | None = None,
+    executor: Any = None,
+    parts: Path | None = None,
+    **overrides: Any,
 ) -> RatesResult:
-    """Measure the ``kind`` rate (see module docstring)."""
+    """Measure the ``kind`` rate (see module docstring): the chunks of runs are jobs (``rate_runs``) on
+    ``executor`` (``sweeps.LocalExecutor`` or ``DaskExecutor``; default: local), their parts in ``parts`` (a rerun
+    computes only the missing chunks; None: a temporary folder)."""
+    from ..sweeps import Job, run_jobs
+
     s = settings_for(kind, quick, **overrides)
     start = time.perf_counter()
-    attention = SoftmaxAttention(float(s["beta"]), float(s["attention_scale"]))
     x = [int(v) for v in s["x"]]
-    x_seed, noise_seed, boot_seed = derive_seeds(int(s["seed"]), 3)
-    with torch_threads(1 if kind != "tokens" else torch.get_num_threads()):
-        samples, expected = _samples(kind, s, x, attention, (x_seed, noise_seed), progress)
-    samples = samples.double().cpu().numpy()  # (len(x), R)
+    runs, chunk = int(s["runs"]), int(s["chunk"])
+    jobs = []
+    for lo in range(0, runs, chunk):
+        hi = min(runs, lo + chunk)
+        key = {"check": "rates", "kind": kind, **s, "lo": lo, "hi": hi}  # every setting the errors depend on
+        jobs.append(Job(rate_runs, {"kind": kind, "settings": s, "lo": lo, "hi": hi}, key, units=hi - lo))
+    if parts is None:
+        with tempfile.TemporaryDirectory() as tmp:
+            done = run_jobs(jobs, tmp, executor, progress)
+    else:
+        done = run_jobs(jobs, parts, executor, progress)
+    samples = np.concatenate([part["samples"] for part in done], 1)  # (len(x), R)
     error = samples.mean(1)  # (len(x),)
+    boot_seed = derive_seeds(int(s["seed"]), 3)[2]
     return RatesResult(
         kind=kind,
         x=x,
         error=error.tolist(),
         slope=loglog_slope(x, error),
         slope_ci=list(bootstrap_slope(x, samples, seed=boot_seed)),
-        expected_slope=expected,
+        expected_slope=token_rate_bound(int(s["dim"])) if kind == "tokens" else EXPECTED[kind],
         samples=samples,
         settings=s,
         wall_s=time.perf_counter() - start,
@@ -149,9 +214,15 @@ def measure(
 
 
 def run_and_write(
-    out: Path, kind: str, quick: bool = False, progress: Callable[[int], None] | None = None, **overrides: Any
+    out: Path,
+    kind: str,
+    quick: bool = False,
+    progress: Callable[[int], None] | None = None,
+    executor: Any = None,
+    **overrides: Any,
 ) -> RatesResult:
-    """``measure``, then write ``rates_<kind>.json``, ``.npz`` (x, samples) and ``.png`` into ``out``."""
+    """``measure`` on ``executor`` with its parts in ``out/parts``, then write ``rates_<kind>.json``, ``.npz`` (x,
+    samples) and ``.png`` into ``out``. A finished check of the same settings is read back, not rerun."""
     from ..plots.checks import rate_figure
 
     key = {"check": "rates", "kind": kind, "quick": quick, **overrides}
@@ -161,70 +232,85 @@ def run_and_write(
     if cached is not None and arrays is not None:  # the same check finished earlier: reuse it
         fields = {k: cached[k] for k in RatesResult.JSON_KEYS}
         return RatesResult(**fields, samples=arrays["samples"])
-    result = measure(kind, quick, progress, **overrides)
+    result = measure(kind, quick, progress, executor, Path(out) / "parts", **overrides)
     write_cached_npz(Path(out) / f"rates_{kind}.npz", key, x=np.array(result.x), samples=result.samples)
     write_cached_json(Path(out) / f"rates_{kind}.json", key, result)
     rate_figure(result, Path(out) / f"rates_{kind}.png")
     return result
 
 
-def _samples(
-    kind: str, s: dict, x: list[int], attention, seeds: tuple[int, int], progress
-) -> tuple[torch.Tensor, float]:
-    """Errors ``(len(x), R)`` and the theory's slope; ``seeds`` = (initial tokens, noise)."""
-    x_seed, noise_seed = seeds
-    if kind == "tokens":
-        return _tokens(s, x, attention, seeds, progress), token_rate_bound(int(s["dim"]))
-    x0 = uniform_sphere(s["tokens"], s["dim"], batch=(s["runs"],), seed=x_seed, dtype=torch.float64)  # (R, N, d)
-    if kind == "depth":
-        field = GaussianField(s["activation"], s["bias_std"], s["bias_std"])
-        samples = depth_coupled(x0, x, int(s["fine"]), s["horizon"], field, attention, seed=noise_seed)
-    else:
-        samples = width_coupled(
-            x0,
-            x,
-            int(s["layers"]),
-            s["horizon"],
-            s["activation"],
-            s["bias_std"],
-            s["bias_std"],
-            attention,
-            seed=noise_seed,
-        )
-    if progress is not None:
-        progress(1)
-    return samples, EXPECTED[kind]
+def rate_runs(kind: str, settings: dict[str, Any], lo: int, hi: int) -> dict[str, np.ndarray]:
+    """Runs [lo, hi) of the ``kind`` measurement with resolved ``settings`` (a ``sweeps.Job``): their errors
+    ``samples`` ``(len(x), hi - lo)``. Each random draw of run r (initial tokens, noise, features) comes from its
+    own seed, element r of ``derive_seeds(root, runs)`` for the roots derived from ``settings['seed']``: the numbers
+    do not depend on the chunking, the executor or the number of workers."""
+    s, x = settings, [int(v) for v in settings["x"]]
+    runs, dim = int(s["runs"]), int(s["dim"])
+    x_seed, noise_seed, _ = derive_seeds(int(s["seed"]), 3)
+
+    def per_run(root: int) -> list[int]:
+        return derive_seeds(root, runs)[lo:hi]  # the seeds an int ``root`` gives these runs in a batch of all
+
+    attention = SoftmaxAttention(float(s["beta"]), float(s["attention_scale"]))
+    with torch_threads(1 if kind != "tokens" else torch.get_num_threads()):
+        if kind == "tokens":
+            samples = _tokens(s, x, attention, per_run, (x_seed, noise_seed))
+        else:
+            x0 = uniform_sphere(int(s["tokens"]), dim, batch=(hi - lo,), seed=per_run(x_seed), dtype=torch.float64)
+            if kind == "depth":
+                field = GaussianField(s["activation"], s["bias_std"], s["bias_std"])
+                samples = depth_coupled(x0, x, int(s["fine"]), s["horizon"], field, attention, seed=per_run(noise_seed))
+            else:
+                path_seed, stream_seed = derive_seeds(noise_seed, 2)  # as width_coupled derives them from noise_seed
+                samples = width_coupled(
+                    x0,
+                    x,
+                    int(s["layers"]),
+                    s["horizon"],
+                    s["activation"],
+                    s["bias_std"],
+                    s["bias_std"],
+                    attention,
+                    seeds=(per_run(path_seed), per_run(stream_seed)),
+                )
+    return {"samples": samples.double().cpu().numpy()}
 
 
-def _tokens(s: dict, sizes: list[int], attention, seeds: tuple[int, int], progress) -> torch.Tensor:
-    """sup_t W_2^2 between N-token clouds and the reference cloud, all under one random-feature field."""
-    R, d = int(s["runs"]), int(s["dim"])
-    if max(sizes) * 4 > int(s["reference"]):
-        raise ConfigError("reference", s["reference"], f"must be at least 4x the largest N ({max(sizes)})")
+def _tokens(
+    s: dict, sizes: list[int], attention, per_run: Callable[[int], list[int]], seeds: tuple[int, int]
+) -> torch.Tensor:
+    """sup_t W_2^2 between N-token clouds and the reference cloud, all under one random-feature field (per run);
+    ``(len(sizes), C)`` for the C runs whose seeds ``per_run`` gives."""
     x_seed, noise_seed = seeds
     field_seed, ref_seed, *cloud_seeds = derive_seeds(x_seed, 2 + len(sizes))
+    batch, d = (len(per_run(x_seed)),), int(s["dim"])
     field = RandomFeatureField(
         s["activation"],
         int(s["features"]),
         d,
         s["bias_std"],
         s["bias_std"],
-        seed=field_seed,
-        batch=(R,),
+        seed=per_run(field_seed),  # one seed per run
+        batch=batch,
         dtype=torch.float64,
     )
-    clouds = [uniform_sphere(n, d, batch=(R,), seed=cs, dtype=torch.float64) for n, cs in zip(sizes, cloud_seeds)]
-    ref = uniform_sphere(int(s["reference"]), d, batch=(R,), seed=ref_seed, dtype=torch.float64)  # (R, M, d)
+    clouds = [
+        uniform_sphere(n, d, batch=batch, seed=per_run(cs), dtype=torch.float64) for n, cs in zip(sizes, cloud_seeds)
+    ]
+    ref = uniform_sphere(int(s["reference"]), d, batch=batch, seed=per_run(ref_seed), dtype=torch.float64)  # (C, M, d)
     save_every = max(1, int(s["steps"]) // max(1, int(s["saves"])))
     ref_noise = noise_seed if s["coupled"] else derive_seeds(noise_seed, 1)[0]  # same path, or independent
 
     def run(group: list[torch.Tensor], seed: int) -> list:
-        return run_clouds(group, field, attention, s["horizon"], int(s["steps"]), seed=seed, save_every=save_every)
+        return run_clouds(
+            group,
+            field,
+            attention,
+            s["horizon"],
+            int(s["steps"]),
+            seed=per_run(seed),  # one seed per run
+            save_every=save_every,
+        )
 
     [reference] = run([ref], ref_noise)
-    out = []
-    for traj in run(clouds, noise_seed):
-        out.append(sup_w2_sq(traj, reference))  # (R,)
-        if progress is not None:
-            progress(1)
-    return torch.stack(out)
+    return torch.stack([sup_w2_sq(traj, reference) for traj in run(clouds, noise_seed)])  # (len(sizes), C)

@@ -62,7 +62,7 @@ def reproduce(
 
         stage("part 2: theorem checks")
         with progress_bar(UNITS, "part 2: the theorems", enabled=show_progress) as advance:
-            checked = theorem_sections(out / "theorems", quick=quick, progress=advance)
+            checked = theorem_sections(out / "theorems", quick=quick, progress=advance, executor=executor)
         for section in checked:  # their figures live in out/theorems
             for fig in section.figures:
                 fig.path = Path("theorems") / fig.path

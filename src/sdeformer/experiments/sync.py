@@ -12,13 +12,19 @@ the max growth over stated adversarial starts (``eps_method`` says which). The G
 jitter-free ``root='eigh'``. The verdict is "not applicable" unless the field is not odd, lambda_bar < 0 and
 eps + lambda_bar' < 0; else "fails" if the mean minus its 95% half-width exceeds the bound where the bound is
 above the resolution floor (``sync_eps.resolution_floor``), "below resolution" if the bound ends below the
-floor, "holds" otherwise. Runs go in chunks; each finished chunk is written to ``out/energies.npz`` at once.
-``run_and_write`` adds ``sync.json`` (``SyncResult.to_json()``) and ``sync.png``.
+floor, "holds" otherwise. Runs go in chunks, one ``sweeps.Job`` each (``sync_runs``), on the local or a Dask
+executor: each finished chunk is one part under ``out/parts`` (a temporary folder without ``out``), so a rerun
+computes only the missing chunks, and the numbers do not depend on the executor. With ``out``, the whole ensemble
+ends in ``out/energies.npz`` (t, sde, discrete); ``run_and_write`` adds ``sync.json`` (``SyncResult.to_json()``)
+and ``sync.png``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
+import pickle
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -38,11 +44,12 @@ from ..mlp_noise import MLPNoise
 from ..rng import derive_seeds
 from ..sde import LimitSDE, make_solver
 from ..sphere import uniform_sphere
-from ..store import read_cached_npz, write_cached_npz, write_json
+from ..store import write_cached_npz, write_json
 from ..validate import positive_float, positive_int
+from ..validate import seed as check_seed
 from .results import Result
 from .sync_eps import attention_eps, resolution_floor, stable_energy
-from .threads import single_threaded
+from .threads import single_threaded, torch_threads
 
 SAVE_POINTS = 100  # energy is recorded at this many times (plus t = 0)
 RATE_FLOOR = 1e-5  # the rate fit uses times where E E_beta > RATE_FLOOR * E E_beta(0) (float32 cancellation)
@@ -109,8 +116,79 @@ class SyncResult(Result):
 
 
 def progress_units(runs: int, steps: int, chunk: int = CHUNK) -> int:
-    """How often ``sync_check`` calls ``progress(1)``: every step of both models, per chunk of runs."""
+    """How much ``sync_check`` advances ``progress`` in all: every step of both models, per chunk of runs
+    (``2 * steps`` as each chunk's job finishes or is found done)."""
     return 2 * steps * -(-runs // chunk)
+
+
+def check_settings(
+    activation: str = "relu",
+    dim: int = 64,
+    bias_std: float = 0.1,
+    beta: float = 1.0,
+    attention_scale: float = 1.0,
+    runs: int = 64,
+    tokens: int = 64,
+    steps: int = 2000,
+    horizon: float = 10.0,
+    width: int | None = None,
+    seed: int = 0,
+    chunk: int = CHUNK,
+    **_: Any,
+) -> None:
+    """The input checks of ``sync_check`` alone (cheap: before a command claims its folder). Raises ConfigError."""
+    for name, value in (("runs", runs), ("tokens", tokens), ("steps", steps), ("chunk", chunk)):
+        positive_int(name, value)
+    positive_float("horizon", horizon)
+    if width is not None:
+        positive_int("width", width)
+    if runs < 2:
+        raise ConfigError("runs", runs, "need at least 2 runs for a confidence band")
+    if tokens < 2:
+        raise ConfigError("tokens", tokens, "need at least 2 tokens (E_beta of one token is 0: no rate to measure)")
+    if not math.isfinite(attention_scale):
+        raise ConfigError("attention_scale", attention_scale, "must be finite")
+    check_seed("seed", seed)
+    kernel_theory(activation, dim, bias_std=bias_std, beta=beta)
+
+
+def sync_runs(
+    activation: str,
+    bias_std: float,
+    beta: float,
+    attention: Any,
+    width: int | None,
+    steps: int,
+    horizon: float,
+    x0: torch.Tensor,
+    sde_seeds: list[int],
+    discrete_seeds: list[int],
+) -> dict[str, np.ndarray]:
+    """One chunk of runs (a ``sweeps.Job``): from the starts ``x0`` ``(C, N, d)``, the limit SDE with ``sde_seeds``
+    and the discrete model with ``discrete_seeds`` (one per run); returns t ``(S,)`` and E_beta ``(S, C)`` of
+    each ('sde', 'discrete'). One torch thread (tiny tensors)."""
+    with torch_threads(1):
+        field = GaussianField(activation, bias_std, bias_std, beta=beta, root="eigh")
+        discrete_noise = field if width is None else MLPNoise(activation, width, bias_std, bias_std)
+        save_every = max(1, steps // SAVE_POINTS)
+        sde = make_solver(LimitSDE(field, attention), steps, horizon).solve(x0, seed=sde_seeds, save_every=save_every)
+        disc = StochasticTransformer(steps, horizon, discrete_noise, attention).run(
+            x0, seed=discrete_seeds, save_every=save_every
+        )
+        return {
+            "t": sde.t.numpy(),
+            "sde": stable_energy(sde.x, beta).numpy(),  # (S, C)
+            "discrete": stable_energy(disc.x, beta).numpy(),  # (S, C)
+        }
+
+
+def _attention_digest(attention: Any) -> str | None:
+    """A digest of the attention's state (its matrices: a long tensor's repr elides entries); None if it does
+    not pickle."""
+    try:
+        return hashlib.sha256(pickle.dumps(attention)).hexdigest()[:16]
+    except Exception:  # an object that does not pickle: its repr alone keys the cache
+        return None
 
 
 @single_threaded
@@ -131,38 +209,28 @@ def sync_check(
     dtype: torch.dtype = torch.float32,
     progress: Callable[[int], None] | None = None,
     attention: Any = None,
+    executor: Any = None,
 ) -> SyncResult:
     """Run the check (see module docstring). ``width=None`` uses the infinite-width discrete model;
-    ``attention`` replaces ``SoftmaxAttention(beta, attention_scale)`` (eps then by adversarial starts).
+    ``attention`` replaces ``SoftmaxAttention(beta, attention_scale)`` (eps then by adversarial starts). The chunks
+    of runs are jobs on ``executor`` (``sweeps.LocalExecutor`` or ``DaskExecutor``; default: local); with ``out``
+    their parts live in ``out/parts`` (a rerun computes only the missing ones).
 
     ``progress(n)`` advances by the steps done (``progress_units``). Raises ConfigError for bad input.
     """
-    runs, tokens, steps, chunk = (
-        positive_int(name, value)
-        for name, value in (("runs", runs), ("tokens", tokens), ("steps", steps), ("chunk", chunk))
-    )
-    horizon = positive_float("horizon", horizon)
-    if width is not None:
-        width = positive_int("width", width)
-    if runs < 2:
-        raise ConfigError("runs", runs, "need at least 2 runs for a confidence band")
-    if tokens < 2:
-        raise ConfigError("tokens", tokens, "need at least 2 tokens (E_beta of one token is 0: no rate to measure)")
-    if not math.isfinite(attention_scale):
-        raise ConfigError("attention_scale", attention_scale, "must be finite")
+    from ..sweeps import Job, run_jobs
+
+    check_settings(activation, dim, bias_std, beta, attention_scale, runs, tokens, steps, horizon, width, seed, chunk)
+    runs, tokens, steps, chunk = int(runs), int(tokens), int(steps), int(chunk)
+    horizon = float(horizon)
     theory = kernel_theory(activation, dim, bias_std=bias_std, beta=beta)
     start = time.perf_counter()
     attention = SoftmaxAttention(beta, attention_scale) if attention is None else attention
-    field = GaussianField(activation, bias_std, bias_std, beta=beta, root="eigh")
-    discrete_noise = field if width is None else MLPNoise(activation, width, bias_std, bias_std)
-    save_every = max(1, steps // SAVE_POINTS)
     x_seed, noise_seed = derive_seeds(seed, 2)
     x0 = uniform_sphere(tokens, dim, batch=(runs,), seed=x_seed, dtype=dtype)  # (R, N, d)
     eps, eps_method = attention_eps(attention, dim, beta)
-    seeds = derive_seeds(noise_seed, 2 * runs)
-    energies: dict[str, list[torch.Tensor]] = {"sde": [], "discrete": []}
-    t, tick = None, (None if progress is None else (lambda k: progress(1)))
-    key = {
+    seeds = derive_seeds(noise_seed, 2 * runs)  # runs' SDE seeds, then their discrete model's
+    key = {  # every setting a chunk's energies depend on (the chunk size does not: its bounds lo, hi do)
         "check": "sync",
         "activation": activation,
         "dim": dim,
@@ -170,39 +238,43 @@ def sync_check(
         "beta": beta,
         "attention_scale": attention_scale,
         "attention": repr(attention),
+        "attention_state": _attention_digest(attention),
         "runs": runs,
         "tokens": tokens,
         "steps": steps,
         "horizon": horizon,
         "width": width,
         "seed": seed,
-        "chunk": chunk,
         "dtype": str(dtype),
     }
-    cached = None if out is None else read_cached_npz(Path(out) / "energies.npz", key)
-    done = 0 if cached is None else cached["sde"].shape[1]  # runs finished by an earlier, interrupted call
-    if cached is not None:
-        t = cached["t"]
-        energies = {k: [torch.from_numpy(cached[k])] for k in energies}
-        if progress is not None:
-            progress(2 * steps * -(-done // chunk))
-    for lo in range(done, runs, chunk):
+    common = dict(
+        activation=activation,
+        bias_std=bias_std,
+        beta=beta,
+        attention=attention,
+        width=width,
+        steps=steps,
+        horizon=horizon,
+    )
+    jobs = []
+    for lo in range(0, runs, chunk):
         hi = min(runs, lo + chunk)
-        xc = x0[lo:hi]
-        sde = make_solver(LimitSDE(field, attention), steps, horizon).solve(
-            xc, seed=seeds[lo:hi], save_every=save_every, progress=tick
-        )
-        disc = StochasticTransformer(steps, horizon, discrete_noise, attention).run(
-            xc, seed=seeds[runs + lo : runs + hi], save_every=save_every, progress=tick
-        )
-        t = sde.t.numpy()
-        energies["sde"].append(stable_energy(sde.x, beta))  # (S, chunk)
-        energies["discrete"].append(stable_energy(disc.x, beta))  # (S, chunk)
-        if out is not None:  # partial ensemble, written as it finishes
-            arrays = {k: torch.cat(v, 1).numpy() for k, v in energies.items()}
-            write_cached_npz(Path(out) / "energies.npz", key, t=t, **arrays)
-    e = {k: torch.cat(v, 1).numpy() for k, v in energies.items()}  # (S, R)
-    assert t is not None  # runs >= 2: at least one chunk ran
+        kwargs = {
+            **common,
+            "x0": x0[lo:hi].clone(),  # a copy: a slice would take the whole ensemble's storage to a worker
+            "sde_seeds": seeds[lo:hi],
+            "discrete_seeds": seeds[runs + lo : runs + hi],
+        }
+        jobs.append(Job(sync_runs, kwargs, {**key, "lo": lo, "hi": hi}, units=2 * steps))
+    if out is None:
+        with tempfile.TemporaryDirectory() as tmp:
+            parts = run_jobs(jobs, tmp, executor, progress)
+    else:
+        parts = run_jobs(jobs, Path(out) / "parts", executor, progress)
+    t = parts[0]["t"]
+    e = {k: np.concatenate([p[k] for p in parts], 1) for k in ("sde", "discrete")}  # (S, R)
+    if out is not None:  # the whole ensemble
+        write_cached_npz(Path(out) / "energies.npz", key, t=t, **e)
     e0 = float(e["sde"][0].mean())
     rate = eps + theory.lambda_bar_prime
     bound = e0 * np.exp(rate * t)
@@ -257,11 +329,14 @@ def _verdict(applies: bool, low: np.ndarray, bound: np.ndarray, floor: float) ->
     return "holds" if bool(resolved[-1]) else "below resolution"
 
 
-def run_and_write(out: Path, progress: Callable[[int], None] | None = None, **settings: Any) -> SyncResult:
-    """``sync_check(**settings)`` into ``out``: energies.npz (written per chunk), sync.json and sync.png."""
+def run_and_write(
+    out: Path, progress: Callable[[int], None] | None = None, executor: Any = None, **settings: Any
+) -> SyncResult:
+    """``sync_check(**settings)`` on ``executor`` into ``out``: parts/ (one per chunk of runs, as they finish),
+    energies.npz, sync.json and sync.png."""
     from ..plots.checks import energy_figure
 
-    result = sync_check(out=out, progress=progress, **settings)
+    result = sync_check(out=out, progress=progress, executor=executor, **settings)
     write_json(Path(out) / "sync.json", result.to_json())
     energy_figure([result], Path(out) / "sync.png")
     return result

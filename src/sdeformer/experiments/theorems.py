@@ -1,9 +1,10 @@
 """Part two of the reproduce report: "The theorems, checked" (THEORY sections 2-5).
 
-``theorem_sections(out, quick)`` runs the rate measurements (depth, width, tokens), the synchronization
-check in three settings (plus noise-only variants), the Lyapunov exponents and the phase diagram through
-their ``run_and_write`` (the same files as the commands, under ``out``) and returns report Sections whose
-captions state what the theory predicts and what was measured.
+``theorem_sections(out, quick, executor=...)`` runs the rate measurements (depth, width, tokens), the
+synchronization check in three settings (plus noise-only variants), the Lyapunov exponents and the phase diagram
+through their ``run_and_write`` (the same files as the commands, under ``out``) and returns report Sections whose
+captions state what the theory predicts and what was measured. The rates, sync and phase checks run their pieces
+on ``executor`` (a ``sweeps.LocalExecutor`` or ``DaskExecutor``; None: local), with the same numbers on either.
 """
 
 from __future__ import annotations
@@ -35,10 +36,10 @@ def _tick(progress: Callable[[int], None] | None) -> None:
         progress(1)
 
 
-def _rates_section(out: Path, quick: bool, progress) -> Section:
+def _rates_section(out: Path, quick: bool, progress, executor: Any = None) -> Section:
     results = []
     for kind in rates.KINDS:
-        results.append(rates.run_and_write(out, kind, quick))
+        results.append(rates.run_and_write(out, kind, quick, executor=executor))
         _tick(progress)
     rows = [
         [r.kind, r.slope, f"[{r.slope_ci[0]:.3f}, {r.slope_ci[1]:.3f}]", r.expected_slope, r.wall_s] for r in results
@@ -77,15 +78,13 @@ def _rates_section(out: Path, quick: bool, progress) -> Section:
     )
 
 
-def _sync_section(out: Path, quick: bool, progress) -> Section:
+def _sync_section(out: Path, quick: bool, progress, executor: Any = None) -> Section:
     cfg = SYNC_QUICK if quick else SYNC_FULL
     results = []
     for act, sigma, scale in SYNC_SETTINGS:
-        results.append(
-            sync.run_and_write(
-                out / f"sync_{act}_{sigma:g}_{scale:+g}", activation=act, bias_std=sigma, attention_scale=scale, **cfg
-            )
-        )
+        folder = out / f"sync_{act}_{sigma:g}_{scale:+g}"
+        settings: dict[str, Any] = dict(activation=act, bias_std=sigma, attention_scale=scale, **cfg)
+        results.append(sync.run_and_write(folder, executor=executor, **settings))
         _tick(progress)
     energy_figure(results[:3], out / "sync_attention.png")
     energy_figure(results[3:], out / "sync_noise_only.png")
@@ -173,8 +172,8 @@ def _lyapunov_section(out: Path, quick: bool, progress) -> Section:
     )
 
 
-def _phase_section(out: Path, quick: bool, progress) -> Section:
-    r = phase.run_and_write(out, phase.settings_for(quick))
+def _phase_section(out: Path, quick: bool, progress, executor: Any = None) -> Section:
+    r = phase.run_and_write(out, phase.settings_for(quick), executor=executor)
     _tick(progress)
     return Section(
         "The theorems, checked: phase diagram of synchronization (THEORY sections 2, 5)",
@@ -199,8 +198,11 @@ def _phase_section(out: Path, quick: bool, progress) -> Section:
     )
 
 
-def theorem_sections(out: Path, quick: bool = False, progress: Callable[[int], None] | None = None) -> list[Section]:
-    """Run all theorem checks into ``out`` and return the report sections (figure paths relative to out).
+def theorem_sections(
+    out: Path, quick: bool = False, progress: Callable[[int], None] | None = None, executor: Any = None
+) -> list[Section]:
+    """Run all theorem checks into ``out`` and return the report sections (figure paths relative to out). The
+    rates, sync and phase checks run their jobs on ``executor`` (None: ``sweeps.LocalExecutor``).
 
     ``progress(n)`` advances once per finished unit (3 rates + 6 sync settings + Lyapunov + phase = 11).
     """
@@ -208,10 +210,10 @@ def theorem_sections(out: Path, quick: bool = False, progress: Callable[[int], N
     out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     sections = [
-        _rates_section(out, quick, progress),
-        _sync_section(out, quick, progress),
+        _rates_section(out, quick, progress, executor),
+        _sync_section(out, quick, progress, executor),
         _lyapunov_section(out, quick, progress),
-        _phase_section(out, quick, progress),
+        _phase_section(out, quick, progress, executor),
     ]
     sections[-1].paragraphs.append(f"The theorem checks took {time.perf_counter() - start:.0f} s.")
     return sections
