@@ -65,16 +65,16 @@ def test_sync_check_resume_recomputes_only_the_missing_part(tmp_path, monkeypatc
     first = sync_check(**SYNC, chunk=2, out=tmp_path, progress=ticks.append)
     assert sum(ticks) == sync.progress_units(4, 20, 2)
     parts = sorted((tmp_path / "parts").glob("*.npz"))
-    assert len(parts) == 2 and (tmp_path / "energies.npz").exists()
-    parts[1].unlink()  # as if killed before that chunk was written
+    assert len(parts) == 4 and (tmp_path / "energies.npz").exists()  # 2 chunks x (SDE, discrete)
+    parts[1].unlink()  # as if killed before that part was written
     calls = []
     real = sync.sync_runs
-    monkeypatch.setattr(sync, "sync_runs", lambda **k: calls.append(k["sde_seeds"]) or real(**k))
+    monkeypatch.setattr(sync, "sync_runs", lambda **k: calls.append(k["seeds"]) or real(**k))
     ticks.clear()
     again = sync_check(**SYNC, chunk=2, out=tmp_path, progress=ticks.append)
     assert len(calls) == 1 and _same(first, again) and sum(ticks) == sync.progress_units(4, 20, 2)
     sync_check(**{**SYNC, "seed": 1}, chunk=2, out=tmp_path)  # other settings: their own parts
-    assert len(calls) == 3 and len(list((tmp_path / "parts").glob("*.npz"))) == 4
+    assert len(calls) == 5 and len(list((tmp_path / "parts").glob("*.npz"))) == 8
 
 
 def test_custom_attention_objects_run_as_jobs(tmp_path):

@@ -153,6 +153,7 @@ def check_settings(
 
 
 def sync_runs(
+    model: str,
     activation: str,
     bias_std: float,
     beta: float,
@@ -161,25 +162,20 @@ def sync_runs(
     steps: int,
     horizon: float,
     x0: torch.Tensor,
-    sde_seeds: list[int],
-    discrete_seeds: list[int],
+    seeds: list[int],
 ) -> dict[str, np.ndarray]:
-    """One chunk of runs (a ``sweeps.Job``): from the starts ``x0`` ``(C, N, d)``, the limit SDE with ``sde_seeds``
-    and the discrete model with ``discrete_seeds`` (one per run); returns t ``(S,)`` and E_beta ``(S, C)`` of
-    each ('sde', 'discrete'). One torch thread (tiny tensors)."""
+    """One chunk of runs of one model (a ``sweeps.Job``): from the starts ``x0`` ``(C, N, d)``, the limit SDE
+    (``model='sde'``) or the discrete model (``'discrete'``) with ``seeds`` (one per run); returns t ``(S,)`` and
+    E_beta ``(S, C)`` under the model's name. One torch thread (tiny tensors)."""
     with torch_threads(1):
         field = GaussianField(activation, bias_std, bias_std, beta=beta, root="eigh")
-        discrete_noise = field if width is None else MLPNoise(activation, width, bias_std, bias_std)
         save_every = max(1, steps // SAVE_POINTS)
-        sde = make_solver(LimitSDE(field, attention), steps, horizon).solve(x0, seed=sde_seeds, save_every=save_every)
-        disc = StochasticTransformer(steps, horizon, discrete_noise, attention).run(
-            x0, seed=discrete_seeds, save_every=save_every
-        )
-        return {
-            "t": sde.t.numpy(),
-            "sde": stable_energy(sde.x, beta).numpy(),  # (S, C)
-            "discrete": stable_energy(disc.x, beta).numpy(),  # (S, C)
-        }
+        if model == "sde":
+            traj = make_solver(LimitSDE(field, attention), steps, horizon).solve(x0, seed=seeds, save_every=save_every)
+        else:
+            noise = field if width is None else MLPNoise(activation, width, bias_std, bias_std)
+            traj = StochasticTransformer(steps, horizon, noise, attention).run(x0, seed=seeds, save_every=save_every)
+        return {"t": traj.t.numpy(), model: stable_energy(traj.x, beta).numpy()}  # (S,), (S, C)
 
 
 def _attention_digest(attention: Any) -> str | None:
@@ -256,23 +252,20 @@ def sync_check(
         steps=steps,
         horizon=horizon,
     )
-    jobs = []
+    jobs = []  # per chunk of runs, one job per model (the two run side by side on two workers)
     for lo in range(0, runs, chunk):
         hi = min(runs, lo + chunk)
-        kwargs = {
-            **common,
-            "x0": x0[lo:hi].clone(),  # a copy: a slice would take the whole ensemble's storage to a worker
-            "sde_seeds": seeds[lo:hi],
-            "discrete_seeds": seeds[runs + lo : runs + hi],
-        }
-        jobs.append(Job(sync_runs, kwargs, {**key, "lo": lo, "hi": hi}, units=2 * steps))
+        xc = x0[lo:hi].clone()  # a copy: a slice would take the whole ensemble's storage to a worker
+        for model, first in (("sde", 0), ("discrete", runs)):  # the runs' SDE seeds, then their discrete ones
+            kwargs = {**common, "model": model, "x0": xc, "seeds": seeds[first + lo : first + hi]}
+            jobs.append(Job(sync_runs, kwargs, {**key, "lo": lo, "hi": hi, "model": model}, units=steps))
     if out is None:
         with tempfile.TemporaryDirectory() as tmp:
             parts = run_jobs(jobs, tmp, executor, progress)
     else:
         parts = run_jobs(jobs, Path(out) / "parts", executor, progress)
     t = parts[0]["t"]
-    e = {k: np.concatenate([p[k] for p in parts], 1) for k in ("sde", "discrete")}  # (S, R)
+    e = {k: np.concatenate([p[k] for p in parts if k in p], 1) for k in ("sde", "discrete")}  # (S, R)
     if out is not None:  # the whole ensemble
         write_cached_npz(Path(out) / "energies.npz", key, t=t, **e)
     e0 = float(e["sde"][0].mean())
