@@ -44,6 +44,7 @@ def test_a_reproduction_folder_belongs_to_one_seed(tmp_path):
     from sdeformer.cli import app
 
     runner = CliRunner()
+    (tmp_path / "practice").mkdir()  # another command's outputs in the same results folder are no obstacle
     assert runner.invoke(app, ["reproduce", "table1", "--out", str(tmp_path)]).exit_code == 0
     assert runner.invoke(app, ["reproduce", "table1", "--out", str(tmp_path)]).exit_code == 0  # same seed: resumes
     other = runner.invoke(app, ["reproduce", "table1", "--out", str(tmp_path), "--seed", "1"])

@@ -11,12 +11,16 @@ import sys
 import time
 from pathlib import Path
 
+import dask.config
 import pandas as pd
 import pytest
 import yaml
 
 from sdeformer.config import load_config_file
+from sdeformer.errors import ConfigError
 from sdeformer.sweeps import DaskExecutor, parse_spec, read, run
+from sdeformer.sweeps.executors import TASKS_PER_CALL, tasks_per_call
+from sdeformer.sweeps.runner import plan
 from sdeformer.sweeps.task import execute
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -106,3 +110,27 @@ def test_dask_worker_killed_mid_task_is_retried(tmp_path, reference, dask_execut
         dask_executor.task_fn = execute
     assert (tmp_path / KILL_MARKER).exists() and result["done"] == 48
     same_table(read(tmp_path / "out"), reference)
+
+
+def test_dask_tasks_grouped_into_calls_equal_local_bit_for_bit(tmp_path, reference, dask_executor):
+    """Several tasks per Dask call (large sweeps): the same parts and table, one summary per task."""
+    dask_executor.per_call = 5  # 12 tasks in calls of 5, 5, 2
+    try:
+        spec = parse_spec(SPEC)
+        summaries = list(dask_executor.map(plan(spec, tmp_path).tasks, tmp_path, spec.observables))
+    finally:
+        dask_executor.per_call = None
+    assert len(summaries) == 12 and sum(s["done"] for s in summaries) == 48
+    assert len(list((tmp_path / "table").glob("part-*.parquet"))) == 12
+    same_table(read(tmp_path), reference)
+    profiling = dask_executor.client.run(lambda: dask.config.get("distributed.worker.profile.enabled"))
+    assert set(profiling.values()) == {False}  # the loopback cluster's workers do not sample their tasks
+
+
+def test_tasks_per_call_grows_with_the_sweep_only():
+    assert tasks_per_call(12, 2) == 1  # small sweeps: one task per call, as before
+    assert tasks_per_call(32, 1) == 8 and tasks_per_call(32, 2) == 4  # >= 4 calls per worker
+    assert tasks_per_call(10_000, 2) == TASKS_PER_CALL
+    assert tasks_per_call(0, 1) == 1
+    with pytest.raises(ConfigError, match="per_call"):
+        DaskExecutor(1, per_call=0)

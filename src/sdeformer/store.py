@@ -126,15 +126,19 @@ def ensure_writable(folder: str | Path, name: str = "out") -> Path:
     return folder
 
 
-def claim_run_folder(folder: str | Path, config: Any, *, force: bool = False, name: str = "out") -> bool:
+def claim_run_folder(
+    folder: str | Path, config: Any, *, force: bool = False, name: str = "out", marker_name: str = RUN_MARKER
+) -> bool:
     """Tie ``folder`` to ``config`` (by ``config_hash``) before a run writes into it; True when the folder already
     belongs to this config (resume), False when it is new (or ``force`` takes it over).
 
-    A folder holding another config's run, or files but no run marker, raises ConfigError unless ``force``."""
+    A folder holding another config's run raises ConfigError unless ``force``; so does one holding files but no
+    marker, when the marker is the default ``run.json`` (a command with its own ``marker_name`` shares its folder
+    with other commands' outputs, e.g. ``results/`` of ``reproduce`` and ``results/practice``)."""
     from .errors import ConfigError
 
     folder = ensure_writable(folder, name)
-    key, marker = config_hash(config), folder / RUN_MARKER
+    key, marker = config_hash(config), folder / marker_name
     if marker.exists():
         try:
             held = json.loads(marker.read_text(encoding="utf-8")).get("config_hash")
@@ -149,7 +153,7 @@ def claim_run_folder(folder: str | Path, config: Any, *, force: bool = False, na
                 f"holds a run of another config ({held}, this one {key}); "
                 "pass --force to overwrite it, or choose another folder",
             )
-    elif any(p.name != RUN_MARKER for p in folder.iterdir()) and not force:
+    elif marker_name == RUN_MARKER and any(p.name != RUN_MARKER for p in folder.iterdir()) and not force:
         raise ConfigError(name, str(folder), "is not empty and holds no sdeformer run; pass --force to write there")
     write_json(marker, {"config_hash": key, "config": config})
     return False

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import json as json_module
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -38,6 +39,34 @@ def benchmark_runner() -> ModuleType:
     return importlib.import_module("benchmarks.run")
 
 
+def claim_bench_folder(out: Path, parts: tuple[str, ...], device: str, threads: int | None, force: bool) -> Path:
+    """Tie the results folder ``out`` to the options that determine every number written there (``device``
+    and ``threads``; ``store.claim_run_folder``), before any benchmark runs.
+
+    Each part writes its own ``<part>[_quick].json``, so which parts (``--only``) and ``--quick`` do not
+    conflict: running the other parts later fills the same folder. Another device or thread count would mix
+    settings in one folder and is refused (ConfigError naming the folder) unless ``force``. A folder written
+    before folders were claimed (no ``run.json``; only benchmark results, none recorded on another device, as
+    the committed ``benchmarks/results``) is taken over."""
+    from ..store import RUN_MARKER, claim_run_folder
+
+    config = {"command": "bench", "device": device, "threads": threads}
+    names = {f"{part}{suffix}.json" for part in (*parts, "sweeps") for suffix in ("", "_quick")}
+
+    def ours(path: Path) -> bool:
+        if not path.is_file() or path.name not in names:
+            return False
+        try:
+            recorded = json_module.loads(path.read_text(encoding="utf-8")).get("machine", {}).get("device")
+        except (OSError, ValueError, AttributeError):
+            return False
+        return recorded in (None, device)
+
+    legacy = out.is_dir() and not (out / RUN_MARKER).exists() and all(ours(p) for p in out.iterdir())
+    claim_run_folder(out, config, force=force or legacy)
+    return out
+
+
 @app.command()
 @cli_errors
 def bench(
@@ -49,16 +78,19 @@ def bench(
     out: Path = typer.Option(Path("benchmarks/results"), help="folder for <part>.json"),
     threads: int | None = typer.Option(None, help="torch CPU threads (1 avoids oversubscription on a busy machine)"),
     device: str = typer.Option("cpu", help="torch device, e.g. cpu or cuda"),
+    force: bool = typer.Option(
+        False, "--force", help="write into --out even when it holds results of another --device or --threads"
+    ),
 ) -> None:
     """Benchmark the engine against straightforward baselines, torchsde and this machine's floor, in one run.
 
     Parts: grid (Figures 2-6 grid: batched engine vs per-setting loop vs sampling+matmul floor), sde (limit
     SDE vs torchsde, unbatched and batch of 32), attention (full, memory-efficient, random-batch at N up to
     65,536), throughput (discrete model at N = 16,384), precision (bf16 MLP effect on energies). Needs a source
-    checkout (the benchmarks/ folder).
+    checkout (the benchmarks/ folder). The --out folder is tied (run.json) to --device and --threads: results
+    of other options there are refused (exit 2) unless --force; other parts and --quick add their own files.
     """
     from ..errors import ConfigError
-    from ..store import ensure_writable
     from ..validate import positive_int
 
     runner = benchmark_runner()
@@ -67,8 +99,9 @@ def bench(
         raise ConfigError("only", only, f"distinct comma-separated parts among {list(runner.PARTS)}")
     if threads is not None:
         positive_int("threads", threads)
-    runner.check_device(device)
-    ensure_writable(out, "out")  # bad input and an unwritable folder are refused before minutes of benchmarks
+    resolved = str(runner.check_device(device))
+    # bad input, an unwritable folder and a folder of other options are refused before minutes of benchmarks
+    claim_bench_folder(out, runner.PARTS, resolved, threads, force)
     with progress_bar(len(parts), "benchmarks") as advance:
         results = runner.run_benchmarks(
             parts, quick=quick, out=out, device=device, threads=threads, on_part=lambda _part: advance(1)

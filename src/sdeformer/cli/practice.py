@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -50,11 +51,20 @@ def train(
         "finishes and reused on rerun; summary.json at the end",
     ),
     threads: int | None = typer.Option(1, help="torch CPU threads (these small models run fastest on 1)"),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help="train into OUT/TASK even when it is tied (run.json) to other settings (task, methods, seeds); "
+        "the runs already saved for these settings are reused",
+    ),
     json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
-    """Train every method over seeds on a real task; report final metric mean +- std and steps to target."""
+    """Train every method over seeds on a real task; report final metric mean +- std and steps to target.
+
+    With --out, OUT/TASK is tied to the settings (run.json) before any run: the same settings resume, other
+    settings are refused (exit 2) unless --force."""
     from ..practice.methods import get_methods
-    from ..practice.suite import run_suite, summarize
+    from ..practice.suite import claim_suite_folder, run_suite, summarize
     from ..practice.tasks import task_config
     from ..store import write_json
     from ..validate import positive_int
@@ -67,9 +77,7 @@ def train(
     cfg = task_config(task.value, steps, quick, context)
     methods = get_methods(method)
     if out is not None:
-        from ..store import ensure_writable
-
-        ensure_writable(out, "out")
+        claim_suite_folder(out, cfg, methods, seeds, force)  # before any run: resume, or refuse other settings
     with progress_bar(len(methods) * seeds * cfg.steps, f"train {task.value}", enabled=True) as advance:
         records = run_suite(cfg, methods, seeds, out, advance)
     summary = summarize(records)
@@ -120,11 +128,15 @@ def probe(
     sw: float | None = typer.Option(None, "--sw", help="output bias std sW alone [--bias-std]"),
     threshold: float = typer.Option(0.95, help="cosine above which tokens join one cluster"),
     seed: int = typer.Option(0, help="noise seed"),
-    out: Path | None = typer.Option(None, help="also write the JSON record to this file"),
+    out: Path | None = typer.Option(
+        None, help="also write the JSON record to this file (a record of other settings there is refused)"
+    ),
+    force: bool = typer.Option(False, "--force", help="overwrite --out even when it holds a record of other settings"),
     json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
     """Probe all-MiniLM-L6-v2: per-layer mean token cosine, E_beta and clusters, without and with common noise."""
-    from ..practice.probe import DEFAULT_TEXT
+    from ..practice.claims import claim_record
+    from ..practice.probe import DEFAULT_TEXT, probe_settings, record_settings
     from ..practice.probe import probe as run
     from ..store import write_json
     from ..validate import finite_float
@@ -135,14 +147,8 @@ def probe(
     if not -1.0 < finite_float("threshold", threshold) < 1.0:
         raise ConfigError("threshold", threshold, "a cosine strictly between -1 and 1")
     check_seed("seed", seed)
-    if out is not None:
-        from ..store import ensure_writable
-
-        ensure_writable(out.parent, "out")
     body = file.read_text(encoding="utf-8") if file is not None else (DEFAULT_TEXT if text is None else text)
-    result = run(
-        body,
-        scales,
+    options: dict[str, Any] = dict(
         samples=samples,
         dt=dt,
         activation=activation,
@@ -153,6 +159,9 @@ def probe(
         threshold=threshold,
         seed=seed,
     )
+    if out is not None:  # before the model loads: the file is tied to the settings its record keeps
+        claim_record(out, probe_settings(body, scales, **options), record_settings, "probe", force=force)
+    result = run(body, scales, **options)
     if out is not None:
         write_json(out, result)
     if json:
@@ -199,10 +208,19 @@ def infer_practice(
     ),
     repeats: int = typer.Option(3, help="sampling seeds per p (timing: best of them)"),
     threads: int | None = typer.Option(1, help="torch CPU threads"),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help="overwrite RESULTS/inference.json even when it holds a record of other settings",
+    ),
     json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
-    """Perplexity and tokens/s of block random-batch attention against full attention (trained char model)."""
-    from ..practice.inference import run
+    """Perplexity and tokens/s of block random-batch attention against full attention (trained char model).
+
+    Writes RESULTS/inference.json; a record of other settings (p, block, n, repeats) there is refused (exit 2)
+    unless --force."""
+    from ..practice.claims import claim_record
+    from ..practice.inference import find_char_model, inference_settings, record_settings, run
     from ..store import write_json
     from ..validate import positive_int
 
@@ -214,7 +232,11 @@ def infer_practice(
     if min(length) < 0:
         raise ConfigError("n", length, "contexts >= 0")
     folder = results or (DEFAULT_RESULTS / "long" if long else DEFAULT_RESULTS)
-    result = run(folder, batch_size, block, [n for n in length if n > 0], repeats)
+    lengths = [n for n in length if n > 0]
+    find_char_model(folder)  # a folder without the model is refused before anything is written there
+    settings = inference_settings(batch_size, block, lengths, repeats)
+    claim_record(folder / "inference.json", settings, record_settings, "random-batch inference", force=force)
+    result = run(folder, batch_size, block, lengths, repeats)
     write_json(folder / "inference.json", result)
     if json:
         emit_json(result)
@@ -244,13 +266,23 @@ def infer_practice(
 @cli_errors
 def report_practice(
     results: Path = typer.Option(DEFAULT_RESULTS, help="folder written by `sdeformer train --out` and the probe"),
-    out: Path | None = typer.Option(None, help="report folder [RESULTS/report]"),
+    out: Path | None = typer.Option(
+        None, help="report folder [RESULTS/report]; tied (run.json) to the results folder it shows"
+    ),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help="write into --out even when it holds the report of another results folder",
+    ),
     json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
-    """The practice results page: every method against the baseline, probe and random-batch inference."""
+    """The practice results page: every method against the baseline, probe and random-batch inference.
+
+    The report folder is tied to the results folder: rebuilding it from the same results folder (after more
+    runs) overwrites it; a report of another results folder there is refused (exit 2) unless --force."""
     from ..practice.report import build
 
-    path = build(results, out or results / "report")
+    path = build(results, out or results / "report", force)
     if json:
         emit_json({"report": str(path)})
     else:

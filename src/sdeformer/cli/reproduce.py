@@ -40,6 +40,7 @@ def reproduce(
 ) -> None:
     """Reproduce the paper's Table 1 and Figures 1-6 (part 1) and check its theorems (part 2) into OUT/index.html."""
     from ..experiments.reproduce import reproduce as run
+
     started = time.perf_counter()
     with job_executor("dask" if scheduler else executor, workers, scheduler) as ex:
         path = run(part.value, out, seed=seed, quick=quick, executor=ex, force=force)

@@ -44,7 +44,7 @@ def reproduce(
     ``executor`` (a ``sweeps`` executor) runs the grid's and the theorem checks' jobs; default: this process."""
     parts = GROUPS.get(part, (part,))
     out = Path(out)
-    claim_run_folder(out, {"command": "reproduce", "seed": seed}, force=force)
+    claim_run_folder(out, {"command": "reproduce", "seed": seed}, force=force, marker_name="reproduce.json")
     started = time.perf_counter()
     sections: list[Section] = []
     stage = _stage if show_progress else (lambda _text: None)  # one line per stage on stderr

@@ -34,6 +34,7 @@ from ..errors import ConfigError
 from ..rng import derive_seeds
 from ..store import read_npz
 from .models import AttentionFn, CharTransformer, NetConfig, full_attention
+from .suite import claimed_runs
 from .tasks import CharTask, TaskConfig, load_task
 
 
@@ -228,13 +229,37 @@ def find_char_model(results: Path) -> tuple[Path, TaskConfig]:
 
     Raises ConfigError when there is none or more than one.
     """
-    found = sorted((Path(results) / "charlm").glob("baseline__seed0__*.weights.npz"))
+    folder = Path(results) / "charlm"
+    claimed = claimed_runs(folder)  # a folder tied to one train config: that config's model only
+    found = [p for p in sorted(folder.glob("baseline__seed0__*.weights.npz")) if claimed is None or p.name in claimed]
     if len(found) != 1:
         hint = "run `sdeformer train --task charlm --method baseline --seeds 1 --out RESULTS`"
         raise ConfigError("results", str(results), f"one trained character model, found {len(found)} ({hint})")
     record = json.loads(found[0].with_name(found[0].name.replace(".weights.npz", ".json")).read_text())
     task = dict(record["settings"]["task"])
     return found[0], TaskConfig(**{**task, "model": NetConfig(**task["model"])})
+
+
+def inference_settings(
+    batch_sizes: Sequence[int], block: int, lengths: Sequence[int], repeats: int = 3, seed: int = 0
+) -> dict:
+    """The settings of ``run`` that ``RESULTS/inference.json`` is tied to (its ``settings``; the model is the
+    results folder's)."""
+    return {
+        "batch_sizes": [int(p) for p in batch_sizes],
+        "block": int(block),
+        "lengths": [int(n) for n in lengths],
+        "repeats": int(repeats),
+        "seed": int(seed),
+    }
+
+
+def record_settings(record: dict) -> dict | None:
+    """The ``settings`` of an inference record; None for one written before records kept them; KeyError when
+    ``record`` is no inference record."""
+    if "perplexity" not in record:
+        raise KeyError("perplexity")
+    return record.get("settings")
 
 
 def run(
@@ -251,6 +276,7 @@ def run(
         "context": cfg.context,
         "windows": int(x.shape[0]),
         "weights": str(weights),
+        "settings": inference_settings(batch_sizes, block, lengths, repeats, seed),
         "perplexity": evaluate(model, x, y, batch_sizes, block, repeats, seed),
         "kernel": kernel_timing(lengths, max(batch_sizes), block, seed=seed) if lengths else [],
     }

@@ -53,6 +53,56 @@ def layer_stats(states: Sequence[torch.Tensor], beta: float, threshold: float) -
     }
 
 
+def probe_settings(
+    text: str,
+    scales: Sequence[float],
+    *,
+    samples: int = 8,
+    dt: float = 1.0,
+    activation: str = "gelu",
+    width: int = 1536,
+    bias_std: float = 0.1,
+    su: float | None = None,
+    sw: float | None = None,
+    beta: float = 1.0,
+    threshold: float = CLUSTER_THRESHOLD,
+    seed: int = 0,
+) -> dict:
+    """The settings that determine a probe record (``probe``'s arguments, sU and sW resolved from
+    ``bias_std``): what ``probe --out FILE`` ties the file to. ``record_settings`` reads them back."""
+    return {
+        "text": text,
+        "scales": [float(s) for s in scales],
+        "samples": int(samples),
+        "dt": float(dt),
+        "activation": activation,
+        "width": int(width),
+        "su": float(bias_std if su is None else su),
+        "sw": float(bias_std if sw is None else sw),
+        "beta": float(beta),
+        "threshold": float(threshold),
+        "seed": int(seed),
+    }
+
+
+def record_settings(record: dict) -> dict:
+    """``probe_settings`` of a probe record (KeyError when ``record`` is not one)."""
+    nz = record["noise"]
+    return probe_settings(
+        record["text"],
+        [row["scale"] for row in record["noise_scales"]],
+        samples=nz["samples"],
+        dt=nz["dt"],
+        activation=nz["activation"],
+        width=nz["width"],
+        su=nz["su"],
+        sw=nz["sw"],
+        beta=nz["beta"],
+        threshold=nz["cluster_threshold"],
+        seed=nz["seed"],
+    )
+
+
 @torch.no_grad()
 def probe(
     text: str = DEFAULT_TEXT,

@@ -6,6 +6,7 @@ and ``sdeformer infer-practice`` wrote under one results folder; partial suites 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import matplotlib
@@ -13,19 +14,24 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from ..errors import ConfigError
 from ..plots import save_figure
 from ..report import Figure, Section, Table, write_report
+from ..store import RUN_MARKER, claim_run_folder
 from .methods import METHODS, NOISE_LAW
-from .suite import summarize
+from .suite import claimed_runs, summarize
 from .tasks import TASKS
 
 _LABEL = {"charlm": "validation loss (nats/char, lower is better)", "mnist": "validation accuracy (higher is better)"}
 
 
 def load_records(results: Path, task: str) -> list[dict]:
-    """Every finished (method, seed) record of a task, in method order."""
+    """Every finished (method, seed) record of a task, in method order: of the settings ``RESULTS/<task>`` is
+    tied to (``suite.claim_suite_folder``), or all of them in a folder tied to none."""
     folder = Path(results) / task
-    recs = [json.loads(p.read_text()) for p in sorted(folder.glob("*__seed*__*.json"))] if folder.is_dir() else []
+    claimed = claimed_runs(folder)  # a folder tied to one train config (run.json): that config's records only
+    paths = sorted(folder.glob("*__seed*__*.json")) if folder.is_dir() else []
+    recs = [json.loads(p.read_text()) for p in paths if claimed is None or p.name in claimed]
     order = {name: i for i, name in enumerate(METHODS)}
     return sorted(recs, key=lambda r: (order.get(r["method"], 99), r["seed"]))
 
@@ -248,10 +254,40 @@ def inference_section(results: Path, out: Path) -> Section | None:
     )
 
 
-def build(results: Path, out: Path) -> Path:
-    """Write the results page ``out/index.html`` from the results folder; returns its path."""
+def claim_report_folder(results: Path, out: Path, force: bool = False) -> Path:
+    """Tie the report folder ``out`` to the results folder it shows, before any work
+    (``store.claim_run_folder``): the report is rebuilt from whatever that folder holds now, so its only
+    setting is which folder (as a path relative to ``out``, so moving both keeps the tie). A report of another
+    results folder raises ConfigError naming ``out`` unless ``force``; a folder written before reports were
+    claimed (no ``run.json``, only .html/.png files) is taken over."""
     results, out = Path(results), Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    config = {"command": "report-practice", "results": os.path.relpath(results.resolve(), out.resolve())}
+    legacy = (
+        out.is_dir()
+        and not (out / RUN_MARKER).exists()
+        and all(p.is_file() and p.suffix in (".html", ".png") for p in out.iterdir())
+    )
+    claim_run_folder(out, config, force=force or legacy)
+    return out
+
+
+def _holds_results(results: Path) -> bool:
+    """Whether ``results`` holds anything the page shows (checked before the report folder is claimed)."""
+    return (
+        any(any((results / t).glob("*__seed*__*.json")) for t in TASKS)
+        or any(results.glob("probe_*.json"))
+        or any((results / sub / "inference.json").is_file() for sub in (".", "long"))
+    )
+
+
+def build(results: Path, out: Path, force: bool = False) -> Path:
+    """Write the results page ``out/index.html`` from the results folder; returns its path. ``out`` is tied
+    to ``results`` first (``claim_report_folder``; ``force`` takes over a folder tied to another). Raises
+    ConfigError when ``results`` holds no practice results (before ``out`` is touched)."""
+    results, out = Path(results), Path(out)
+    if not _holds_results(results):
+        raise ConfigError("results", str(results), "holds no practice results (run `sdeformer train --out` first)")
+    claim_report_folder(results, out, force)
     sections = [
         s
         for s in [
@@ -262,8 +298,6 @@ def build(results: Path, out: Path) -> Path:
         if s is not None
     ]
     if not sections:
-        from ..errors import ConfigError
-
         raise ConfigError("results", str(results), "holds no practice results (run `sdeformer train --out` first)")
     return write_report(
         out, "sdeformer: the paper's practical suggestions on real data", sections, meta=f"results folder: {results}"

@@ -14,22 +14,78 @@ from pathlib import Path
 
 import numpy as np
 
-from ..store import config_hash, write_json
+from ..store import RUN_MARKER, claim_run_folder, config_hash, write_json
 from ..validate import positive_int
 from .methods import NOISE_LAW, Method
 from .tasks import TaskConfig
 from .training import run_one
 
 
+def _run_stem(task: dict, method: dict, noise_law: dict, seed: int) -> str:
+    """``METHOD__seedS__KEY``: the file name (less suffix) of one run, KEY the hash of its settings."""
+    key = config_hash({"task": task, "method": method, "noise_law": noise_law})
+    return f"{method['name']}__seed{seed}__{key}"
+
+
 def run_path(out: Path, cfg: TaskConfig, method: Method, seed: int) -> Path:
     """Where the record of one (method, seed) run lives, keyed by the hash of its settings."""
-    key = config_hash({"task": cfg.to_dict(), "method": method.settings(), "noise_law": NOISE_LAW})
-    return Path(out) / cfg.task / f"{method.name}__seed{seed}__{key}.json"
+    return Path(out) / cfg.task / f"{_run_stem(cfg.to_dict(), method.settings(), NOISE_LAW, seed)}.json"
 
 
 def weights_path(run: Path) -> Path:
     """Where the parameters of a saved run live (only the baseline, seed 0, is kept)."""
     return run.with_suffix(".weights.npz")
+
+
+SUMMARIES = ("summary.json", "summary_quick.json")
+
+
+def suite_config(cfg: TaskConfig, methods: list[Method], seeds: int) -> dict:
+    """The settings that determine a suite's results: what ``OUT/<task>`` is tied to (``run.json``)."""
+    return {
+        "command": "train",
+        "task": cfg.to_dict(),
+        "methods": [m.settings() for m in methods],
+        "seeds": positive_int("seeds", seeds),
+        "noise_law": NOISE_LAW,
+    }
+
+
+def _suite_files(config: dict) -> set[str]:
+    """Names of the files a suite of ``suite_config`` writes (records, weights, summaries)."""
+    stems = {
+        _run_stem(config["task"], m, config["noise_law"], seed)
+        for m in config["methods"]
+        for seed in range(config["seeds"])
+    }
+    return {f"{s}.json" for s in stems} | {f"{s}.weights.npz" for s in stems} | set(SUMMARIES)
+
+
+def claim_suite_folder(out: Path, cfg: TaskConfig, methods: list[Method], seeds: int, force: bool = False) -> Path:
+    """Tie ``OUT/<task>`` (where ``run_suite`` writes) to this suite before any run (``store.claim_run_folder``):
+    the same settings resume from the saved records; other settings raise ConfigError naming the folder unless
+    ``force`` (which keeps the other settings' records: they are keyed by their own settings, and reports read
+    the claimed settings' records only). A folder written before folders were claimed (no ``run.json``) is taken
+    over when it holds only this suite's files. Returns the folder."""
+    folder = Path(out) / cfg.task
+    config = suite_config(cfg, methods, seeds)
+    legacy = (
+        folder.is_dir()
+        and not (folder / RUN_MARKER).exists()
+        and all(p.is_file() and p.name in _suite_files(config) for p in folder.iterdir())
+    )
+    claim_run_folder(folder, config, force=force or legacy)
+    return folder
+
+
+def claimed_runs(folder: Path) -> set[str] | None:
+    """Names of the files of the suite ``folder`` is tied to (``claim_suite_folder``); None when it is tied to
+    none (every record there counts)."""
+    try:
+        config = json.loads((Path(folder) / RUN_MARKER).read_text(encoding="utf-8"))["config"]
+        return _suite_files(config) if config.get("command") == "train" else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
 
 
 def run_suite(

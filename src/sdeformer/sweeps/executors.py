@@ -9,10 +9,20 @@ task writes its own part; the executor only reports per-task summaries, as tasks
   address (``tcp://host:8786``), a ``Client`` to an existing cluster whose workers see the output folder.
   A worker that dies mid-task is replaced and its task rerun elsewhere (the scheduler's allowed failures);
   the part is written once, atomically, by the attempt that finishes.
+
+Dask's cost is per call, not per run: on the 2-core benchmark machine each call took about 10 ms of CPU in
+the driver (scheduler and client, about 8 messages) and 6 ms in the worker, against about 100 ms for a task of
+32 small runs; on a busy machine that CPU is taken from the runs. So ``DaskExecutor.map`` ships up to
+``TASKS_PER_CALL`` tasks per call when the sweep is large enough to keep ``CALLS_PER_WORKER`` calls per
+worker (each task still writes its own part as it finishes; the summaries come back per call; a worker
+killed mid-call has the whole call rerun, its finished tasks rewriting the same parts), and the loopback
+cluster runs without the worker's statistical profiler (a stack sample of the running task every 10 ms) and
+with slower health checks (``CLUSTER_CONFIG``). ``benchmarks/sweeps.py`` measures both.
 """
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -27,6 +37,33 @@ EXECUTORS = ("local", "dask")
 # Dask's default worker environment minus MALLOC_TRIM_THRESHOLD_: setting it turns off glibc's adaptive mmap
 # threshold, so every large tensor is mmap'ed and unmapped again; the runs took ~30% longer (benchmarks/sweeps.py).
 WORKER_ENVIRON = {"OMP_NUM_THREADS": 1, "MKL_NUM_THREADS": 1, "OPENBLAS_NUM_THREADS": 1}
+# Dask settings of the loopback cluster (scheduler, nannies, workers): no statistical profiler in the workers
+# (it samples the running task's stack every 10 ms, taking the GIL from it), and the event-loop health check
+# (20 ms), the system monitor (500 ms) and the memory polls (100 ms) less often. A sweep uses none of them; the
+# memory limit is still enforced, within 0.5 s.
+CLUSTER_CONFIG = {
+    "distributed.nanny.pre-spawn-environ": WORKER_ENVIRON,
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "500ms",
+    "distributed.admin.system-monitor.interval": "2s",
+    "distributed.worker.memory.monitor-interval": "500ms",
+}
+
+TASKS_PER_CALL = 8  # at most this many sweep tasks in one Dask call ...
+CALLS_PER_WORKER = 4  # ... and at least this many calls per worker (load balance, progress, work lost to a kill)
+
+
+def tasks_per_call(tasks: int, workers: int) -> int:
+    """How many sweep tasks ``DaskExecutor.map`` ships in one Dask call: 1 for small sweeps, up to
+    ``TASKS_PER_CALL`` while every worker still gets ``CALLS_PER_WORKER`` calls."""
+    return max(1, min(TASKS_PER_CALL, tasks // (CALLS_PER_WORKER * max(1, workers))))
+
+
+def execute_tasks(
+    task_fn: TaskFn, tasks: Sequence[Task], out: str, observables: Sequence[Observable], threads: int | None
+) -> list[dict]:
+    """Several tasks in one Dask call, one after another; each writes its part as it finishes."""
+    return [task_fn(task, out, observables, threads) for task in tasks]
 
 
 class LocalExecutor:
@@ -42,8 +79,9 @@ class LocalExecutor:
         for task in tasks:
             yield self.task_fn(task, str(out), tuple(observables), self.threads)
 
-    def map_calls(self, fn: Callable[..., Any], calls: Sequence[tuple]) -> Iterator[Any]:
-        """``fn(*args)`` for each ``args`` of ``calls``, in order, with ``threads`` torch threads."""
+    def map_calls(self, fn: Callable[..., Any], calls: Sequence[tuple], keys: Sequence[str] | None = None) -> Iterator:
+        """``fn(*args)`` for each ``args`` of ``calls``, in order, with ``threads`` torch threads (``keys``: as
+        ``DaskExecutor.map_calls``; unused here)."""
         from .task import torch_threads
 
         with torch_threads(self.threads):
@@ -66,18 +104,29 @@ def warm_up() -> None:
 
 
 class DaskExecutor:
-    """Tasks on Dask workers (one thread each); a loopback LocalCluster unless ``scheduler`` is given."""
+    """Tasks on Dask workers (one thread each); a loopback LocalCluster unless ``scheduler`` is given.
 
-    def __init__(self, workers: int = 2, scheduler: str | None = None, task_fn: TaskFn = execute):
+    ``per_call``: sweep tasks per Dask call in ``map`` (None: ``tasks_per_call``, from the sweep's size and the
+    number of workers)."""
+
+    def __init__(
+        self,
+        workers: int = 2,
+        scheduler: str | None = None,
+        task_fn: TaskFn = execute,
+        per_call: int | None = None,
+    ):
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise ConfigError("workers", workers, "a positive integer")
+        if per_call is not None and (isinstance(per_call, bool) or not isinstance(per_call, int) or per_call < 1):
+            raise ConfigError("per_call", per_call, "a positive integer (or None: chosen from the sweep)")
         import dask.config
         from distributed import Client, LocalCluster
 
-        self.task_fn = task_fn
+        self.task_fn, self.per_call = task_fn, per_call
         self.cluster = None
         if scheduler is None:
-            with dask.config.set({"distributed.nanny.pre-spawn-environ": WORKER_ENVIRON}):
+            with dask.config.set(CLUSTER_CONFIG):
                 self.cluster = LocalCluster(
                     n_workers=workers,
                     threads_per_worker=1,
@@ -85,6 +134,8 @@ class DaskExecutor:
                     host="127.0.0.1",
                     dashboard_address="127.0.0.1:0",
                     silence_logs=logging.ERROR,
+                    # each nanny keeps a copy for the workers it starts: one it restarts gets the settings too
+                    config=copy.deepcopy(dask.config.config),
                 )
             self.client = Client(self.cluster)
         else:
@@ -94,10 +145,19 @@ class DaskExecutor:
                 raise ConfigError("scheduler", scheduler, f"cannot connect ({str(exc).splitlines()[0]})") from None
         self.client.run(warm_up)  # imports torch and the engine on every worker before the first task
 
+    def workers(self) -> int:
+        """Workers connected now (at least 1)."""
+        return max(1, len(self.client.scheduler_info().get("workers", {})))
+
     def map(self, tasks: Sequence[Task], out: str | Path, observables: Sequence[Observable]) -> Iterator[dict]:
-        observables = tuple(observables)
-        calls = [(t, str(Path(out).resolve()), observables, 1) for t in tasks]
-        return self.map_calls(self.task_fn, calls, keys=[f"sweep-{t.id}" for t in tasks])
+        """Per-task summaries as tasks finish; up to ``per_call`` tasks per Dask call (see the module)."""
+        observables, folder = tuple(observables), str(Path(out).resolve())
+        size = self.per_call or tasks_per_call(len(tasks), self.workers())
+        chunks = [tuple(tasks[i : i + size]) for i in range(0, len(tasks), size)]
+        calls = [(self.task_fn, chunk, folder, observables, 1) for chunk in chunks]
+        keys = [f"sweep-{c[0].id}" + (f"+{len(c) - 1}" if len(c) > 1 else "") for c in chunks]
+        for summaries in self.map_calls(execute_tasks, calls, keys=keys):
+            yield from summaries
 
     def map_calls(self, fn: Callable[..., Any], calls: Sequence[tuple], keys: Sequence[str] | None = None) -> Iterator:
         """``fn(*args)`` for each ``args`` of ``calls`` on the workers; results as they finish."""

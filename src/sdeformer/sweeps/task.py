@@ -106,7 +106,8 @@ def _recorded(run: Run, result: Any) -> Any:
 
 
 def execute(task: Task, out: str | Path, observables: Sequence[Observable], threads: int | None = 1) -> dict:
-    """Simulate a task, compute its observables and write its part. Returns a summary (counts, wall time)."""
+    """Simulate a task, compute its observables and write its part. Returns a summary: counts, ``wall_s`` (the
+    simulation and observables, as in the table) and ``total_s`` (with the table rows and the part written)."""
     observables = tuple(observables)
     columns = [o.column for o in observables]
     start = time.perf_counter()
@@ -153,4 +154,5 @@ def execute(task: Task, out: str | Path, observables: Sequence[Observable], thre
             rows["task"].append(task.id)
     write_part(out, task.id, rows, columns)
     errors = len(task.runs) - len(ok)
-    return {"task": task.id, "runs": len(task.runs), "done": len(ok), "error": errors, "wall_s": wall}
+    total = time.perf_counter() - start
+    return {"task": task.id, "runs": len(task.runs), "done": len(ok), "error": errors, "wall_s": wall, "total_s": total}
