@@ -231,6 +231,7 @@ def phase(
     from ..sweeps import make_executor  # phase's tasks are batched sweeps: one torch thread each
 
     settings = exp.settings_for(quick, seeds=seeds)
+    exp.check_settings(**settings)  # bad settings (a grid too large for memory) before any folder or progress
     cells = exp.progress_units(settings)
     with (
         make_executor(executor, workers, scheduler) as ex,

@@ -146,6 +146,35 @@ def phase_spec(
     )
 
 
+def check_settings(
+    activations: Sequence[str],
+    dims: Sequence[int],
+    bias_stds: Sequence[float],
+    scales: Sequence[float],
+    seeds: int,
+    tokens: int,
+    steps: int,
+    horizon: float,
+    beta: float = 1.0,
+    seed: int = 0,
+    **_unused: Any,
+) -> None:
+    """Refuse bad settings of ``phase`` (ConfigError naming the parameter), the memory estimate included, before
+    any work or folder is made."""
+    if positive_int("seeds", seeds) < 1 or not dims or not bias_stds or not scales or not activations:
+        raise ConfigError("grid", (activations, dims, bias_stds, scales, seeds), "every axis needs >= 1 value")
+    for name, value in (("tokens", tokens), ("steps", steps)):
+        positive_int(name, value)
+    positive_float("horizon", horizon)
+    positive_float("beta", beta)
+    check_seed("seed", seed)
+    cells, batch = len(activations) * len(dims) * len(bias_stds) * len(scales), len(scales) * int(seeds)
+    estimate = 8 * cells * int(seeds) + 4 * 6 * batch * int(tokens) * (max(dims) + int(tokens))  # results + one batch
+    fits_in_memory("seeds", seeds, estimate)
+    if min(dims) < 4:
+        raise ConfigError("dims", list(dims), "d >= 4 (lambda_bar < 0 needs d >= 4)")
+
+
 @single_threaded
 def phase(
     activations: Sequence[str] = FULL["activations"],
@@ -165,18 +194,7 @@ def phase(
 ) -> PhaseResult:
     """Simulate the grid as a sweep (see module docstring) into ``out`` (resumable; None: a temporary folder)
     on ``executor`` (default: ``sweeps.LocalExecutor``); ``progress(n)``: n more runs done."""
-    if positive_int("seeds", seeds) < 1 or not dims or not bias_stds or not scales or not activations:
-        raise ConfigError("grid", (activations, dims, bias_stds, scales, seeds), "every axis needs >= 1 value")
-    for name, value in (("tokens", tokens), ("steps", steps)):
-        positive_int(name, value)
-    positive_float("horizon", horizon)
-    positive_float("beta", beta)
-    check_seed("seed", seed)
-    cells, batch = len(activations) * len(dims) * len(bias_stds) * len(scales), len(scales) * int(seeds)
-    estimate = 8 * cells * int(seeds) + 4 * 6 * batch * int(tokens) * (max(dims) + int(tokens))  # results + one batch
-    fits_in_memory("seeds", seeds, estimate)
-    if min(dims) < 4:
-        raise ConfigError("dims", list(dims), "d >= 4 (lambda_bar < 0 needs d >= 4)")
+    check_settings(activations, dims, bias_stds, scales, seeds, tokens, steps, horizon, beta, seed)
     start = time.perf_counter()
     spec = phase_spec(activations, dims, bias_stds, scales, seeds, tokens, steps, horizon, beta, seed)
     if out is None:
