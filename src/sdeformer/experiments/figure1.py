@@ -1,9 +1,9 @@
 """Figure 1 of the paper: ReLU vs tanh noise, attention off (THEORY section 6).
 
 ReLU without biases forms clusters; tanh without biases gives an odd field, so tokens split into two
-antipodal groups (THEORY section 2, 'not odd'). ``run_and_write`` simulates (or loads ``figure1.npz`` when its
-stored config hash matches the full configs, seed included) and draws ``figure1.png``; ``section`` turns its
-``Figure1Result`` into the report section.
+antipodal groups (THEORY section 2, 'not odd'). ``run_and_write`` simulates the two runs as jobs
+(``sweeps.jobs``: in this process or side by side on Dask workers; cached in ``parts/figure1`` under their
+configs, seed included) and draws ``figure1.png``; ``section`` turns its ``Figure1Result`` into the report section.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from ..config import ModelConfig
 from ..diagnostics import cluster_count, interaction_energy, mean_abs_cosine, mean_cosine
 from ..kernel import kernel_theory
 from ..report import Figure, Section
-from ..store import config_hash, read_npz, write_npz
 from ..sweep import run_sweep
 from .results import Result
 
@@ -68,23 +67,25 @@ def _final(name: str, x: np.ndarray) -> dict[str, Any]:
     }
 
 
-def run_and_write(out: Path, seed: int = 0, progress: Callable[[int], None] | None = None) -> Figure1Result:
-    """Simulate (or load ``figure1.npz`` if its config hash matches), write ``figure1.npz`` and ``figure1.png``."""
+def simulate_run(config: ModelConfig) -> dict[str, np.ndarray]:
+    """One activation's run (a ``sweeps.Job``): states x ``(S, N, d)`` and saved times t ``(S,)``."""
+    [traj] = run_sweep([config])
+    return {"x": traj.x.numpy(), "t": traj.t.numpy()}
+
+
+def run_and_write(
+    out: Path, seed: int = 0, progress: Callable[[int], None] | None = None, executor: Any = None
+) -> Figure1Result:
+    """Simulate the two runs as jobs on ``executor`` (default: this process; on Dask they run side by side),
+    cached in ``out/parts/figure1`` under their configs, and draw ``figure1.png``."""
     from ..plots.paper import figure1
+    from ..sweeps.jobs import Job, run_jobs
 
     configs = figure1_configs(seed)
-    key = config_hash({name: c.to_dict() for name, c in configs.items()})
-    cache = Path(out) / "figure1.npz"
-    arrays = read_npz(cache) if cache.exists() else {}
-    if str(arrays.get("config_hash")) != key:  # no cache, or one of another config (seed, sizes, ...)
-        trajs = run_sweep(list(configs.values()), progress=progress)
-        arrays = {name: tr.x.numpy() for name, tr in zip(configs, trajs)}  # (S, N, d) each
-        arrays["t"] = trajs[0].t.numpy()
-        arrays["config_hash"] = np.array(key)
-        write_npz(cache, **arrays)
-    elif progress is not None:
-        progress(sum(c.layers for c in configs.values()))
-    t = arrays["t"]
+    jobs = [Job(simulate_run, {"config": c}, {"figure1": c.to_dict()}, units=c.layers) for c in configs.values()]
+    parts = run_jobs(jobs, Path(out) / "parts" / "figure1", executor, progress)
+    arrays = {name: part["x"] for name, part in zip(configs, parts)}  # (S, N, d) each
+    t = parts[0]["t"]
     pick = [int(np.argmin(np.abs(t - s))) for s in SNAPSHOT_TIMES]
     final = {name: _final(name, arrays[name]) for name in configs}
     titles = {name: f"{name} ({'odd field' if f['odd_field'] else 'not odd'})" for name, f in final.items()}

@@ -53,8 +53,8 @@ def reproduce(
             stage("Table 1: kernel constants")
             sections.append(table1.section(table1.run_and_write(out)))
         if "figure1" in parts:
-            stage("Figure 1: relu and tanh, 2000 layers each (or figure1.npz)")
-            sections.append(figure1.section(figure1.run_and_write(out, seed, progress=advance)))
+            stage("Figure 1: relu and tanh, 2000 layers each (or their cached parts)")
+            sections.append(figure1.section(figure1.run_and_write(out, seed, progress=advance, executor=executor)))
         if "grid" in parts:
             sections += grid.sections(grid.run_and_write(out, seed, progress=advance, executor=executor))
     if "theorems" in parts:
