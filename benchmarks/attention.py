@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import torch
 
-from sdeformer.attention import RandomBatchAttention, SoftmaxAttention
-from sdeformer.discrete import StochasticTransformer
-from sdeformer.mlp_noise import MLPNoise
-from sdeformer.sphere import uniform_sphere
+from sdeformer.attention.softmax import RandomBatchAttention, SoftmaxAttention
+from sdeformer.core.sphere import uniform_sphere
+from sdeformer.dynamics.discrete import StochasticTransformer
+from sdeformer.noise.mlp import MLPNoise
 
 from .timing import peak_memory
 
@@ -65,9 +65,9 @@ def bench_throughput(device: torch.device, quick: bool) -> dict:
     out: dict = {"tokens": n, "dim": d, "width": m, "layers": layers}
     for name, (attn, options) in variants.items():
         model = StochasticTransformer(
-            layers, 5.0 * layers / 150, mlp=MLPNoise("relu", m, 0.1, 0.1, **options), attention=attn
+            layers, 5.0 * layers / 150, noise=MLPNoise("relu", m, 0.1, 0.1, **options), attention=attn
         )
-        seconds, mem, _ = peak_memory(lambda: model.run(x0, seed=0, save_every=layers), device)
+        seconds, mem, _ = peak_memory(lambda: model.run(x0, seed=0, saveat=layers), device)
         out[name] = {
             "seconds_per_layer": seconds / layers,
             "token_layers_per_s": n * layers / seconds,

@@ -7,11 +7,11 @@ import math
 import torch
 import torch.nn.functional as F
 
-from sdeformer.activations import get_activation
 from sdeformer.config import ModelConfig
+from sdeformer.core.activations import get_activation
+from sdeformer.dynamics.engine import run_sweep
 from sdeformer.experiments.grid import MLP_CHOICES, grid_configs
-from sdeformer.mlp_noise import MLPNoise, root_pays
-from sdeformer.sweep import run_sweep
+from sdeformer.noise.mlp import MLPNoise, root_pays
 
 from .timing import floor_seconds, timed
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import torch
 
-from sdeformer.diagnostics import interaction_energy, mean_cosine
+from sdeformer.dynamics.engine import run_sweep
 from sdeformer.experiments.grid import grid_configs
-from sdeformer.sweep import run_sweep
+from sdeformer.observables import interaction_energy, mean_cosine
 
 from .timing import timed
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import torch
 
-from sdeformer.errors import ConfigError
-from sdeformer.store import write_json
-from sdeformer.validate import positive_int
+from sdeformer.core.errors import ConfigError
+from sdeformer.core.validate import positive_int
+from sdeformer.io.store import write_json
 
 from .attention import RB_SIZE, bench_attention, bench_throughput
 from .grid import bench_grid

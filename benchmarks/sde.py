@@ -12,10 +12,10 @@ import math
 import torch
 from torch import nn
 
-from sdeformer.attention import SoftmaxAttention
-from sdeformer.fields import GaussianField, RandomFeatureField
-from sdeformer.sde import EulerMaruyama, LimitSDE
-from sdeformer.sphere import uniform_sphere
+from sdeformer.attention.softmax import SoftmaxAttention
+from sdeformer.core.sphere import uniform_sphere
+from sdeformer.dynamics.sde import EulerMaruyama, LimitSDE
+from sdeformer.noise.fields import GaussianField, RandomFeatureField
 
 from .timing import timed
 
@@ -30,7 +30,7 @@ def diffusion_basis(field, x: torch.Tensor) -> torch.Tensor:
 
 
 class GivenNormals:
-    """A ``RandomSource`` (sdeformer.protocols) handing a field pre-drawn normals ``z`` ``(*batch, *shape)``, for
+    """A ``RandomSource`` (sdeformer.contracts) handing a field pre-drawn normals ``z`` ``(*batch, *shape)``, for
     when torchsde owns the Brownian motion. ``randn`` raises ValueError when asked for another shape."""
 
     def __init__(self, z: torch.Tensor, batch: tuple[int, ...]):
@@ -108,7 +108,7 @@ def bench_sde(device: torch.device, quick: bool) -> dict:
             ts = torch.tensor([0.0, horizon], device=device)
 
             def ours(k: int = steps):
-                return EulerMaruyama(sde, k, horizon).solve(x0, seed=0, save_every=k)
+                return EulerMaruyama(sde, k, horizon).run(x0, seed=0, saveat=k)
 
             def torchsde_run(form: type[_TorchsdeForm], k: int = steps):
                 bm = torchsde.BrownianInterval(t0=0.0, t1=horizon, size=(runs, noise), device=device, entropy=0)

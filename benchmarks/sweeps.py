@@ -42,7 +42,7 @@ from typing import Any
 import psutil
 
 from sdeformer.config import load_config_file
-from sdeformer.store import write_json
+from sdeformer.io.store import write_json
 from sdeformer.sweeps import DaskExecutor, LocalExecutor, parse_spec, read, run
 
 RESULTS = Path(__file__).resolve().parent / "results" / "sweeps.json"

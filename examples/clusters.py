@@ -18,10 +18,10 @@ out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().paren
 model = sdf.StochasticTransformer(
     layers=120,
     horizon=3.0,
-    mlp=sdf.MLPNoise("relu", 512, su=0.1, sw=0.1),
+    noise=sdf.MLPNoise("relu", 512, su=0.1, sw=0.1),
     attention=sdf.SoftmaxAttention(beta=1.0, scale=1.0),
 )
-traj = model.run(sdf.uniform_sphere(32, 16, seed=3), seed=3, save_every=30)  # traj.x: (5, 32, 16)
+traj = model.run(sdf.uniform_sphere(32, 16, seed=3), seed=3, saveat=30)  # traj.x: (5, 32, 16)
 order = sdf.cosine_matrix(traj.x[2])[0].argsort()  # tokens sorted by their cosine with token 0 at t = 1.5
 fig, axes = plt.subplots(1, len(traj.t), figsize=(2.8 * len(traj.t), 2.8))
 for ax, x, t in zip(axes, traj.x, traj.t):

@@ -18,10 +18,10 @@ out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().paren
 runs, horizon, attention = 8, 4.0, sdf.SoftmaxAttention(beta=1.0, scale=1.0)
 x0 = sdf.uniform_sphere(16, 16, seed=0).expand(runs, 16, 16)  # the same tokens in every run, (8, N, d)
 discrete = sdf.StochasticTransformer(
-    layers=100, horizon=horizon, mlp=sdf.MLPNoise("relu", 512, su=0.1, sw=0.1), attention=attention
-).run(x0, seed=list(range(runs)), save_every=2)
+    layers=100, horizon=horizon, noise=sdf.MLPNoise("relu", 512, su=0.1, sw=0.1), attention=attention
+).run(x0, seed=list(range(runs)), saveat=2)
 sde = sdf.LimitSDE(sdf.GaussianField("relu", su=0.1, sw=0.1), attention)
-limit = sdf.make_solver(sde, steps=400, horizon=horizon).solve(x0, seed=list(range(100, 100 + runs)), save_every=8)
+limit = sdf.make_solver(sde, steps=400, horizon=horizon).run(x0, seed=list(range(100, 100 + runs)), saveat=8)
 fig, ax = plt.subplots(figsize=(6, 4))
 for name, traj, color in [("discrete, L = 100, m = 512", discrete, "C0"), ("limit SDE, 400 steps", limit, "C1")]:
     energy = sdf.interaction_energy(traj.x, beta=1.0)  # (S, runs)

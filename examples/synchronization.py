@@ -21,8 +21,8 @@ x0 = sdf.uniform_sphere(16, 16, batch=(4,), seed=0)  # 4 runs, (4, N, d) = (4, 1
 fig, ax = plt.subplots(figsize=(6, 4))
 for activation, bias, color in [("relu", 0.1, "C0"), ("tanh", 0.0, "C3")]:
     mlp = sdf.MLPNoise(activation, 512, su=bias, sw=bias)
-    model = sdf.StochasticTransformer(layers=100, horizon=5.0, mlp=mlp, attention=sdf.SoftmaxAttention(beta=1.0))
-    traj = model.run(x0, seed=[0, 1, 2, 3], save_every=2)  # traj.x: (S, 4, 16, 16)
+    model = sdf.StochasticTransformer(layers=100, horizon=5.0, noise=mlp, attention=sdf.SoftmaxAttention(beta=1.0))
+    traj = model.run(x0, seed=[0, 1, 2, 3], saveat=2)  # traj.x: (S, 4, 16, 16)
     energy = sdf.interaction_energy(traj.x, beta=1.0)  # (S, 4)
     lam = sdf.kernel_theory(activation, dim=16, bias_std=bias).lambda_bar
     label = f"{activation}, bias {bias}: " + r"$\bar\lambda$" + f" = {lam:.2f}"

@@ -9,13 +9,13 @@ import pytest
 import torch
 
 from sdeformer import MLPNoise, StochasticTransformer, uniform_sphere
-from sdeformer.attention import (
+from sdeformer.attention.softmax import (
     RandomBatchAttention,
     SoftmaxAttention,
     random_batch_attention,
     softmax_attention,
 )
-from sdeformer.errors import ConfigError
+from sdeformer.core.errors import ConfigError
 
 EXACT = 1e-6  # fp64 agreement required of the fast paths (observed ~1e-15)
 
@@ -45,7 +45,7 @@ def test_softmax_attention_broadcasts_batch_shapes():
 
 
 def test_default_chunking_splits_large_problems(monkeypatch):
-    import sdeformer.attention as attention
+    import sdeformer.attention.softmax as attention
 
     monkeypatch.setattr(attention, "SCORE_BUDGET", 64)  # forces 64 // (2 * 40) -> 1-row chunks
     x = _x((2, 40, 3))
@@ -54,7 +54,7 @@ def test_default_chunking_splits_large_problems(monkeypatch):
 
 MEMORY_PROBE = """
 import resource, torch
-from sdeformer.attention import softmax_attention
+from sdeformer.attention.softmax import softmax_attention
 x = torch.randn(8192, 64, generator=torch.Generator().manual_seed(0))  # unbatched (N, d) input
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 softmax_attention(x, x, x)
@@ -125,10 +125,10 @@ def test_random_batch_drift_error_falls_with_batch_size():
 def test_random_batch_plugs_into_the_discrete_model():
     x0 = uniform_sphere(24, 5, batch=(2,), seed=3, dtype=torch.float64)
     mlp = MLPNoise("relu", 64, 0.1, 0.1)
-    full = StochasticTransformer(10, 1.0, mlp=mlp, attention=SoftmaxAttention()).run(x0, seed=[1, 2])
-    rb = StochasticTransformer(10, 1.0, mlp=mlp, attention=RandomBatchAttention(SoftmaxAttention(), 24))
+    full = StochasticTransformer(10, 1.0, noise=mlp, attention=SoftmaxAttention()).run(x0, seed=[1, 2])
+    rb = StochasticTransformer(10, 1.0, noise=mlp, attention=RandomBatchAttention(SoftmaxAttention(), 24))
     assert (rb.run(x0, seed=[1, 2]).x - full.x).abs().max() < EXACT
-    small = StochasticTransformer(10, 1.0, mlp=mlp, attention=RandomBatchAttention(SoftmaxAttention(), 4))
+    small = StochasticTransformer(10, 1.0, noise=mlp, attention=RandomBatchAttention(SoftmaxAttention(), 4))
     first = small.run(x0, seed=[1, 2]).x  # (L + 1, 2, N, d)
     assert torch.equal(small.run(x0, seed=[1, 2]).x, first)  # shuffles come from the run's streams
     assert torch.equal(small.run(x0[1], seed=2).x, first[:, 1])  # batched equals unbatched
@@ -143,14 +143,14 @@ def test_bad_batch_size_raises(p):
 
 
 def test_random_batch_plugs_into_the_sde():
-    from sdeformer.fields import GaussianField
-    from sdeformer.sde import LimitSDE, ProjectedEulerMaruyama
+    from sdeformer.dynamics.sde import LimitSDE, ProjectedEulerMaruyama
+    from sdeformer.noise.fields import GaussianField
 
     x0 = uniform_sphere(16, 4, batch=(2,), seed=5, dtype=torch.float64)
     field = GaussianField("relu", 0.1, 0.1)
 
     def solve(attention):
-        return ProjectedEulerMaruyama(LimitSDE(field, attention), 8, 0.5).solve(x0, seed=[3, 4]).x
+        return ProjectedEulerMaruyama(LimitSDE(field, attention), 8, 0.5).run(x0, seed=[3, 4]).x
 
     full = solve(SoftmaxAttention())
     assert (solve(RandomBatchAttention(SoftmaxAttention(), 16)) - full).abs().max() < EXACT

@@ -15,11 +15,11 @@ import sdeformer as sdf
 from problems import Interrupted, interrupt_after
 from sdeformer.cli import app
 from sdeformer.config import ModelConfig, load_config_file
-from sdeformer.diagnostics import interaction_energy
-from sdeformer.errors import ConfigError
+from sdeformer.core.errors import ConfigError
+from sdeformer.core.rng import Streams, seed_list
+from sdeformer.core.sphere import uniform_sphere
 from sdeformer.experiments import simulate as sim
-from sdeformer.rng import Streams, seed_list
-from sdeformer.sphere import uniform_sphere
+from sdeformer.observables import interaction_energy
 
 runner = CliRunner()
 TINY = ["--tokens", "4", "--dim", "3", "--width", "8", "--layers", "6"]
@@ -195,13 +195,13 @@ def test_interaction_energy_valid_matches_definition():
 
 
 def test_per_run_su_of_wrong_length():
-    from sdeformer.mlp_noise import MLPNoise
+    from sdeformer.noise.mlp import MLPNoise
 
     noise = MLPNoise("relu", 8, torch.tensor([0.1, 0.2, 0.3]), 0.0)
     x = uniform_sphere(4, 3, batch=(2,), seed=0)
     with pytest.raises(ConfigError, match="su"):
         noise.increment(x, 0.1, Streams(0, (2,)))
-    model = sdf.StochasticTransformer(3, 1.0, mlp=noise)
+    model = sdf.StochasticTransformer(3, 1.0, noise=noise)
     with pytest.raises(ConfigError, match="su"):
         model.run(x, seed=[0, 1])
 
@@ -223,7 +223,7 @@ def test_nan_guard_names_layer_and_parameter(flag, value):
 
 
 def test_nan_guard_function():
-    from sdeformer.validate import finite_state
+    from sdeformer.core.validate import finite_state
 
     finite_state(torch.zeros(2, 3), 4, "horizon")
     with pytest.raises(ConfigError, match="layer 7"):

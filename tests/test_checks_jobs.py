@@ -12,9 +12,10 @@ import torch
 from typer.testing import CliRunner
 
 from sdeformer.cli import app
-from sdeformer.experiments import rates, sync
-from sdeformer.experiments.sync import sync_check
-from sdeformer.store import claim_run_folder, read_npz
+from sdeformer.experiments import rates
+from sdeformer.experiments.sync import check as sync
+from sdeformer.experiments.sync.check import sync_check
+from sdeformer.io.store import claim_run_folder, read_npz
 from sdeformer.sweeps import DaskExecutor
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -78,7 +79,7 @@ def test_sync_check_resume_recomputes_only_the_missing_part(tmp_path, monkeypatc
 
 
 def test_custom_attention_objects_run_as_jobs(tmp_path):
-    from sdeformer.attention import SoftmaxAttention
+    from sdeformer.attention.softmax import SoftmaxAttention
 
     attention = SoftmaxAttention(V=-torch.eye(8))
     a = sync_check(**SYNC, chunk=2, attention=attention, out=tmp_path)

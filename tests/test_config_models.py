@@ -7,15 +7,15 @@ import pandas as pd
 import pytest
 import torch
 
-from sdeformer import sweep
-from sdeformer.attention import SoftmaxAttention
-from sdeformer.attention_variants import CausalSoftmaxAttention
+from sdeformer.attention.softmax import SoftmaxAttention
+from sdeformer.attention.variants import CausalSoftmaxAttention
 from sdeformer.config import ModelConfig
-from sdeformer.discrete import StochasticTransformer
-from sdeformer.errors import ConfigError
-from sdeformer.mlp_noise import MLPNoise
-from sdeformer.models import PartialNoise
-from sdeformer.store import config_hash
+from sdeformer.core.errors import ConfigError
+from sdeformer.dynamics import engine as sweep
+from sdeformer.dynamics.discrete import StochasticTransformer
+from sdeformer.io.store import config_hash
+from sdeformer.noise import PartialNoise
+from sdeformer.noise.mlp import MLPNoise
 from sdeformer.sweeps import run
 from sdeformer.sweeps.points import point_hash
 from sdeformer.sweeps.spec import parse_spec
@@ -41,12 +41,12 @@ def test_default_fields_keep_the_config_hash():
 def test_share_one_is_todays_model_bit_for_bit():
     cfg = ModelConfig(**SMALL, seed=3, share=1.0, noise="mlp")
     today = StochasticTransformer(
-        cfg.layers, cfg.horizon, mlp=MLPNoise("relu", 32, 0.1, 0.1), attention=SoftmaxAttention(1.0, 1.0)
+        cfg.layers, cfg.horizon, noise=MLPNoise("relu", 32, 0.1, 0.1), attention=SoftmaxAttention(1.0, 1.0)
     )
     x0 = cfg.initial_tokens()
     assert torch.equal(cfg.build().run(x0, seed=3).x, today.run(x0, seed=3).x)
     partial = ModelConfig(**SMALL, seed=3, share=0.5).build()
-    assert isinstance(partial.mlp, PartialNoise) and partial.mlp.share == 0.5
+    assert isinstance(partial.noise, PartialNoise) and partial.noise.share == 0.5
     assert not torch.equal(partial.run(x0, seed=3).x, today.run(x0, seed=3).x)
 
 

@@ -5,12 +5,12 @@ import math
 import pytest
 import torch
 
-from sdeformer.discrete import StochasticTransformer
-from sdeformer.errors import ConfigError
-from sdeformer.fields import GaussianField, RandomFeatureField
-from sdeformer.replay import BrownianPath, ReplayedNoise
-from sdeformer.rng import Streams
-from sdeformer.sphere import uniform_sphere
+from sdeformer.core.errors import ConfigError
+from sdeformer.core.rng import Streams
+from sdeformer.core.sphere import uniform_sphere
+from sdeformer.dynamics.discrete import StochasticTransformer
+from sdeformer.noise.fields import GaussianField, RandomFeatureField
+from sdeformer.noise.replay import BrownianPath, ReplayedNoise
 
 COV_SAMPLES = 20000
 COV_TOL_SE = 5.0  # tolerance in standard errors of a covariance estimate
@@ -136,7 +136,7 @@ def test_field_kappa_matches_the_kernel_theory(activation, dtype):
 
 
 def test_factor_over_blocks_of_runs_equals_one_block(monkeypatch):
-    from sdeformer import fields as noise
+    from sdeformer.noise import fields as noise
 
     field = GaussianField("relu", 0.1, 0.1)
     y = uniform_sphere(6, 4, batch=(3, 5), seed=8, dtype=torch.float64)  # (3, 5, 6, 4)
@@ -165,10 +165,10 @@ def test_random_feature_joint_evaluation_equals_separate_calls_in_any_blocks():
 
 def test_every_part_conforms_to_its_protocol():
     """The interfaces of protocols.py: random sources, noise fields, limit fields, replayable fields."""
-    from sdeformer.fields import GramMLPField
-    from sdeformer.mlp_noise import MLPNoise
+    from sdeformer.contracts import LimitField, NoiseField, RandomSource, Replayable
     from sdeformer.nn import _BatchDraw
-    from sdeformer.protocols import LimitField, NoiseField, RandomSource, ReplayableField
+    from sdeformer.noise.gram import GramMLPField
+    from sdeformer.noise.mlp import MLPNoise
 
     assert isinstance(Streams(0, (2,)), RandomSource)
     assert isinstance(_BatchDraw(torch.Generator(), (2,)), RandomSource)
@@ -176,7 +176,7 @@ def test_every_part_conforms_to_its_protocol():
     for field in (gaussian, features, ReplayedNoise(gaussian, [])):
         assert isinstance(field, LimitField)
     for field in (gaussian, features, GramMLPField("relu", 8)):
-        assert isinstance(field, ReplayableField) and isinstance(field, NoiseField)
+        assert isinstance(field, Replayable) and isinstance(field, NoiseField)
     assert isinstance(MLPNoise(), NoiseField) and not isinstance(MLPNoise(), LimitField)
 
 

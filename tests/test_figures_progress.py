@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from sdeformer.diagnostics import cosine_histogram
-from sdeformer.progress import progress_bar, stage
+from sdeformer.io.progress import progress_bar, stage
+from sdeformer.observables import cosine_histogram
 
 
 def test_progress_prints_plain_lines_off_a_terminal(capsys: pytest.CaptureFixture[str]) -> None:

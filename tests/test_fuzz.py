@@ -17,9 +17,9 @@ from typer.testing import CliRunner
 
 from sdeformer.cli import app
 from sdeformer.config import ModelConfig, load_config_file
-from sdeformer.errors import ConfigError
+from sdeformer.core.errors import ConfigError
+from sdeformer.core.rng import seed_list
 from sdeformer.experiments import simulate as sim
-from sdeformer.rng import seed_list
 
 runner = CliRunner()
 FAST = settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))

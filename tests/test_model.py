@@ -10,19 +10,19 @@ import torch
 import sdeformer as sdf
 from problems import antipodal_pair
 from sdeformer.config import ModelConfig
-from sdeformer.sweep import run_sweep
+from sdeformer.dynamics.engine import run_sweep
 
 SPHERE_TOL = 1e-6
 
 
 def _model(act="relu", su=0.1, sw=0.1, layers=100, horizon=2.0, width=64, scale=1.0, attention=True):
     attn = sdf.SoftmaxAttention(1.0, scale) if attention else None
-    return sdf.StochasticTransformer(layers, horizon, mlp=sdf.MLPNoise(act, width, su, sw), attention=attn)
+    return sdf.StochasticTransformer(layers, horizon, noise=sdf.MLPNoise(act, width, su, sw), attention=attn)
 
 
 def test_tokens_stay_on_sphere_over_thousands_of_layers():
     x0 = sdf.uniform_sphere(8, 4, seed=1, dtype=torch.float64)
-    traj = _model(layers=2000, horizon=20.0, width=32).run(x0, seed=2, save_every=100)
+    traj = _model(layers=2000, horizon=20.0, width=32).run(x0, seed=2, saveat=100)
     norms = torch.linalg.vector_norm(traj.x, dim=-1)
     assert (norms - 1).abs().max() < SPHERE_TOL
     assert traj.x.dtype == torch.float64 and traj.layers[-1] == 2000
@@ -86,7 +86,7 @@ def test_attention_only_with_identity_value_does_not_raise_energy_beyond_dt_squa
     worst = []
     for layers in (40, 80, 160):
         dt = 8.0 / layers
-        m = sdf.StochasticTransformer(layers, 8.0, mlp=None, attention=sdf.SoftmaxAttention(2.0, 1.0))
+        m = sdf.StochasticTransformer(layers, 8.0, noise=None, attention=sdf.SoftmaxAttention(2.0, 1.0))
         e = sdf.interaction_energy(m.run(x0).x, beta=2.0)
         assert e[-1] < 0.7 * e[0]  # attraction does gather the tokens
         worst.append(float((e[1:] - e[:-1]).max()) / dt**2)

@@ -6,24 +6,24 @@ import math
 import pytest
 import torch
 
-from sdeformer.attention_variants import (
+from sdeformer.attention.variants import (
     L2Attention,
     RandomMatrixAttention,
     SinkhornAttention,
     UnnormalizedAttention,
     random_qk,
 )
-from sdeformer.clusters import antipodal_pairs, one_cluster
-from sdeformer.discrete import StochasticTransformer
-from sdeformer.errors import ConfigError
-from sdeformer.fields import GaussianField
-from sdeformer.mlp_noise import MLPNoise
-from sdeformer.models.partial import PartialNoise
-from sdeformer.models.quadratic_form import QuadraticForm
-from sdeformer.models.resampled_heads import ResampledHeads
-from sdeformer.models.value_noise import ValueNoise
-from sdeformer.rng import Streams
-from sdeformer.sphere import uniform_sphere as _uniform
+from sdeformer.core.errors import ConfigError
+from sdeformer.core.rng import Streams
+from sdeformer.core.sphere import uniform_sphere as _uniform
+from sdeformer.dynamics.discrete import StochasticTransformer
+from sdeformer.noise.fields import GaussianField
+from sdeformer.noise.heads import ResampledHeads
+from sdeformer.noise.mlp import MLPNoise
+from sdeformer.noise.partial import PartialNoise
+from sdeformer.noise.quadratic import QuadraticForm
+from sdeformer.noise.value import ValueNoise
+from sdeformer.observables import antipodal_pairs, one_cluster
 
 
 def uniform_sphere(*args, **kwargs):
@@ -113,7 +113,7 @@ NOISES = {
 @pytest.mark.parametrize("noise", sorted(NOISES))
 @pytest.mark.parametrize("variant", ["usa", "l2_causal", "sinkhorn", "random_goe_psd"])
 def test_every_variant_runs_with_every_noise_model(variant, noise):
-    model = StochasticTransformer(5, 0.5, mlp=NOISES[noise](), attention=VARIANTS[variant]())
+    model = StochasticTransformer(5, 0.5, noise=NOISES[noise](), attention=VARIANTS[variant]())
     out = model.run(uniform_sphere(4, 5, batch=(2,), seed=0), seed=[3, 4]).final
     assert out.shape == (2, 4, 5) and torch.isfinite(out).all()
     assert torch.allclose(out.norm(dim=-1), torch.ones(2, 4, dtype=out.dtype), atol=1e-9)

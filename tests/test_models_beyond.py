@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from sdeformer.experiments import beyond
-from sdeformer.models.checks import Check
+from sdeformer.experiments.beyond import report as beyond
+from sdeformer.theory.checks import Check
 
 RECORD_KEYS = {"model", "setting", "quantity", "predicted", "measured", "standard_error", "step_bias", "holds"}
 

@@ -6,13 +6,13 @@ import math
 import pytest
 import torch
 
-from sdeformer.discrete import StochasticTransformer
-from sdeformer.errors import ConfigError
-from sdeformer.models import checks_heads as ch
-from sdeformer.models.moments import measured_pair_moments, predicted_pair_moments
-from sdeformer.models.resampled_heads import ResampledHeads
-from sdeformer.models.sources import BulkSource
-from sdeformer.sphere import uniform_sphere
+from sdeformer.core.errors import ConfigError
+from sdeformer.core.sphere import uniform_sphere
+from sdeformer.dynamics.discrete import StochasticTransformer
+from sdeformer.noise.heads import ResampledHeads
+from sdeformer.noise.sources import BulkSource
+from sdeformer.theory import checks_heads as ch
+from sdeformer.theory.moments import measured_pair_moments, predicted_pair_moments
 
 
 def test_bad_heads_is_config_error():
@@ -36,7 +36,7 @@ def test_one_step_moments_at_beta_zero(float64):
     h, f = 1e-3, ResampledHeads(1, 0.0)
     x = uniform_sphere(3, 6, seed=1, dtype=torch.float64)
     pred = predicted_pair_moments(x, f.pair_covariance(x))
-    meas = measured_pair_moments(StochasticTransformer(1, h, mlp=f).step, x, h, 20000)
+    meas = measured_pair_moments(StochasticTransformer(1, h, noise=f).step, x, h, 20000)
     assert abs(meas.drift.mean - pred.drift) <= 3 * meas.drift.se + 10 * h
     assert abs(meas.variation.mean - pred.variation) <= 3 * meas.variation.se + 10 * h
 

@@ -4,13 +4,13 @@ one-step pair moments of BEYOND section 0, with and without attention, and runs 
 import pytest
 import torch
 
-from sdeformer.attention import SoftmaxAttention
-from sdeformer.fields import GaussianField
-from sdeformer.models import PartialNoise, QuadraticForm, ResampledHeads, Scaled, ValueNoise
-from sdeformer.models.covariance import pair_covariance
-from sdeformer.models.moments import measured_pair_moments, predicted_pair_moments
-from sdeformer.sde import LimitSDE, make_solver
-from sdeformer.sphere import uniform_sphere
+from sdeformer.attention.softmax import SoftmaxAttention
+from sdeformer.core.sphere import uniform_sphere
+from sdeformer.dynamics.sde import LimitSDE, make_solver
+from sdeformer.noise import PartialNoise, QuadraticForm, ResampledHeads, Scaled, ValueNoise
+from sdeformer.noise.covariance import pair_covariance
+from sdeformer.noise.fields import GaussianField
+from sdeformer.theory.moments import measured_pair_moments, predicted_pair_moments
 
 MODELS = {
     "partial": lambda: PartialNoise(GaussianField("relu", 0.1, 0.1), 0.7),

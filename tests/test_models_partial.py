@@ -6,19 +6,19 @@ import math
 import pytest
 import torch
 
-from sdeformer.discrete import StochasticTransformer
-from sdeformer.errors import ConfigError
-from sdeformer.fields import GaussianField, RandomFeatureField
-from sdeformer.kernel import kernel_theory
-from sdeformer.mlp_noise import MLPNoise
-from sdeformer.models import checks
-from sdeformer.models import quadrature as q
-from sdeformer.models.covariance import pair_covariance
-from sdeformer.models.moments import measured_pair_moments, predicted_pair_moments
-from sdeformer.models.montecarlo import two_tokens
-from sdeformer.models.partial import PartialNoise
-from sdeformer.models.sources import BulkSource
-from sdeformer.sphere import uniform_sphere
+from sdeformer.core.errors import ConfigError
+from sdeformer.core.kernel import kernel_theory
+from sdeformer.core.sphere import uniform_sphere
+from sdeformer.dynamics.discrete import StochasticTransformer
+from sdeformer.noise.covariance import pair_covariance
+from sdeformer.noise.fields import GaussianField, RandomFeatureField
+from sdeformer.noise.mlp import MLPNoise
+from sdeformer.noise.partial import PartialNoise
+from sdeformer.noise.sources import BulkSource
+from sdeformer.theory import checks
+from sdeformer.theory import quadrature as q
+from sdeformer.theory.moments import measured_pair_moments, predicted_pair_moments
+from sdeformer.theory.montecarlo import two_tokens
 
 QUADRATURE_TOL = 6e-4  # BEYOND 1 prints 3 digits
 BEYOND_GAPS = {
@@ -45,8 +45,8 @@ def test_share_out_of_range_is_one_line_error():
 def test_full_sharing_reproduces_mlp_noise_bit_for_bit():
     x0 = uniform_sphere(6, 5, batch=(2,), seed=3, dtype=torch.float64)
     mlp = MLPNoise("relu", 32, 0.1, 0.1)
-    plain = StochasticTransformer(20, 2.0, mlp=mlp).run(x0, seed=[7, 8])
-    shared = StochasticTransformer(20, 2.0, mlp=PartialNoise(mlp, 1.0)).run(x0, seed=[7, 8])
+    plain = StochasticTransformer(20, 2.0, noise=mlp).run(x0, seed=[7, 8])
+    shared = StochasticTransformer(20, 2.0, noise=PartialNoise(mlp, 1.0)).run(x0, seed=[7, 8])
     assert torch.equal(plain.x, shared.x)
 
 
@@ -85,7 +85,7 @@ def test_one_step_moments_match_beyond_0(float64):
     a, b2 = q.partial_noise_coefficients("relu", d, 0.1, 0.1, rho)
     assert pred.drift == pytest.approx(float(a(0.3)), rel=1e-6)
     assert pred.variation == pytest.approx(float(b2(0.3)), rel=1e-6)
-    meas = measured_pair_moments(StochasticTransformer(1, h, mlp=field).step, x, h, 20000)
+    meas = measured_pair_moments(StochasticTransformer(1, h, noise=field).step, x, h, 20000)
     bias = 10 * h * (abs(pred.drift) + pred.variation)  # O(h) allowance
     assert abs(meas.drift.mean - pred.drift) <= 3 * meas.drift.se + bias
     assert abs(meas.variation.mean - pred.variation) <= 3 * meas.variation.se + bias

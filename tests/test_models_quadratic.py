@@ -6,15 +6,15 @@ import math
 import pytest
 import torch
 
-from sdeformer.discrete import StochasticTransformer
-from sdeformer.errors import ConfigError
-from sdeformer.models import checks_quadratic as cq
-from sdeformer.models import quadrature as q
-from sdeformer.models.moments import measured_pair_moments, predicted_pair_moments
-from sdeformer.models.montecarlo import two_tokens
-from sdeformer.models.quadratic_form import QuadraticForm
-from sdeformer.models.sources import BulkSource
-from sdeformer.sde import LimitSDE, make_solver
+from sdeformer.core.errors import ConfigError
+from sdeformer.dynamics.discrete import StochasticTransformer
+from sdeformer.dynamics.sde import LimitSDE, make_solver
+from sdeformer.noise.quadratic import QuadraticForm
+from sdeformer.noise.sources import BulkSource
+from sdeformer.theory import checks_quadratic as cq
+from sdeformer.theory import quadrature as q
+from sdeformer.theory.moments import measured_pair_moments, predicted_pair_moments
+from sdeformer.theory.montecarlo import two_tokens
 
 DRAWS = 100000
 
@@ -44,7 +44,7 @@ def test_one_step_moments_dimension_free(dim, float64):
     pred = predicted_pair_moments(x, f.pair_covariance(x))
     a, b2 = q.quadratic_form_coefficients()
     assert pred.drift == pytest.approx(a(u)) and pred.variation == pytest.approx(b2(u))
-    meas = measured_pair_moments(StochasticTransformer(1, h, mlp=f).step, x, h, 20000)
+    meas = measured_pair_moments(StochasticTransformer(1, h, noise=f).step, x, h, 20000)
     assert abs(meas.drift.mean - pred.drift) <= 3 * meas.drift.se + 20 * h
     assert abs(meas.variation.mean - pred.variation) <= 3 * meas.variation.se + 20 * h
 
@@ -60,7 +60,7 @@ def test_sde_keeps_one_token_brownian(one_thread, float64):
     x0 = torch.zeros(paths, 1, dim)
     x0[..., 0] = 1.0
     solver = make_solver(LimitSDE(QuadraticForm()), 50, t)
-    final = solver.solve(x0, streams=BulkSource.seeded(0, (paths,)), save_every=50).x[-1]
+    final = solver.run(x0, streams=BulkSource.seeded(0, (paths,)), saveat=50).x[-1]
     mean, se = float(final[:, 0, 0].mean()), float(final[:, 0, 0].std()) / math.sqrt(paths)
     assert abs(mean - math.exp(-(dim - 1) * t / 2)) <= 3 * se + 0.01
 

@@ -6,15 +6,15 @@ import math
 import pytest
 import torch
 
-from sdeformer.discrete import StochasticTransformer
-from sdeformer.errors import ConfigError
-from sdeformer.models import checks_value as cv
-from sdeformer.models import quadrature as q
-from sdeformer.models.moments import measured_pair_moments, predicted_pair_moments
-from sdeformer.models.montecarlo import two_tokens
-from sdeformer.models.sources import BulkSource
-from sdeformer.models.value_noise import ValueNoise
-from sdeformer.sphere import uniform_sphere
+from sdeformer.core.errors import ConfigError
+from sdeformer.core.sphere import uniform_sphere
+from sdeformer.dynamics.discrete import StochasticTransformer
+from sdeformer.noise.sources import BulkSource
+from sdeformer.noise.value import ValueNoise
+from sdeformer.theory import checks_value as cv
+from sdeformer.theory import quadrature as q
+from sdeformer.theory.moments import measured_pair_moments, predicted_pair_moments
+from sdeformer.theory.montecarlo import two_tokens
 
 BEYOND_P = {(5, 1.0): 0.021, (5, 2.0): 0.189, (5, 4.0): 0.331, (16, 2.0): 0.015, (16, 4.0): 0.203, (16, 8.0): 0.337}
 
@@ -55,7 +55,7 @@ def test_one_step_moments_match_two_token_sde(beta, float64):
     pred = predicted_pair_moments(x, f.pair_covariance(x))
     a, b2 = q.value_noise_coefficients(beta, d)
     assert pred.drift == pytest.approx(float(a(u))) and pred.variation == pytest.approx(float(b2(u)))
-    meas = measured_pair_moments(StochasticTransformer(1, h, mlp=f).step, x, h, 20000)
+    meas = measured_pair_moments(StochasticTransformer(1, h, noise=f).step, x, h, 20000)
     assert abs(meas.drift.mean - pred.drift) <= 3 * meas.drift.se + 20 * h
     assert abs(meas.variation.mean - pred.variation) <= 3 * meas.variation.se + 20 * h
 

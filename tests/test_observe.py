@@ -1,13 +1,15 @@
-"""Observing a run (THEORY sections 1, 3): ``save_at`` keeps exactly the listed steps and ``observer(k, t, x)``
-sees every step, for the discrete model and the SDE solvers alike."""
+"""Observing a run (THEORY sections 1, 3): ``SaveAt(steps=...)`` keeps exactly the listed steps, ``times`` the first
+step reaching each time, ``final_only`` the last, and an observer ``(k, t, x)`` sees every step, for the discrete
+model and the SDE solvers alike (one verb, ``run``)."""
 
 import pytest
 import torch
 
 import sdeformer as sdf
-from sdeformer.errors import ConfigError
-from sdeformer.fields import GaussianField
-from sdeformer.sde import LimitSDE, make_solver
+from sdeformer.core.errors import ConfigError
+from sdeformer.dynamics.loop import SaveAt, integrate
+from sdeformer.dynamics.sde import LimitSDE, make_solver
+from sdeformer.noise.fields import GaussianField
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -16,12 +18,12 @@ STEPS, HORIZON = 12, 1.5
 
 def _discrete():
     mlp = sdf.MLPNoise("relu", 16, 0.1, 0.1)
-    return sdf.StochasticTransformer(STEPS, HORIZON, mlp=mlp, attention=sdf.SoftmaxAttention()).run
+    return sdf.StochasticTransformer(STEPS, HORIZON, noise=mlp, attention=sdf.SoftmaxAttention()).run
 
 
 def _sde():
     sde = LimitSDE(GaussianField("relu", 0.1, 0.1), sdf.SoftmaxAttention())
-    return make_solver(sde, STEPS, HORIZON).solve
+    return make_solver(sde, STEPS, HORIZON).run
 
 
 RUNNERS = {"discrete": _discrete, "sde": _sde}
@@ -37,11 +39,11 @@ def test_save_at_keeps_exactly_those_steps(model, x0):
     run = RUNNERS[model]()
     every = run(x0, seed=3)  # save_every=1: (STEPS + 1, 2, 5, 4)
     keep = [2, 5, 6, STEPS]
-    traj = run(x0, seed=3, save_every=4, save_at=keep)  # save_every ignored
+    traj = run(x0, seed=3, saveat=SaveAt(steps=keep))
     assert traj.layers.tolist() == [0, *keep]
     assert torch.equal(traj.x, every.x[[0, *keep]])
     torch.testing.assert_close(traj.t, every.t[[0, *keep]], rtol=0, atol=0)
-    start_only = run(x0, seed=3, save_at=[])
+    start_only = run(x0, seed=3, saveat=SaveAt(steps=[]))
     assert start_only.layers.tolist() == [0] and torch.equal(start_only.final, every.x[0])
 
 
@@ -50,9 +52,9 @@ def test_observer_sees_every_step_with_its_time_and_state(model, x0):
     run = RUNNERS[model]()
     every = run(x0, seed=4)
     seen, ticks = [], []
-    traj = run(
-        x0, seed=4, save_at=[STEPS], observer=lambda k, t, x: seen.append((k, t, x.clone())), progress=ticks.append
-    )
+    observe = SaveAt(final_only=True, observers=(lambda k, t, x: seen.append((k, t, x.clone())),))
+    traj = run(x0, seed=4, saveat=observe, progress=ticks.append)
+    assert traj.layers.tolist() == [0, STEPS] and traj.stats["steps"] == STEPS and traj.stats["wall_s"] > 0
     assert [k for k, _, _ in seen] == list(range(1, STEPS + 1)) == ticks
     for k, t, x in seen:
         assert t == k * (HORIZON / STEPS) == float(every.t[k])
@@ -61,22 +63,20 @@ def test_observer_sees_every_step_with_its_time_and_state(model, x0):
 
 
 def test_observer_keeps_statistics_of_a_segmented_discrete_run(x0):
-    model = sdf.StochasticTransformer(STEPS, HORIZON, mlp=sdf.MLPNoise("relu", 16, 0.1, 0.1))
+    model = sdf.StochasticTransformer(STEPS, HORIZON, noise=sdf.MLPNoise("relu", 16, 0.1, 0.1))
     energy = {}
     streams = sdf.Streams(5, (2,))
     first = model.run(
         x0,
         streams=streams,
-        stop_layer=5,
-        save_at=[5],
-        observer=lambda k, t, x: energy.setdefault(k, sdf.interaction_energy(x)),
+        stop=5,
+        saveat=SaveAt(steps=[5], observers=(lambda k, t, x: energy.setdefault(k, sdf.interaction_energy(x)),)),
     )
     model.run(
         first.final,
         streams=streams,
-        start_layer=5,
-        save_at=[],
-        observer=lambda k, t, x: energy.setdefault(k, sdf.interaction_energy(x)),
+        start=5,
+        saveat=SaveAt(steps=[], observers=(lambda k, t, x: energy.setdefault(k, sdf.interaction_energy(x)),)),
     )
     whole = model.run(x0, seed=5)
     assert sorted(energy) == list(range(1, STEPS + 1))
@@ -88,11 +88,46 @@ def test_observer_keeps_statistics_of_a_segmented_discrete_run(x0):
 @pytest.mark.parametrize("save_at", [[3, 2], [2, 2], [-1], [STEPS + 1], [1.5], [True], "3", torch.tensor([1])])
 def test_bad_save_at(model, save_at, x0):
     with pytest.raises(ConfigError) as info:
-        RUNNERS[model]()(x0, save_at=save_at)
+        RUNNERS[model]()(x0, saveat=SaveAt(steps=save_at))
     assert info.value.parameter == "save_at" and "\n" not in str(info.value)
 
 
 def test_bad_observer(x0):
     with pytest.raises(ConfigError) as info:
-        _sde()(x0, observer="print")
+        _sde()(x0, saveat=SaveAt(observers=("print",)))
     assert info.value.parameter == "observer"
+
+
+@pytest.mark.parametrize("model", sorted(RUNNERS))
+def test_save_times_take_the_first_step_reaching_each_time(model, x0):
+    run = RUNNERS[model]()
+    every = run(x0, seed=6)
+    dt = HORIZON / STEPS  # 0.125
+    traj = run(x0, seed=6, saveat=SaveAt(times=[0.3, 0.5, HORIZON]))  # steps 3 (0.375 >= 0.3), 4, 12
+    assert traj.layers.tolist() == [0, 3, 4, STEPS]
+    assert torch.equal(traj.x, every.x[[0, 3, 4, STEPS]]) and float(traj.t[1]) == 3 * dt
+    with pytest.raises(ConfigError):
+        run(x0, saveat=SaveAt(times=[HORIZON + 1]))
+
+
+def test_saveat_takes_one_rule_and_an_int_means_every(x0):
+    with pytest.raises(ConfigError) as info:
+        SaveAt(every=2, steps=[1])
+    assert info.value.parameter == "saveat"
+    run = RUNNERS["discrete"]()
+    assert run(x0, seed=1, saveat=5).layers.tolist() == [0, 5, 10, STEPS]
+    with pytest.raises(ConfigError):
+        run(x0, saveat="5")
+
+
+def test_the_loop_takes_any_state():
+    """A state that is not tokens (here a tuple of a radius and a direction) runs through the same loop."""
+    state0 = (torch.ones(3), torch.zeros(3))
+
+    def step(state, source):
+        r, x = state
+        return r * 2, x + source.randn((), torch.float64)
+
+    traj = integrate(step, state0, 0.5, 4, source=sdf.Streams([0, 1, 2], (3,)), saveat=SaveAt(steps=[2, 4]))
+    assert isinstance(traj.x, tuple) and traj.x[0].shape == (3, 3) and traj.layers.tolist() == [0, 2, 4]
+    assert torch.equal(traj.final[0], torch.full((3,), 16.0)) and traj.t.tolist() == [0.0, 1.0, 2.0]

@@ -14,16 +14,16 @@ from typer.testing import CliRunner
 import sdeformer
 from benchmarks.grid import grid_counts, plain_grid_run
 from benchmarks.sde import GivenNormals, TorchsdeExpert, TorchsdeGeneral
-from sdeformer.attention import SoftmaxAttention
+from sdeformer.attention.softmax import SoftmaxAttention
 from sdeformer.cli import app
 from sdeformer.config import ModelConfig
-from sdeformer.fields import GaussianField, RandomFeatureField
-from sdeformer.protocols import RandomSource
-from sdeformer.replay import ReplayedNoise
-from sdeformer.rng import Streams
-from sdeformer.sde import EulerMaruyama, LimitSDE
-from sdeformer.sphere import uniform_sphere
-from sdeformer.sweep import run_sweep
+from sdeformer.contracts import RandomSource
+from sdeformer.core.rng import Streams
+from sdeformer.core.sphere import uniform_sphere
+from sdeformer.dynamics.engine import run_sweep
+from sdeformer.dynamics.sde import EulerMaruyama, LimitSDE
+from sdeformer.noise.fields import GaussianField, RandomFeatureField
+from sdeformer.noise.replay import ReplayedNoise
 
 FP32_AGREE = 1e-5  # same random numbers, different matmul order
 TORCHSDE_AGREE = 1e-10  # one fp64 step of either torchsde form against ours

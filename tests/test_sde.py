@@ -5,15 +5,16 @@ import math
 import pytest
 import torch
 
-from sdeformer.attention import SoftmaxAttention
-from sdeformer.diagnostics import loglog_slope
-from sdeformer.errors import ConfigError
-from sdeformer.fields import GaussianField
-from sdeformer.protocols import LimitField
-from sdeformer.replay import BrownianPath, ReplayedNoise
-from sdeformer.rng import Streams
-from sdeformer.sde import SCHEMES, EulerMaruyama, LimitSDE, ProjectedEulerMaruyama, make_solver
-from sdeformer.sphere import project, uniform_sphere
+from sdeformer.attention.softmax import SoftmaxAttention
+from sdeformer.contracts import LimitField
+from sdeformer.core.errors import ConfigError
+from sdeformer.core.rng import Streams
+from sdeformer.core.sphere import project, uniform_sphere
+from sdeformer.dynamics.sde import EulerMaruyama, LimitSDE, ProjectedEulerMaruyama, make_solver
+from sdeformer.noise.fields import GaussianField
+from sdeformer.noise.replay import BrownianPath, ReplayedNoise
+from sdeformer.observables import loglog_slope
+from sdeformer.registry import SOLVERS
 
 ORDER_TOL = 0.15  # |measured RMS slope - declared strong order|
 NORM_TOL = 0.01  # |E|X|^2 - 1| after the run, with the Ito drift
@@ -23,7 +24,7 @@ NO_ITO_MIN_GROWTH = 0.9  # without it E|X|^2 grows by >= (d-1) kappa(1) T (times
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 
-@pytest.mark.parametrize("scheme", sorted(SCHEMES))
+@pytest.mark.parametrize("scheme", SOLVERS.names())
 def test_strong_order_with_nested_grids_sharing_one_path(scheme):
     runs, n, d, fine, horizon = 48, 3, 4, 1024, 1.0
     x0 = uniform_sphere(n, d, batch=(runs,), seed=1, dtype=torch.float64)
@@ -32,13 +33,13 @@ def test_strong_order_with_nested_grids_sharing_one_path(scheme):
 
     def final(steps):
         sde = LimitSDE(ReplayedNoise(field, path.normals(fine // steps)), attn)
-        return make_solver(sde, steps, horizon, scheme).solve(x0).final
+        return make_solver(sde, steps, horizon, scheme).run(x0).final
 
     ref = final(fine)
     steps = [8, 16, 32, 64]
     rms = [math.sqrt(float((final(s) - ref).pow(2).sum(-1).mean())) for s in steps]
     slope = -loglog_slope(steps, rms)
-    assert abs(slope - SCHEMES[scheme].strong_order) < ORDER_TOL, (rms, slope)
+    assert abs(slope - SOLVERS[scheme].part().strong_order) < ORDER_TOL, (rms, slope)
 
 
 class _NoIto:
@@ -62,8 +63,8 @@ def test_ito_drift_keeps_unit_norm_in_mean():
     field = GaussianField("relu", 0.1, 0.1)
     assert isinstance(_NoIto(field), LimitField)
     x0 = uniform_sphere(n, d, batch=(runs,), seed=3, dtype=torch.float64)
-    with_ito = make_solver(LimitSDE(field), 100, horizon, "euler").solve(x0, seed=4).final
-    without = make_solver(LimitSDE(_NoIto(field)), 100, horizon, "euler").solve(x0, seed=4).final
+    with_ito = make_solver(LimitSDE(field), 100, horizon, "euler").run(x0, seed=4).final
+    without = make_solver(LimitSDE(_NoIto(field)), 100, horizon, "euler").run(x0, seed=4).final
     norm2 = with_ito.pow(2).sum(-1).mean()
     assert abs(float(norm2) - 1.0) < NORM_TOL
     growth = float(without.pow(2).sum(-1).mean()) - 1.0  # at least (d-1) kappa(1) T to first order
@@ -74,7 +75,7 @@ def test_projected_scheme_stays_on_sphere_and_saves():
     x0 = uniform_sphere(5, 4, batch=(2,), seed=0, dtype=torch.float64)
     sde = LimitSDE(GaussianField("tanh", 0.1, 0.1), SoftmaxAttention(1.0, -1.0))
     calls = []
-    traj = make_solver(sde, 10, 2.0).solve(x0, seed=1, save_every=4, progress=calls.append)
+    traj = make_solver(sde, 10, 2.0).run(x0, seed=1, saveat=4, progress=calls.append)
     assert traj.x.shape == (4, 2, 5, 4) and traj.layers.tolist() == [0, 4, 8, 10]
     assert traj.t[-1] == pytest.approx(2.0) and calls == list(range(1, 11))
     torch.testing.assert_close(traj.x.norm(dim=-1), torch.ones(4, 2, 5, dtype=torch.float64))

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from sdeformer.config import load_config_file
-from sdeformer.errors import ConfigError
+from sdeformer.core.errors import ConfigError
 from sdeformer.sweeps import DaskExecutor, parse_spec, read, run
 from sdeformer.sweeps.executors import TASKS_PER_CALL, tasks_per_call
 from sdeformer.sweeps.runner import plan

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 import sdeformer.cli.sweep  # noqa: F401  (registers `sdeformer sweep`)
 from sdeformer.cli import app
 from sdeformer.config import load_config_file
-from sdeformer.errors import ConfigError
+from sdeformer.core.errors import ConfigError
 from sdeformer.sweeps import expand, load_spec, parse_spec
 from sdeformer.sweeps.points import record_layers, save_every
 

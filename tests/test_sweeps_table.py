@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 import sdeformer.cli.sweep  # noqa: F401  (registers `sdeformer sweep`)
 from sdeformer.cli import app
 from sdeformer.config import load_config_file
-from sdeformer.errors import ConfigError
+from sdeformer.core.errors import ConfigError
 from sdeformer.sweeps import read, run, status
 from sdeformer.sweeps import task as task_module
 from sdeformer.sweeps.spec import parse_spec
@@ -87,8 +87,8 @@ def test_schema_is_stable_and_one_line_reads_the_table(tmp_path, spec, one_threa
 
 
 def test_values_match_a_direct_run(tmp_path, spec, one_thread):
-    from sdeformer.diagnostics import interaction_energy
-    from sdeformer.sweep import run_group
+    from sdeformer.dynamics.engine import run_group
+    from sdeformer.observables import interaction_energy
 
     run(spec, tmp_path)
     row = read(tmp_path).query("layer == 10").iloc[5]

@@ -7,11 +7,12 @@ import numpy as np
 import pytest
 import torch
 
-from sdeformer.attention import MultiHeadAttention, SoftmaxAttention
-from sdeformer.errors import ConfigError
-from sdeformer.experiments import sync
-from sdeformer.experiments.sync import _verdict, run_and_write, sync_check
-from sdeformer.experiments.sync_eps import (
+from sdeformer.attention.softmax import MultiHeadAttention, SoftmaxAttention
+from sdeformer.core.errors import ConfigError
+from sdeformer.core.sphere import uniform_sphere
+from sdeformer.experiments.sync import check as sync
+from sdeformer.experiments.sync.check import _verdict, run_and_write, sync_check
+from sdeformer.experiments.sync.eps import (
     adversarial_starts,
     certified_eps,
     energy_rate,
@@ -20,7 +21,6 @@ from sdeformer.experiments.sync_eps import (
     resolution_floor,
     stable_energy,
 )
-from sdeformer.sphere import uniform_sphere
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

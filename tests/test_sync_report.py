@@ -5,7 +5,7 @@ import json
 import pytest
 
 from sdeformer.experiments.theorems import UNITS, theorem_sections
-from sdeformer.report import Section, write_report
+from sdeformer.io.report import Section, write_report
 
 
 @pytest.mark.slow
@@ -24,7 +24,7 @@ def test_theorem_sections_quick(tmp_path):
 
 @pytest.mark.slow  # 8 figures: ~25 s on a loaded machine
 def test_sync_section_reports_verdicts_not_vacuous_passes(tmp_path):
-    from sdeformer.experiments.sync import VERDICTS
+    from sdeformer.experiments.sync.check import VERDICTS
     from sdeformer.experiments.theorems import SYNC_SETTINGS, _sync_section
 
     section = _sync_section(tmp_path, True, None)

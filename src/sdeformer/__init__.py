@@ -14,95 +14,108 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     __version__: str
-    from . import kernel
-    from .activations import Activation, get_activation
-    from .attention import (
+    from .attention.softmax import (
         MultiHeadAttention,
         NoAttention,
         RandomBatchAttention,
         SoftmaxAttention,
         random_batch_attention,
     )
-    from .attention_variants import L2Attention, RandomMatrixAttention, SinkhornAttention, UnnormalizedAttention
-    from .clusters import antipodal_pairs, one_cluster
-    from .diagnostics import (
+    from .attention.variants import L2Attention, RandomMatrixAttention, SinkhornAttention, UnnormalizedAttention
+    from .config import ModelConfig
+    from .contracts import AttentionDrift, LimitField, NoiseField, OnePoint, PairCovariance, RandomSource, Replayable
+    from .core import kernel
+    from .core.activations import Activation, get_activation
+    from .core.errors import ConfigError
+    from .core.kernel import KernelTheory, kernel_theory
+    from .core.rng import Streams, derive_seeds
+    from .core.sphere import project, tangent, uniform_sphere
+    from .dynamics.discrete import StochasticTransformer
+    from .dynamics.engine import run_sweep
+    from .dynamics.loop import Observer, SaveAt, Trajectory
+    from .dynamics.sde import EulerMaruyama, LimitSDE, ProjectedEulerMaruyama, make_solver
+    from .nn import CommonNoise, InteractionEnergy, attach
+    from .noise import PartialNoise, QuadraticForm, ResampledHeads, Scaled, ValueNoise
+    from .noise.fields import GaussianField, RandomFeatureField
+    from .noise.mlp import MLPNoise
+    from .noise.replay import BrownianPath, ReplayedNoise
+    from .observables import (
+        antipodal_pairs,
         cluster_count,
         cosine_matrix,
         interaction_energy,
         mean_abs_cosine,
         mean_cosine,
+        one_cluster,
         pairwise_cosines,
         wasserstein2_sq,
     )
-    from .discrete import StochasticTransformer
-    from .errors import ConfigError
-    from .fields import GaussianField, RandomFeatureField
-    from .kernel import KernelTheory, kernel_theory
-    from .loop import Observer, Trajectory
-    from .mlp_noise import MLPNoise
-    from .models import PartialNoise, QuadraticForm, ResampledHeads, Scaled, ValueNoise
-    from .nn import CommonNoise, InteractionEnergy, attach
-    from .protocols import LimitField, NoiseField, RandomSource, ReplayableField
-    from .replay import BrownianPath, ReplayedNoise
-    from .rng import Streams, derive_seeds
-    from .sde import EulerMaruyama, LimitSDE, ProjectedEulerMaruyama, make_solver
-    from .sphere import project, tangent, uniform_sphere
+    from .registry import ATTENTIONS, NOISES, SOLVERS
 
 # public name -> the submodule that defines it (``kernel`` is the submodule itself)
 _LAZY: dict[str, str] = {
-    "kernel": "kernel",
-    "Activation": "activations",
-    "get_activation": "activations",
-    "MultiHeadAttention": "attention",
-    "NoAttention": "attention",
-    "RandomBatchAttention": "attention",
-    "SoftmaxAttention": "attention",
-    "random_batch_attention": "attention",
-    "L2Attention": "attention_variants",
-    "RandomMatrixAttention": "attention_variants",
-    "SinkhornAttention": "attention_variants",
-    "UnnormalizedAttention": "attention_variants",
-    "antipodal_pairs": "clusters",
-    "one_cluster": "clusters",
-    "cluster_count": "diagnostics",
-    "cosine_matrix": "diagnostics",
-    "interaction_energy": "diagnostics",
-    "mean_abs_cosine": "diagnostics",
-    "mean_cosine": "diagnostics",
-    "pairwise_cosines": "diagnostics",
-    "wasserstein2_sq": "diagnostics",
-    "StochasticTransformer": "discrete",
-    "ConfigError": "errors",
-    "GaussianField": "fields",
-    "RandomFeatureField": "fields",
-    "KernelTheory": "kernel",
-    "kernel_theory": "kernel",
-    "Observer": "loop",
-    "Trajectory": "loop",
-    "MLPNoise": "mlp_noise",
-    "PartialNoise": "models",
-    "QuadraticForm": "models",
-    "ResampledHeads": "models",
-    "Scaled": "models",
-    "ValueNoise": "models",
+    "kernel": "core.kernel",
+    "Activation": "core.activations",
+    "get_activation": "core.activations",
+    "MultiHeadAttention": "attention.softmax",
+    "NoAttention": "attention.softmax",
+    "RandomBatchAttention": "attention.softmax",
+    "SoftmaxAttention": "attention.softmax",
+    "random_batch_attention": "attention.softmax",
+    "L2Attention": "attention.variants",
+    "RandomMatrixAttention": "attention.variants",
+    "SinkhornAttention": "attention.variants",
+    "UnnormalizedAttention": "attention.variants",
+    "antipodal_pairs": "observables",
+    "one_cluster": "observables",
+    "cluster_count": "observables",
+    "cosine_matrix": "observables",
+    "interaction_energy": "observables",
+    "mean_abs_cosine": "observables",
+    "mean_cosine": "observables",
+    "pairwise_cosines": "observables",
+    "wasserstein2_sq": "observables",
+    "StochasticTransformer": "dynamics.discrete",
+    "ConfigError": "core.errors",
+    "GaussianField": "noise.fields",
+    "RandomFeatureField": "noise.fields",
+    "KernelTheory": "core.kernel",
+    "kernel_theory": "core.kernel",
+    "Observer": "dynamics.loop",
+    "Trajectory": "dynamics.loop",
+    "MLPNoise": "noise.mlp",
+    "PartialNoise": "noise",
+    "QuadraticForm": "noise",
+    "ResampledHeads": "noise",
+    "Scaled": "noise",
+    "ValueNoise": "noise",
     "CommonNoise": "nn",
     "InteractionEnergy": "nn",
     "attach": "nn",
-    "LimitField": "protocols",
-    "NoiseField": "protocols",
-    "RandomSource": "protocols",
-    "ReplayableField": "protocols",
-    "BrownianPath": "replay",
-    "ReplayedNoise": "replay",
-    "Streams": "rng",
-    "derive_seeds": "rng",
-    "EulerMaruyama": "sde",
-    "LimitSDE": "sde",
-    "ProjectedEulerMaruyama": "sde",
-    "make_solver": "sde",
-    "project": "sphere",
-    "tangent": "sphere",
-    "uniform_sphere": "sphere",
+    "ModelConfig": "config",
+    "AttentionDrift": "contracts",
+    "OnePoint": "contracts",
+    "PairCovariance": "contracts",
+    "run_sweep": "dynamics.engine",
+    "SaveAt": "dynamics.loop",
+    "ATTENTIONS": "registry",
+    "NOISES": "registry",
+    "SOLVERS": "registry",
+    "LimitField": "contracts",
+    "NoiseField": "contracts",
+    "RandomSource": "contracts",
+    "Replayable": "contracts",
+    "BrownianPath": "noise.replay",
+    "ReplayedNoise": "noise.replay",
+    "Streams": "core.rng",
+    "derive_seeds": "core.rng",
+    "EulerMaruyama": "dynamics.sde",
+    "LimitSDE": "dynamics.sde",
+    "ProjectedEulerMaruyama": "dynamics.sde",
+    "make_solver": "dynamics.sde",
+    "project": "core.sphere",
+    "tangent": "core.sphere",
+    "uniform_sphere": "core.sphere",
 }
 
 
@@ -120,7 +133,7 @@ def __getattr__(name: str) -> Any:
     if module_name is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     module = importlib.import_module(f".{module_name}", __name__)
-    value = module if module_name == name else getattr(module, name)
+    value = module if name == "kernel" else getattr(module, name)
     globals()[name] = value
     return value
 
@@ -130,18 +143,9 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "L2Attention",
-    "PartialNoise",
-    "QuadraticForm",
-    "RandomMatrixAttention",
-    "ResampledHeads",
-    "Scaled",
-    "SinkhornAttention",
-    "UnnormalizedAttention",
-    "ValueNoise",
-    "antipodal_pairs",
-    "one_cluster",
+    "ATTENTIONS",
     "Activation",
+    "AttentionDrift",
     "BrownianPath",
     "CommonNoise",
     "ConfigError",
@@ -149,24 +153,40 @@ __all__ = [
     "GaussianField",
     "InteractionEnergy",
     "KernelTheory",
+    "L2Attention",
     "LimitField",
     "LimitSDE",
     "MLPNoise",
+    "ModelConfig",
     "MultiHeadAttention",
+    "NOISES",
     "NoAttention",
     "NoiseField",
     "Observer",
+    "OnePoint",
+    "PairCovariance",
+    "PartialNoise",
     "ProjectedEulerMaruyama",
+    "QuadraticForm",
     "RandomBatchAttention",
     "RandomFeatureField",
+    "RandomMatrixAttention",
     "RandomSource",
-    "ReplayableField",
+    "Replayable",
     "ReplayedNoise",
+    "ResampledHeads",
+    "SOLVERS",
+    "SaveAt",
+    "Scaled",
+    "SinkhornAttention",
     "SoftmaxAttention",
     "StochasticTransformer",
     "Streams",
     "Trajectory",
+    "UnnormalizedAttention",
+    "ValueNoise",
     "__version__",
+    "antipodal_pairs",
     "attach",
     "cluster_count",
     "cosine_matrix",
@@ -178,9 +198,11 @@ __all__ = [
     "make_solver",
     "mean_abs_cosine",
     "mean_cosine",
+    "one_cluster",
     "pairwise_cosines",
     "project",
     "random_batch_attention",
+    "run_sweep",
     "tangent",
     "uniform_sphere",
     "wasserstein2_sq",

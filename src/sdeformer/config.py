@@ -16,17 +16,18 @@ from typing import Any
 
 import torch
 
-from . import blocks
-from .activations import get_activation
-from .discrete import StochasticTransformer
-from .errors import ConfigError
-from .mlp_noise import SAMPLING_MODES
-from .sphere import uniform_sphere
-from .validate import dimension, finite_float, nonneg_float, positive_float, positive_int
-from .validate import seed as check_seed
+from .core.activations import get_activation
+from .core.errors import ConfigError
+from .core.sphere import uniform_sphere
+from .core.validate import dimension, finite_float, nonneg_float, positive_float, positive_int
+from .core.validate import seed as check_seed
+from .dynamics import blocks
+from .dynamics.discrete import StochasticTransformer
+from .noise.mlp import SAMPLING_MODES
+from .registry import ATTENTIONS, NOISES
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16}
-ATTENTIONS = blocks.ATTENTIONS
+DEFAULTS: dict[str, Any] = {"noise": "mlp", "share": 1.0, "causal": False}  # left out of to_dict at these values
 
 
 @dataclass(frozen=True)
@@ -42,14 +43,14 @@ class ModelConfig:
     su: float = 0.0  # std of the hidden bias bU
     sw: float = 0.0  # std of the output bias bW
     mlp: bool = True  # the noise (by default the MLP's common noise) on/off
-    attention: str = "softmax"  # 'softmax', 'off', 'usa', 'l2', 'sinkhorn' or 'random' (blocks.attention)
+    attention: str = "softmax"  # a name of registry.ATTENTIONS: softmax, off, usa, l2, sinkhorn, random
     attention_scale: float = 1.0  # s in V = s I (+1 attractive, 0 off, -1 repulsive)
     beta: float = 1.0  # Q^T K = beta I
     seed: int = 0  # seeds the initial tokens and the noise
     dtype: str = "float32"
     sampling: str = "direct"  # MLP field: 'direct' (draw U, W) or 'conditional' (same law at the tokens, fewer draws)
     save_every: int = 1  # save the trajectory every k layers
-    noise: str = "mlp"  # noise field: 'mlp', 'gaussian' (limit field), 'value', 'heads', 'quadratic' (BEYOND 2-4)
+    noise: str = "mlp"  # a name of registry.NOISES: mlp, gaussian (limit field), value, heads, quadratic (BEYOND 2-4)
     share: float = 1.0  # rho in [0, 1]: the fraction of the noise shared by the tokens (BEYOND 1; 1 = common)
     causal: bool = False  # causal attention mask (token i attends to j <= i)
 
@@ -66,8 +67,6 @@ class ModelConfig:
                 raise ConfigError(name, getattr(self, name), "must be a string")
         if not isinstance(self.mlp, bool):
             raise ConfigError("mlp", self.mlp, "must be true or false (a boolean, not a string or number)")
-        if self.attention not in ATTENTIONS:
-            raise ConfigError("attention", self.attention, f"one of {list(ATTENTIONS)}")
         self._check_blocks()
         if self.sampling not in SAMPLING_MODES:
             raise ConfigError("sampling", self.sampling, f"one of {list(SAMPLING_MODES)}")
@@ -77,17 +76,18 @@ class ModelConfig:
         get_activation(self.activation)  # raises for an unknown name
 
     def _check_blocks(self) -> None:
-        """The noise model and attention variant fields (``blocks``)."""
-        if self.noise not in blocks.NOISES:
-            raise ConfigError("noise", self.noise, f"one of {list(blocks.NOISES)}")
+        """The noise model and attention variant fields, against their registries."""
+        noise, attention = NOISES[self.noise], ATTENTIONS[self.attention]  # ConfigError for an unknown name
         if isinstance(self.share, bool) or not isinstance(self.share, (int, float)) or not 0 <= self.share <= 1:
             raise ConfigError("share", self.share, "sharing fraction rho must be a number in [0, 1]")
         if not isinstance(self.causal, bool):
             raise ConfigError("causal", self.causal, "must be true or false")
-        if self.causal and self.attention not in blocks.CAUSAL_ATTENTIONS:
-            raise ConfigError("causal", self.causal, f"needs attention in {list(blocks.CAUSAL_ATTENTIONS)}")
-        if self.attention == "random" and (self.beta, self.attention_scale) != (1.0, 1.0):
-            raise ConfigError("beta", self.beta, "random attention draws Q^T K and V: leave beta, attention_scale at 1")
+        if self.causal and not attention.causal:
+            causal = [e.name for e in ATTENTIONS if e.causal]
+            raise ConfigError("causal", self.causal, f"needs attention in {causal}")
+        for part in (noise, attention):
+            if part.check is not None:
+                part.check(self)
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], **overrides: Any) -> ModelConfig:
@@ -118,7 +118,7 @@ class ModelConfig:
         """The fields as a dict; noise, share and causal only when not at their defaults, so the config hashes
         of runs made before those fields existed are unchanged."""
         d = dataclasses.asdict(self)
-        return {k: v for k, v in d.items() if k not in blocks.DEFAULTS or v != blocks.DEFAULTS[k]}
+        return {k: v for k, v in d.items() if k not in DEFAULTS or v != DEFAULTS[k]}
 
     @property
     def torch_dtype(self) -> torch.dtype:
@@ -127,7 +127,7 @@ class ModelConfig:
     def build(self) -> StochasticTransformer:
         """The model this config describes."""
         return StochasticTransformer(
-            self.layers, self.horizon, mlp=blocks.noise_field(self), attention=blocks.attention(self)
+            self.layers, self.horizon, noise=blocks.noise_field(self), attention=blocks.attention(self)
         )
 
     def initial_tokens(self, device: str | torch.device = "cpu") -> torch.Tensor:

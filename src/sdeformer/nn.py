@@ -1,7 +1,7 @@
 """Layers that carry the theory into ordinary PyTorch transformers (THEORY sections 1, 5 and 7).
 
 - ``CommonNoise``: the MLP sub-step of THEORY section 1 as a residual-stream perturbation,
-  ``x <- x + scale sqrt(dt) |x| G(x / |x|)``, with a fresh random MLP ``G`` (``sdeformer.mlp_noise.MLPNoise``)
+  ``x <- x + scale sqrt(dt) |x| G(x / |x|)``, with a fresh random MLP ``G`` (``sdeformer.noise.mlp.MLPNoise``)
   per forward pass, per layer and per sequence, shared by all tokens of that sequence (common noise).
   On unit-norm tokens the added vector has per-coordinate variance ``scale^2 dt kappa(1)``; after a
   normalisation it is exactly the theory's update ``LN(y + sqrt(dt) G(y))`` with y = x / |x|.
@@ -24,15 +24,15 @@ import numpy as np
 import torch
 from torch import nn
 
-from .diagnostics import interaction_energy
-from .errors import ConfigError
-from .mlp_noise import MLPNoise
-from .rng import derive_seeds
-from .validate import finite_float, nonneg_float, positive_float
+from .core.errors import ConfigError
+from .core.rng import derive_seeds
+from .core.validate import finite_float, nonneg_float, positive_float
+from .noise.mlp import MLPNoise
+from .observables import interaction_energy
 
 
 class _BatchDraw:
-    """A ``protocols.RandomSource`` drawing a whole batch in one call (what ``MLPNoise.sample`` needs).
+    """A ``contracts.RandomSource`` drawing a whole batch in one call (what ``MLPNoise.sample`` needs).
 
     One generator serves all sequences (their fields are independent draws from it); unlike ``rng.Streams``,
     a batched draw is not the unbatched draws stacked, which the layer does not need and which would

@@ -48,7 +48,7 @@ def claim_bench_folder(out: Path, parts: tuple[str, ...], device: str, threads: 
     settings in one folder and is refused (ConfigError naming the folder) unless ``force``. A folder written
     before folders were claimed (no ``run.json``; only benchmark results, none recorded on another device, as
     the committed ``benchmarks/results``) is taken over."""
-    from ..store import RUN_MARKER, claim_run_folder
+    from ..io.store import RUN_MARKER, claim_run_folder
 
     config = {"command": "bench", "device": device, "threads": threads}
     names = {f"{part}{suffix}.json" for part in (*parts, "sweeps") for suffix in ("", "_quick")}
@@ -90,8 +90,8 @@ def bench(
     checkout (the benchmarks/ folder). The --out folder is tied (run.json) to --device and --threads: results
     of other options there are refused (exit 2) unless --force; other parts and --quick add their own files.
     """
-    from ..errors import ConfigError
-    from ..validate import positive_int
+    from ..core.errors import ConfigError
+    from ..core.validate import positive_int
 
     runner = benchmark_runner()
     parts = runner.PARTS if only is None else tuple(p.strip() for p in only.split(","))

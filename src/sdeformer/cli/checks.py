@@ -17,8 +17,8 @@ from typing import Any
 
 import typer
 
-from ..errors import ConfigError
-from ..progress import progress_bar
+from ..core.errors import ConfigError
+from ..io.progress import progress_bar
 from .common import app, cli_errors, emit_json, err_console, job_executor
 
 EXECUTOR_HELP = "local (this process) or dask (the check's jobs on Dask workers)"
@@ -51,7 +51,7 @@ def _claimed(out: Path, config: dict[str, Any], force: bool) -> Iterator[None]:
     """Tie ``out`` to ``config`` (``store.claim_run_folder``) before the check runs. When the check then refuses
     its input (ConfigError), the folder's marker is put back as it was, and folders this command made are removed
     while empty: a bad input does not tie a folder to a config that never ran."""
-    from ..store import RUN_MARKER, atomic_write_bytes, claim_run_folder
+    from ..io.store import RUN_MARKER, atomic_write_bytes, claim_run_folder
 
     out = Path(out)
     marker = out / RUN_MARKER
@@ -142,7 +142,7 @@ def sync_check(
     into OUT computes only the chunks it lacks."""
     import torch
 
-    from ..experiments import sync as exp
+    from ..experiments.sync import check as exp
 
     if dtype not in ("float32", "float64"):
         raise ConfigError("dtype", dtype, "float32 or float64")
@@ -186,9 +186,9 @@ def lyapunov(
     json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
     """Top Lyapunov exponent of the noise-only flow from two nearby tokens, against lambda_1 (THEORY 2)."""
+    from ..core.kernel import kernel_theory
+    from ..core.validate import positive_float, positive_int
     from ..experiments import lyapunov as exp
-    from ..kernel import kernel_theory
-    from ..validate import positive_float, positive_int
 
     acts = [activation] if activation else sorted({a for a, _, _ in exp.DEFAULT_SETTINGS})
     dims = [dim] if dim else sorted({d for _, d, _ in exp.DEFAULT_SETTINGS})

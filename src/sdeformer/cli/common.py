@@ -11,8 +11,8 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from ..errors import ConfigError
-from ..progress import progress_bar  # noqa: F401  (the commands' progress bar)
+from ..core.errors import ConfigError
+from ..io.progress import progress_bar  # noqa: F401  (the commands' progress bar)
 
 app = typer.Typer(
     help="sdeformer: deep transformers as interacting particles with common noise (arXiv:2604.26898).",
@@ -46,7 +46,7 @@ def cli_errors(fn: Callable) -> Callable:
 
 def emit_json(obj: Any) -> None:
     """Print one JSON object on stdout."""
-    from ..store import to_jsonable
+    from ..io.store import to_jsonable
 
     sys.stdout.write(json.dumps(to_jsonable(obj)) + "\n")
 

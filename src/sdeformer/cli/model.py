@@ -9,8 +9,8 @@ import typer
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from ..errors import ConfigError
-from ..progress import progress_bar
+from ..core.errors import ConfigError
+from ..io.progress import progress_bar
 from .common import app, cli_errors, emit_json
 
 
@@ -26,7 +26,7 @@ def kernel(
     json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
     """Kernel constants of THEORY section 2: kappa(1), kappa'(1), lambda_1, lambda_bar, lambda_bar_prime."""
-    from ..kernel import kernel_theory
+    from ..core.kernel import kernel_theory
 
     summary = kernel_theory(activation, dim, bias_std=bias_std, su=su, sw=sw, beta=beta).summary()
     if json:

@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from ..errors import ConfigError
+from ..core.errors import ConfigError
 from .common import app, cli_errors, emit_json, progress_bar
 
 DEFAULT_RESULTS = Path("results/practice")
@@ -25,7 +25,7 @@ def _threads(threads: int | None) -> None:
     if threads is not None:
         import torch
 
-        from ..validate import positive_int
+        from ..core.validate import positive_int
 
         torch.set_num_threads(positive_int("threads", threads))
 
@@ -63,11 +63,11 @@ def train(
 
     With --out, OUT/TASK is tied to the settings (run.json) before any run: the same settings resume, other
     settings are refused (exit 2) unless --force."""
+    from ..core.validate import positive_int
+    from ..io.store import write_json
     from ..practice.methods import get_methods
     from ..practice.suite import claim_suite_folder, run_suite, summarize
     from ..practice.tasks import task_config
-    from ..store import write_json
-    from ..validate import positive_int
 
     names = [n.strip() for n in method.split(",")]
     if method.strip() != "all" and (not all(names) or len(set(names)) != len(names)):
@@ -135,12 +135,12 @@ def probe(
     json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
     """Probe all-MiniLM-L6-v2: per-layer mean token cosine, E_beta and clusters, without and with common noise."""
+    from ..core.validate import finite_float
+    from ..core.validate import seed as check_seed
+    from ..io.store import write_json
     from ..practice.claims import claim_record
     from ..practice.probe import DEFAULT_TEXT, probe_settings, record_settings
     from ..practice.probe import probe as run
-    from ..store import write_json
-    from ..validate import finite_float
-    from ..validate import seed as check_seed
 
     if text is not None and file is not None:
         raise ConfigError("text", text, "give --text or --file, not both")
@@ -219,10 +219,10 @@ def infer_practice(
 
     Writes RESULTS/inference.json; a record of other settings (p, block, n, repeats) there is refused (exit 2)
     unless --force."""
+    from ..core.validate import positive_int
+    from ..io.store import write_json
     from ..practice.claims import claim_record
     from ..practice.inference import find_char_model, inference_settings, record_settings, run
-    from ..store import write_json
-    from ..validate import positive_int
 
     _threads(threads)
     positive_int("block", block)

@@ -11,7 +11,7 @@ from pathlib import Path
 import typer
 from typer.core import TyperGroup
 
-from ..errors import ConfigError
+from ..core.errors import ConfigError
 from .common import app, cli_errors, emit_json, err_console, progress_bar
 
 

@@ -17,10 +17,10 @@ import numpy as np
 import torch
 
 from ..config import ModelConfig
-from ..diagnostics import cluster_count, interaction_energy, mean_abs_cosine, mean_cosine
-from ..kernel import kernel_theory
-from ..report import Figure, Section
-from ..sweep import run_sweep
+from ..core.kernel import kernel_theory
+from ..dynamics.engine import run_sweep
+from ..io.report import Figure, Section
+from ..observables import cluster_count, interaction_energy, mean_abs_cosine, mean_cosine
 from .results import Result
 
 SNAPSHOT_TIMES = (0.0, 1.0, 5.0, 20.0)

@@ -21,11 +21,11 @@ import numpy as np
 import torch
 
 from ..config import ModelConfig
-from ..diagnostics import cluster_count, cosine_histogram, interaction_energy, mean_cosine, pairwise_cosines
-from ..loop import Trajectory
-from ..report import Figure, Section, Table
-from ..store import read_cached_npz
-from ..sweep import sweep_measure
+from ..dynamics.engine import sweep_measure
+from ..dynamics.loop import Trajectory
+from ..io.report import Figure, Section, Table
+from ..io.store import read_cached_npz
+from ..observables import cluster_count, cosine_histogram, interaction_energy, mean_cosine, pairwise_cosines
 from ..sweeps.jobs import Job, part_path, run_jobs
 from .kernel_cache import kernel_theory  # memoised: Table 1 and the 90 panels share 24 settings
 from .results import Result
@@ -89,7 +89,7 @@ def _prediction(choice: str, d: int, sigma: float, scale: float) -> tuple[str, f
             + (", attractive" if scale > 0 else ", repulsive" if scale < 0 else ", tokens frozen"),
             None,
         )
-    from .sync_eps import certified_eps  # eps = 4 max(0, -s) for V = s I, Q^T K = beta I (THEORY section 5)
+    from .sync.eps import certified_eps  # eps = 4 max(0, -s) for V = s I, Q^T K = beta I (THEORY section 5)
 
     k, eps = kernel_theory(choice, d, bias_std=sigma), certified_eps(scale)
     if k.odd_field:
@@ -218,7 +218,7 @@ def run_and_write(
     """Figures 2, 3, ... for ``choices`` in order. Every (choice, d) is a job on ``executor`` (default: this
     process; a ``sweeps.DaskExecutor`` spreads them over its workers) whose arrays are cached in
     ``out/parts/grid``; then the executor draws one PNG per choice."""
-    from ..progress import stage
+    from ..io.progress import stage
     from ..sweeps import LocalExecutor
 
     executor = executor or LocalExecutor(threads=None)

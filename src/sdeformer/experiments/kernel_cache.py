@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ..kernel import KernelTheory
-from ..kernel import kernel_theory as _kernel_theory
+from ..core.kernel import KernelTheory
+from ..core.kernel import kernel_theory as _kernel_theory
 
 
 @lru_cache(maxsize=256)
 def kernel_theory(activation: str, dim: int, *, bias_std: float | None = None, beta: float = 1.0) -> KernelTheory:
-    """``sdeformer.kernel.kernel_theory`` for a named activation, memoised (the instance is shared: read only)."""
+    """``sdeformer.core.kernel.kernel_theory`` for a named activation, memoised (the instance is shared: read only)."""
     return _kernel_theory(activation, dim, bias_std=bias_std, beta=beta)

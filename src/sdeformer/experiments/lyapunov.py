@@ -17,14 +17,14 @@ from typing import Any
 
 import torch
 
-from ..diagnostics import renormalise_pair
-from ..errors import ConfigError
-from ..fields import GaussianField
-from ..rng import Streams, derive_seeds
-from ..sde import LimitSDE, make_solver
-from ..sphere import project, tangent, uniform_sphere
-from ..validate import finite_float, positive_float, positive_int
-from ..validate import seed as check_seed
+from ..core.errors import ConfigError
+from ..core.rng import Streams, derive_seeds
+from ..core.sphere import project, tangent, uniform_sphere
+from ..core.validate import finite_float, positive_float, positive_int
+from ..core.validate import seed as check_seed
+from ..dynamics.sde import LimitSDE, make_solver
+from ..noise.fields import GaussianField
+from ..observables import renormalise_pair
 from .results import Result, read_cached_json, write_cached_json
 from .threads import single_threaded
 

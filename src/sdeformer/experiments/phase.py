@@ -22,12 +22,12 @@ from typing import Any
 import numpy as np
 
 from .. import sweeps
-from ..diagnostics import interaction_energy
-from ..errors import ConfigError
-from ..kernel import kernel_theory
-from ..store import write_json, write_npz
-from ..validate import fits_in_memory, positive_float, positive_int
-from ..validate import seed as check_seed
+from ..core.errors import ConfigError
+from ..core.kernel import kernel_theory
+from ..core.validate import fits_in_memory, positive_float, positive_int
+from ..core.validate import seed as check_seed
+from ..io.store import write_json, write_npz
+from ..observables import interaction_energy
 from .results import Result
 from .threads import single_threaded
 

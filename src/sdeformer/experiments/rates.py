@@ -29,18 +29,18 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..attention import SoftmaxAttention
-from ..coupling import depth_coupled, width_coupled
-from ..diagnostics import bootstrap_slope, loglog_slope
-from ..errors import ConfigError
-from ..fields import GaussianField, RandomFeatureField
-from ..kernel import kernel_theory
-from ..meanfield import run_clouds, sup_w2_sq
-from ..rng import derive_seeds
-from ..sphere import uniform_sphere
-from ..store import read_cached_npz, write_cached_npz
-from ..validate import dimension, positive_float, positive_int
-from ..validate import seed as check_seed
+from ..attention.softmax import SoftmaxAttention
+from ..core.errors import ConfigError
+from ..core.kernel import kernel_theory
+from ..core.rng import derive_seeds
+from ..core.sphere import uniform_sphere
+from ..core.validate import dimension, positive_float, positive_int
+from ..core.validate import seed as check_seed
+from ..dynamics.coupling import depth_coupled, width_coupled
+from ..dynamics.meanfield import run_clouds, sup_w2_sq
+from ..io.store import read_cached_npz, write_cached_npz
+from ..noise.fields import GaussianField, RandomFeatureField
+from ..observables import bootstrap_slope, loglog_slope
 from .results import Result, read_cached_json, write_cached_json
 from .threads import torch_threads
 

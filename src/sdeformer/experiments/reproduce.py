@@ -9,10 +9,10 @@ from typing import Any
 
 import torch
 
-from ..progress import progress_bar
-from ..progress import stage as _stage
-from ..report import Section, write_report
-from ..store import claim_run_folder
+from ..io.progress import progress_bar
+from ..io.progress import stage as _stage
+from ..io.report import Section, write_report
+from ..io.store import claim_run_folder
 from . import figure1, grid, table1
 
 PARTS = ("table1", "figure1", "grid", "theorems")
@@ -68,7 +68,7 @@ def reproduce(
                 fig.path = Path("theorems") / fig.path
         sections += checked
     if "beyond" in parts:  # report part 3 (not in "all": about 5 minutes)
-        from . import beyond
+        from .beyond import report as beyond
 
         stage("part 3: beyond the paper")
         sections += beyond.sections(beyond.run(out, quick=quick, seed=seed))

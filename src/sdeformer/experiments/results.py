@@ -11,7 +11,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..store import config_hash, to_jsonable, write_json
+from ..io.store import config_hash, to_jsonable, write_json
 
 
 @dataclass(frozen=True)

@@ -23,10 +23,11 @@ import numpy as np
 import torch
 
 from ..config import ModelConfig
-from ..diagnostics import cluster_count, interaction_energy, mean_abs_cosine, mean_cosine
-from ..rng import Streams
-from ..store import claim_run_folder, config_hash, read_npz, write_csv, write_json, write_npz, write_run_metadata
-from ..validate import finite_state, fits_in_memory
+from ..core.rng import Streams
+from ..core.validate import finite_state, fits_in_memory
+from ..dynamics.loop import SaveAt
+from ..io.store import claim_run_folder, config_hash, read_npz, write_csv, write_json, write_npz, write_run_metadata
+from ..observables import cluster_count, interaction_energy, mean_abs_cosine, mean_cosine
 from .results import Result
 
 CHECKPOINT_LAYERS = 500
@@ -177,11 +178,10 @@ def simulate(
         stop = min(start + CHECKPOINT_LAYERS, cfg.layers)
         traj = model.run(
             x,
-            save_every=cfg.save_every,
+            saveat=SaveAt(every=cfg.save_every, observers=(lambda k, _t, xk: finite_state(xk, k, hint),)),
             streams=streams,
-            start_layer=start,
-            stop_layer=stop,
-            observer=lambda k, _t, xk: finite_state(xk, k, hint),
+            start=start,
+            stop=stop,
             progress=(lambda _l: progress(1)) if progress else None,
         )
         x, start = traj.final, stop

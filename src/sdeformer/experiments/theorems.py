@@ -14,9 +14,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..io.report import Figure, Section, Table
 from ..plots.checks import energy_figure
-from ..report import Figure, Section, Table
-from . import lyapunov, phase, rates, sync
+from . import lyapunov, phase, rates
+from .sync import check as sync
 
 # (activation, bias std, attention scale): the theorem applies / ReLU without bias / tanh without bias
 SYNC_SETTINGS = [

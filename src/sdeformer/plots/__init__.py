@@ -13,7 +13,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from ..store import atomic_write_bytes
+from ..io.store import atomic_write_bytes
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

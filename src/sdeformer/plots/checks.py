@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from ..experiments.lyapunov import LyapunovRow
     from ..experiments.phase import PhaseResult
     from ..experiments.rates import RatesResult
-    from ..experiments.sync import SyncResult
+    from ..experiments.sync.check import SyncResult
 
 RATE_LABELS = {
     "depth": ("layers L", "E sup_t mean |X^L - X|^2"),

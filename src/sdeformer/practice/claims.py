@@ -15,8 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
-from ..store import config_hash, ensure_writable
+from ..core.errors import ConfigError
+from ..io.store import config_hash, ensure_writable
 
 
 def claim_record(

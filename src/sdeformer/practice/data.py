@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..errors import ConfigError
+from ..core.errors import ConfigError
 
 # module name -> (pip requirement, installed with --no-deps)
 PACKAGES = {

@@ -1,6 +1,6 @@
 """Random-batch inference for the causal character model (THEORY section 7: propagation of chaos).
 
-``sdeformer.attention.random_batch_attention`` shuffles all N tokens into batches of p: every token may
+``sdeformer.attention.softmax.random_batch_attention`` shuffles all N tokens into batches of p: every token may
 attend to any other, which a causal model forbids. The causal scheme here keeps what a query may see and
 subsamples its far past, in blocks so that everything is a dense matrix product:
 
@@ -30,10 +30,10 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..errors import ConfigError
-from ..rng import derive_seeds
-from ..store import read_npz
-from .models import AttentionFn, CharTransformer, NetConfig, full_attention
+from ..core.errors import ConfigError
+from ..core.rng import derive_seeds
+from ..io.store import read_npz
+from .networks import AttentionFn, CharTransformer, NetConfig, full_attention
 from .suite import claimed_runs
 from .tasks import CharTask, TaskConfig, load_task
 

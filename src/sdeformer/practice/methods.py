@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from ..errors import ConfigError
+from ..core.errors import ConfigError
 
 NOISE_LAW = {"activation": "gelu", "width": 64, "su": 0.1, "sw": 0.1}  # CommonNoise keyword arguments
 ENERGY_BETA = 1.0

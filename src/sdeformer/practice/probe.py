@@ -21,11 +21,11 @@ from collections.abc import Sequence
 
 import torch
 
-from ..diagnostics import cluster_count, interaction_energy, mean_cosine
-from ..errors import ConfigError
-from ..kernel import kernel_theory
+from ..core.errors import ConfigError
+from ..core.kernel import kernel_theory
+from ..core.validate import nonneg_float
 from ..nn import attach
-from ..validate import nonneg_float
+from ..observables import cluster_count, interaction_energy, mean_cosine
 from .data import require
 
 DEFAULT_TEXT = "The quick brown fox jumps over the lazy dog while the cat sleeps in the warm sun."

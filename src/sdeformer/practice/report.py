@@ -14,10 +14,10 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from ..errors import ConfigError
+from ..core.errors import ConfigError
+from ..io.report import Figure, Section, Table, write_report
+from ..io.store import RUN_MARKER, claim_run_folder
 from ..plots import save_figure
-from ..report import Figure, Section, Table, write_report
-from ..store import RUN_MARKER, claim_run_folder
 from .methods import METHODS, NOISE_LAW
 from .suite import claimed_runs, summarize
 from .tasks import TASKS

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..store import RUN_MARKER, claim_run_folder, config_hash, write_json
-from ..validate import positive_int
+from ..core.validate import positive_int
+from ..io.store import RUN_MARKER, claim_run_folder, config_hash, write_json
 from .methods import NOISE_LAW, Method
 from .tasks import TaskConfig
 from .training import run_one

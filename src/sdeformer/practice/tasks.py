@@ -12,10 +12,10 @@ from dataclasses import asdict, dataclass, replace
 import torch
 import torch.nn.functional as F
 
-from ..errors import ConfigError
-from ..validate import positive_int
+from ..core.errors import ConfigError
+from ..core.validate import positive_int
 from .data import CharCorpus, mnist
-from .models import CharTransformer, NetConfig, ViT
+from .networks import CharTransformer, NetConfig, ViT
 
 TASKS = ("charlm", "mnist")
 

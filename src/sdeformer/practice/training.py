@@ -18,10 +18,10 @@ from pathlib import Path
 
 import torch
 
-from ..diagnostics import interaction_energy, mean_cosine
+from ..core.rng import derive_seeds
+from ..io.store import write_npz
 from ..nn import InteractionEnergy, attach
-from ..rng import derive_seeds
-from ..store import write_npz
+from ..observables import interaction_energy, mean_cosine
 from .methods import ENERGY_BETA, NOISE_LAW, Method
 from .tasks import TaskConfig, load_task
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..store import read_cached_npz, to_jsonable, write_cached_npz
+from ..io.store import read_cached_npz, to_jsonable, write_cached_npz
 
 JobFn = Callable[..., dict[str, Any]]  # keyword arguments -> arrays
 

@@ -1,7 +1,9 @@
 """The observables a sweep records (THEORY section 5), as named columns over batched token states.
 
-Each observable maps tokens ``(..., N, d)`` (float64) and the runs' beta ``(...)`` to one number per run
-``(...)``. Names and parameters:
+Each observable (an entry of ``registry.OBSERVABLES``: ``fn(x, beta, observable)``, its ``reads`` the spec
+parameters it takes) maps tokens ``(..., N, d)`` (float64) and the runs' beta ``(...)`` to one number per run
+``(...)``. A plugin registers its own with one call (``OBSERVABLES.register(name, fn, reads=..., doc=...)``).
+The built-ins:
 
 - ``energy``: E_beta(X) = 1/(2 N^2) sum_ij (e^beta - e^{beta <X_i, X_j>}); beta is each run's own unless given.
 - ``mean_cos``, ``mean_abs_cos``, ``min_cos``: mean / mean absolute / smallest cosine over distinct pairs.
@@ -14,14 +16,15 @@ column so that one observable can be recorded with two thresholds.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-from .. import diagnostics as dg
-from ..errors import ConfigError
+from .. import observables as dg
+from ..core.errors import ConfigError
+from ..registry import OBSERVABLES
 
 
 def _energy(x: torch.Tensor, beta: torch.Tensor, obs: Observable) -> torch.Tensor:
@@ -34,20 +37,38 @@ def _energy(x: torch.Tensor, beta: torch.Tensor, obs: Observable) -> torch.Tenso
     return out
 
 
-OBSERVABLES: dict[str, tuple[Callable[[torch.Tensor, torch.Tensor, Observable], torch.Tensor], tuple[str, ...]]] = {
-    "energy": (_energy, ("beta",)),
-    "mean_cos": (lambda x, b, o: dg.mean_cosine(x), ()),
-    "mean_abs_cos": (lambda x, b, o: dg.mean_abs_cosine(x), ()),
-    "min_cos": (lambda x, b, o: dg.pairwise_cosines(x).amin(-1), ()),
-    "all_within": (lambda x, b, o: (dg.pairwise_cosines(x).amin(-1) >= o.threshold).to(x.dtype), ("threshold",)),
-    "clusters": (lambda x, b, o: dg.cluster_count(x, o.threshold).to(x.dtype), ("threshold",)),
-}
+def _mean_cos(x: torch.Tensor, b: torch.Tensor, o: Observable) -> torch.Tensor:
+    return dg.mean_cosine(x)
+
+
+def _mean_abs_cos(x: torch.Tensor, b: torch.Tensor, o: Observable) -> torch.Tensor:
+    return dg.mean_abs_cosine(x)
+
+
+def _min_cos(x: torch.Tensor, b: torch.Tensor, o: Observable) -> torch.Tensor:
+    return dg.pairwise_cosines(x).amin(-1)
+
+
+def _all_within(x: torch.Tensor, b: torch.Tensor, o: Observable) -> torch.Tensor:
+    return (dg.pairwise_cosines(x).amin(-1) >= o.threshold).to(x.dtype)
+
+
+def _clusters(x: torch.Tensor, b: torch.Tensor, o: Observable) -> torch.Tensor:
+    return dg.cluster_count(x, o.threshold).to(x.dtype)
+
+
+OBSERVABLES.register("energy", _energy, reads=("beta",), doc="E_beta(X), each run's beta unless given")
+OBSERVABLES.register("mean_cos", _mean_cos, doc="mean cosine over distinct pairs")
+OBSERVABLES.register("mean_abs_cos", _mean_abs_cos, doc="mean absolute cosine over distinct pairs")
+OBSERVABLES.register("min_cos", _min_cos, doc="smallest cosine over distinct pairs")
+OBSERVABLES.register("all_within", _all_within, reads=("threshold",), doc="1 when every pair has cos >= threshold")
+OBSERVABLES.register("clusters", _clusters, reads=("threshold",), doc="connected components of cos > threshold")
 DEFAULT_THRESHOLD = 0.999
 
 
 @dataclass(frozen=True)
 class Observable:
-    """One recorded column: ``name`` from ``OBSERVABLES``, its parameters and the column name."""
+    """One recorded column: ``name`` from ``registry.OBSERVABLES``, its parameters and the column name."""
 
     name: str
     column: str
@@ -56,7 +77,7 @@ class Observable:
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"name": self.name, "column": self.column}
-        params = OBSERVABLES[self.name][1]
+        params = OBSERVABLES[self.name].reads
         if "threshold" in params:
             d["threshold"] = self.threshold
         if "beta" in params and self.beta is not None:
@@ -65,13 +86,13 @@ class Observable:
 
     def __call__(self, x: torch.Tensor, beta: torch.Tensor) -> torch.Tensor:
         """Values ``(...)`` for tokens ``x`` ``(..., G, N, d)`` and per-run beta ``(G,)``."""
-        return OBSERVABLES[self.name][0](x, beta, self)
+        return OBSERVABLES[self.name].part()(x, beta, self)
 
 
 def parse_observables(value: Any) -> tuple[Observable, ...]:
     """Validate the spec's ``observables`` list. Raises ConfigError naming the bad entry."""
     if not isinstance(value, list) or not value:
-        raise ConfigError("observables", value, f"a non-empty list of names from {sorted(OBSERVABLES)}")
+        raise ConfigError("observables", value, f"a non-empty list of names from {OBSERVABLES.names()}")
     out = [_one(v, f"observables[{i}]") for i, v in enumerate(value)]
     columns = [o.column for o in out]
     if len(set(columns)) != len(columns):
@@ -86,8 +107,8 @@ def _one(entry: Any, where: str) -> Observable:
         raise ConfigError(where, entry, "a name or a mapping with 'name'")
     name = entry["name"]
     if name not in OBSERVABLES:
-        raise ConfigError(f"{where}.name", name, f"one of {sorted(OBSERVABLES)}")
-    params = OBSERVABLES[name][1]
+        raise ConfigError(f"{where}.name", name, f"one of {OBSERVABLES.names()}")
+    params = OBSERVABLES[name].reads
     for key in entry:
         if key not in ("name", "column", *params):
             raise ConfigError(f"{where}.{key}", entry[key], f"unknown for {name}; allowed: {['column', *params]}")

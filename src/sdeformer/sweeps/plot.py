@@ -20,7 +20,7 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
-from ..errors import ConfigError
+from ..core.errors import ConfigError
 from .table import CONFIG_TYPES, KEY
 
 AXIS_COLUMNS = (*CONFIG_TYPES, "t", "layer", "replicate")

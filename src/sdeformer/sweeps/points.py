@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from ..config import ModelConfig
-from ..errors import ConfigError
-from ..store import config_hash
+from ..core.errors import ConfigError
+from ..io.store import config_hash
 from .spec import Spec, expand_fields
 
 HASH_EXCLUDES = ("seed", "save_every")

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
-from ..store import write_json
+from ..core.errors import ConfigError
+from ..io.store import write_json
 from . import table
 from .executors import LocalExecutor
 from .points import Run, expand

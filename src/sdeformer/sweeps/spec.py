@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..config import ModelConfig, load_config_file
-from ..errors import ConfigError
+from ..core.errors import ConfigError
 from .observables import Observable, parse_observables
 from .table import CONFIG_TYPES, schema
 

@@ -21,10 +21,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..blocks import DEFAULTS
-from ..config import ModelConfig
-from ..errors import ConfigError
-from ..store import atomic_write_bytes
+from ..config import DEFAULTS, ModelConfig
+from ..core.errors import ConfigError
+from ..io.store import atomic_write_bytes
 
 CONFIG_TYPES = typing.get_type_hints(ModelConfig)
 ARROW_TYPES = {int: pa.int64(), float: pa.float64(), str: pa.string(), bool: pa.bool_()}

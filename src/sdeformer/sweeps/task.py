@@ -20,8 +20,8 @@ from typing import Any
 
 import torch
 
-from .. import sweep as engine
 from ..config import ModelConfig
+from ..dynamics import engine
 from .observables import Observable, evaluate
 from .points import Run
 from .table import CONFIG_TYPES, write_part

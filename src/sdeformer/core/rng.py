@@ -1,0 +1,90 @@
+"""Explicit randomness (docs/design.md: no global RNG; THEORY section 1: one noise stream per run).
+
+A run over a batch of shape ``B`` keeps one ``torch.Generator`` per batch element, so that element k of a
+batched run draws exactly the numbers an unbatched run with the same seed draws: batched equals unbatched.
+``Seeds`` is an int (one run; or, for a batch, the root of ``derive_seeds``), a list or tuple of ints (one per
+batch element, row-major), or None (seed 0). Every seed is an int in [0, 2**63) (``validate.seed``): negative,
+larger, float, string and nested seeds raise ConfigError, so no two seeds alias the same stream.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+from .errors import ConfigError
+from .validate import seed as check_seed
+from .validate import seed_sequence
+
+Seeds = int | Sequence[int] | None
+
+
+def derive_seeds(seed: int, count: int) -> list[int]:
+    """``count`` independent 63-bit seeds derived from one root seed (numpy SeedSequence)."""
+    state = np.random.SeedSequence(check_seed("seed", seed)).generate_state(count, dtype=np.uint64)
+    return [int(s) >> 1 for s in state]
+
+
+def seed_list(seed: Seeds, batch: tuple[int, ...]) -> list[int]:
+    """One seed per batch element (row-major); an int seeds an unbatched run directly."""
+    count = math.prod(batch)
+    if seed is None:
+        seed = 0
+    if isinstance(seed, (int, np.integer)):
+        return [check_seed("seed", seed)] if batch == () else derive_seeds(seed, count)  # pyright: ignore[reportArgumentType]
+    if isinstance(seed, torch.Tensor) and seed.numel() == 1:
+        return seed_list(seed.item(), batch)  # pyright: ignore[reportArgumentType]
+    seeds = seed_sequence("seed", seed)
+    if len(seeds) != count:
+        raise ConfigError("seed", seed, f"needs one seed per batch element ({count} for batch shape {batch})")
+    return seeds
+
+
+class Streams:
+    """One generator per batch element; ``randn(shape)`` returns ``(*batch, *shape)`` (a
+    ``contracts.RandomSource``)."""
+
+    def __init__(self, seed: Seeds, batch: tuple[int, ...], device: str | torch.device = "cpu"):
+        self.batch = tuple(batch)
+        self.device = torch.device(device)
+        self.generators = [torch.Generator(device=self.device).manual_seed(s) for s in seed_list(seed, self.batch)]
+
+    @classmethod
+    def from_generator(cls, generator: torch.Generator, batch: tuple[int, ...]) -> Streams:
+        """Use one caller-owned generator for the whole batch (drawn element by element)."""
+        obj = cls.__new__(cls)
+        obj.batch, obj.device = tuple(batch), generator.device
+        obj.generators = [generator] * math.prod(batch)
+        return obj
+
+    def get_state(self) -> list[torch.Tensor]:
+        """The generators' states (for checkpoints); restore with ``set_state``."""
+        return [g.get_state() for g in self.generators]
+
+    def set_state(self, states: list[torch.Tensor]) -> None:
+        for g, s in zip(self.generators, states, strict=True):
+            g.set_state(s)
+
+    def randn(self, shape: tuple[int, ...], dtype: torch.dtype = torch.float32) -> torch.Tensor:
+        """Standard normals ``(*batch, *shape)``; element k from generator k."""
+        out = torch.empty((len(self.generators), *shape), dtype=dtype, device=self.device)
+        for row, g in zip(out, self.generators):
+            row.normal_(generator=g)  # in place: no copy
+        return out.reshape(self.batch + tuple(shape))
+
+
+def randn(
+    batch: tuple[int, ...],
+    shape: tuple[int, ...],
+    *,
+    seed: Seeds = None,
+    generator: torch.Generator | None = None,
+    dtype: torch.dtype = torch.float32,
+    device: str | torch.device = "cpu",
+) -> torch.Tensor:
+    """Standard normals ``(*batch, *shape)`` from ``generator`` if given, else from per-element seeded streams."""
+    streams = Streams.from_generator(generator, batch) if generator is not None else Streams(seed, batch, device)
+    return streams.randn(shape, dtype)

@@ -1,0 +1,133 @@
+"""eps and the resolution floor of the synchronization check (THEORY section 5).
+
+eps bounds the growth rate of E_beta along the noiseless attention flow from *every* initial measure.
+For V = s I, Q^T K = beta I (the beta of E_beta) it is certified: ``certified_eps(s) = 4 max(0, -s)``
+(derivation in THEORY section 5; ``energy_rate`` is the exact dE_beta/dt it rests on). For any other
+attention it is the largest growth rate over a stated family of adversarial starts (``adversarial_eps``).
+``resolution_floor`` is the smallest E_beta a run in a given dtype resolves; ``stable_energy`` computes
+E_beta without the cancellation of e^beta - e^{beta <x, y>}.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ...attention.softmax import SoftmaxAttention
+from ...core.rng import Streams, derive_seeds
+from ...core.sphere import uniform_sphere
+from ...dynamics.discrete import StochasticTransformer
+
+FLOOR_ULPS = 8.0  # resolution floor in units of the E_beta of tokens whose cosines all sit one ulp below 1
+CLUSTER_SPREAD = 1e-2  # std of the tokens about their centre in the clustered / antipodal starts
+CAP_SPREADS = (0.1, 0.3, 1.0)  # std about one centre of the "spread" starts
+STARTS = (
+    "adversarial starts: uniform, 2 and 3 tight clusters, antipodal pairs of tight clusters, "
+    f"caps of spread {'/'.join(f'{s:g}' for s in CAP_SPREADS)}; max growth rate along the noiseless flow"
+)
+
+
+def certified_eps(scale: float) -> float:
+    """eps = 4 max(0, -s) for V = s I, Q^T K = beta I: dE_beta/dt <= 4 |s| E_beta for s < 0, <= 0 for s >= 0,
+    for every N, beta and initial measure (THEORY section 5)."""
+    return 4.0 * max(0.0, -float(scale))
+
+
+def is_certified(attention: object, beta: float) -> bool:
+    """Whether ``attention`` is V = s I, Q^T K = beta I with the energy's beta (scalars), so ``certified_eps``
+    applies."""
+    return (
+        isinstance(attention, SoftmaxAttention)
+        and attention.Q is None
+        and attention.K is None
+        and attention.V is None
+        and isinstance(attention.scale, float | int)
+        and isinstance(attention.beta, float | int)
+        and float(attention.beta) == float(beta)
+    )
+
+
+def stable_energy(x: torch.Tensor, beta: float) -> torch.Tensor:
+    """E_beta(X) = -(e^beta / (2 N^2)) sum_{i,j} expm1(-beta |u_i - u_j|^2 / 2), u = x / |x|, with
+    |u_i - u_j|^2 taken about the tokens' mean (relative error ~ eps_machine in a single cluster). In float64.
+    ``(..., N, d) -> (...)``."""
+    u = x.double() / torch.linalg.vector_norm(x.double(), dim=-1, keepdim=True)  # (..., N, d)
+    w = u - u.mean(-2, keepdim=True)  # (..., N, d)
+    sq = w.pow(2).sum(-1)  # (..., N)
+    d2 = (sq.unsqueeze(-1) + sq.unsqueeze(-2) - 2.0 * (w @ w.transpose(-1, -2))).clamp_(min=0.0)  # (..., N, N)
+    n = x.shape[-2]
+    return torch.expm1(d2 * (-beta / 2.0)).sum((-1, -2)) * (-math.exp(beta) / (2 * n * n))
+
+
+def resolution_floor(dtype: torch.dtype, beta: float) -> float:
+    """The smallest E_beta a run in ``dtype`` resolves: FLOOR_ULPS x beta e^beta eps_machine / 2.
+
+    The field's covariance is kappa(<x_i, x_j>), and <x_i, x_j> is known to eps_machine of the run's dtype:
+    tokens with 1 - <x_i, x_j> below that see one kernel value (identical increments) or one ulp apart.
+    All pairs at 1 - <x_i, x_j> = eps_machine give E_beta ~ beta e^beta eps_machine / 2; the floor is
+    FLOOR_ULPS times that (float32 ~1.3e-6, float64 ~2.4e-15 at beta = 1).
+    """
+    return FLOOR_ULPS * beta * math.exp(beta) * torch.finfo(dtype).eps / 2.0
+
+
+def energy_rate(x: torch.Tensor, beta: float, scale: float) -> torch.Tensor:
+    """Exact dE_beta/dt along dx_i/dt = s P_{x_i} y_i, y_i = sum_k a_ik x_k (softmax a_ik ~ e^{beta u_ik}):
+    -(beta s / N^2) sum_i Z_i |P_{x_i} y_i|^2, Z_i = sum_k e^{beta u_ik}. Unit tokens ``(..., N, d) -> (...)``."""
+    g = beta * (x @ x.transpose(-1, -2))  # (..., N, N)
+    z = torch.exp(g).sum(-1)  # (..., N)
+    y = torch.softmax(g, -1) @ x  # (..., N, d)
+    tangent = y - (y * x).sum(-1, keepdim=True) * x  # P_{x_i} y_i, (..., N, d)
+    return -(beta * scale / x.shape[-2] ** 2) * (z * tangent.pow(2).sum(-1)).sum(-1)
+
+
+def adversarial_starts(runs: int, tokens: int, dim: int, seed: int = 0) -> dict[str, torch.Tensor]:
+    """The family of starts of ``adversarial_eps`` (STARTS), ``runs`` of each, float64 ``(runs, N, d)``."""
+    seeds = iter(derive_seeds(seed, 16))
+    out = {"uniform": uniform_sphere(tokens, dim, batch=(runs,), seed=next(seeds), dtype=torch.float64)}
+
+    def around(centres: torch.Tensor, spread: float) -> torch.Tensor:  # centres (R, N, d) -> (R, N, d)
+        noise = uniform_sphere(tokens, dim, batch=(runs,), seed=next(seeds), dtype=torch.float64)
+        noisy = centres + spread * noise * math.sqrt(dim)  # noise * sqrt(d): ~ standard normal per coordinate
+        return noisy / torch.linalg.vector_norm(noisy, dim=-1, keepdim=True)
+
+    for k in (2, 3):
+        c = uniform_sphere(k, dim, batch=(runs,), seed=next(seeds), dtype=torch.float64)  # (R, k, d)
+        out[f"{k} clusters"] = around(c[:, torch.arange(tokens) % k], CLUSTER_SPREAD)
+    c = uniform_sphere(1, dim, batch=(runs,), seed=next(seeds), dtype=torch.float64)  # (R, 1, d)
+    sign = torch.where(torch.arange(tokens) % 2 == 0, 1.0, -1.0).to(torch.float64)[:, None]  # (N, 1)
+    out["antipodal"] = around(c * sign, CLUSTER_SPREAD)
+    for s in CAP_SPREADS:
+        out[f"spread {s:g}"] = around(c.expand(runs, tokens, dim), s)
+    return out
+
+
+def growth_rate(x0: torch.Tensor, attention, steps: int, horizon: float, beta: float) -> float:
+    """max(0, largest d/dt log E_beta over steps and runs) along the noiseless flow from ``x0`` ``(R, N, d)``."""
+    model = StochasticTransformer(steps, horizon, None, attention)
+    streams = Streams(0, tuple(x0.shape[:-2]), x0.device)  # the model has no noise: never drawn from
+    x, e = x0, stable_energy(x0, beta)  # (R,)
+    worst = 0.0
+    for _ in range(steps):
+        x = model.step(x, streams)
+        e_new = stable_energy(x, beta)
+        keep = (e > 0) & (e_new > 0)
+        if keep.any():
+            worst = max(worst, float((torch.log(e_new[keep] / e[keep]) / model.dt).max()))
+        e = e_new
+    return worst
+
+
+def adversarial_eps(
+    attention, dim: int, beta: float, tokens: int = 16, runs: int = 4, steps: int = 100, horizon: float = 1.0
+) -> float:
+    """eps as the max growth rate of E_beta over the starts of ``adversarial_starts`` (STARTS)."""
+    starts = adversarial_starts(runs, tokens, dim)
+    return max(growth_rate(x0, attention, steps, horizon, beta) for x0 in starts.values())
+
+
+def attention_eps(attention, dim: int, beta: float, **adversarial) -> tuple[float, str]:
+    """(eps, eps_method): ``certified_eps`` where ``is_certified``, else ``adversarial_eps`` and STARTS."""
+    if is_certified(attention, beta):
+        return certified_eps(float(attention.scale)), "certified"
+    return adversarial_eps(attention, dim, beta, **adversarial), STARTS

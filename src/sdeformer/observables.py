@@ -1,0 +1,155 @@
+"""Observables of token states, as pure functions (THEORY section 5). Inputs ``(..., N, d)``."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .core.errors import ConfigError
+from .core.sphere import project
+from .core.validate import positive_float, token_tensor
+
+BETA_MAX = 700.0  # e^beta overflows a float64 above ~709
+
+
+def cosine_matrix(x: torch.Tensor) -> torch.Tensor:
+    """Pairwise cosine similarities ``(..., N, N)`` of the (normalised) tokens. Raises ConfigError unless ``x`` is
+    a float32/float64/bfloat16 tensor ``(..., N, d)``."""
+    u = project(token_tensor("x", x))
+    return u @ u.transpose(-1, -2)
+
+
+def interaction_energy(x: torch.Tensor, beta: float = 1.0, *, normalize: bool = True) -> torch.Tensor:
+    """E_beta(X) = 1/(2 N^2) sum_{i,j} (e^beta - e^{beta <X_i, X_j>}), ``(..., N, d) -> (...)``.
+
+    Zero exactly when all tokens coincide. Tokens are normalised first unless ``normalize=False``.
+    Raises ConfigError for an integer, float16 or 1-D ``x`` and for beta NaN, <= 0 or > 700.
+    """
+    beta = positive_float("beta", beta, "inverse temperature")
+    if beta > BETA_MAX:
+        raise ConfigError("beta", beta, f"inverse temperature must be <= {BETA_MAX:g} (e^beta overflows)")
+    x = token_tensor("x", x)
+    g = cosine_matrix(x).clamp(max=1.0) if normalize else x @ x.transpose(-1, -2)  # (..., N, N)
+    n = x.shape[-2]
+    # e^beta - e^{beta g} = e^beta (-expm1(beta (g - 1))): no cancellation near synchronization (each term >= 0
+    # when g <= 1, so E_beta >= 0 up to rounding of the sum) and no overflow of e^{beta g} before the scaling
+    return (-torch.expm1(beta * (g - 1))).sum((-1, -2)) / (2 * n * n) * math.exp(beta)
+
+
+def _off_diagonal(c: torch.Tensor) -> torch.Tensor:
+    n = c.shape[-1]
+    iu = torch.triu_indices(n, n, offset=1, device=c.device)
+    return c[..., iu[0], iu[1]]  # (..., N (N-1) / 2)
+
+
+def pairwise_cosines(x: torch.Tensor) -> torch.Tensor:
+    """Cosines of all distinct pairs i < j, ``(..., N (N-1) / 2)``."""
+    return _off_diagonal(cosine_matrix(x))
+
+
+def cosine_histogram(cos: torch.Tensor, bins: int) -> torch.Tensor:
+    """How many of the cosines ``cos`` ``(..., P)`` fall in each of ``bins`` equal bins of [-1, 1]: ``(..., bins)``
+    (cos = 1 in the last bin, -1 in the first; the same as ``np.histogram`` per row, in one pass)."""
+    index = ((cos.to(torch.float64) + 1.0) * (bins / 2)).long().clamp_(0, bins - 1)  # (..., P)
+    counts = torch.zeros(cos.shape[:-1] + (bins,), dtype=torch.float64)
+    return counts.scatter_add_(-1, index, torch.ones_like(index, dtype=torch.float64))
+
+
+def mean_cosine(x: torch.Tensor) -> torch.Tensor:
+    """Mean cosine over distinct pairs, ``(...)`` (needs N >= 2)."""
+    return pairwise_cosines(x).mean(-1)
+
+
+def mean_abs_cosine(x: torch.Tensor) -> torch.Tensor:
+    """Mean |cosine| over distinct pairs, ``(...)``: near 1 for one cluster and for two antipodal ones."""
+    return pairwise_cosines(x).abs().mean(-1)
+
+
+def cluster_count(x: torch.Tensor, threshold: float = 0.999) -> torch.Tensor:
+    """Number of clusters: connected components of the graph 'cos(x_i, x_j) > threshold'. ``(...)`` ints."""
+    adj = cosine_matrix(x) > threshold  # (..., N, N), reflexive
+    reach = adj
+    while True:  # transitive closure by boolean squaring: at most log2(N) rounds
+        nxt = (reach.to(torch.float32) @ reach.to(torch.float32)) > 0
+        if torch.equal(nxt, reach):
+            break
+        reach = nxt
+    # a component's representative is its smallest index: count tokens that reach no smaller index
+    n = x.shape[-2]
+    lower = torch.tril(torch.ones(n, n, dtype=torch.bool, device=x.device), diagonal=-1)
+    return (~(reach & lower).any(-1)).sum(-1)
+
+
+# -- optimal transport, rate fits and Lyapunov helpers (THEORY section 5) ----------------------------------
+
+
+def wasserstein2_sq(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Exact W_2^2 between the equal-weight clouds x ``(..., N, d)`` and y ``(..., M, d)`` (POT's network
+    simplex, squared Euclidean cost in R^d). Returns ``(...)``. Needs the ``theory`` extra (pot)."""
+    import numpy as np
+    import ot
+
+    xb = x.detach().reshape(-1, *x.shape[-2:]).double().cpu().numpy()  # (B, N, d)
+    yb = y.detach().expand(*x.shape[:-2], *y.shape[-2:]).reshape(-1, *y.shape[-2:]).double().cpu().numpy()
+    a, b = np.full(xb.shape[1], 1.0 / xb.shape[1]), np.full(yb.shape[1], 1.0 / yb.shape[1])
+    out = [ot.emd2(a, b, ot.dist(xi, yi), numItermax=10_000_000) for xi, yi in zip(xb, yb)]
+    return torch.tensor(out, dtype=x.dtype).reshape(x.shape[:-2])
+
+
+def loglog_slope(x, y) -> float:
+    """Least-squares slope of log y against log x."""
+    import numpy as np
+
+    return float(np.polyfit(np.log(np.asarray(x, float)), np.log(np.asarray(y, float)), 1)[0])
+
+
+def bootstrap_slope(x, samples, *, resamples: int = 1000, level: float = 0.95, seed: int = 0) -> tuple[float, float]:
+    """Bootstrap interval of the log-log slope of the mean: ``samples`` ``(len(x), R)`` holds R independent
+    runs per x; runs are resampled with replacement (independently per x) and the slope refitted."""
+    import numpy as np
+
+    s = np.asarray(samples, float)
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, s.shape[1], size=(resamples, s.shape[0], s.shape[1]))
+    means = np.take_along_axis(s[None], idx, axis=2).mean(-1)  # (resamples, len(x))
+    lx = np.log(np.asarray(x, float))
+    lx = lx - lx.mean()
+    slopes = (np.log(means) * lx).sum(-1) / (lx * lx).sum()
+    lo, hi = np.quantile(slopes, [(1 - level) / 2, (1 + level) / 2])
+    return float(lo), float(hi)
+
+
+def exponential_rate(t, values, floor: float = 0.0) -> float:
+    """Least-squares slope of log(values) against t, over the points where values > floor (nan if < 2)."""
+    import numpy as np
+
+    t, v = np.asarray(t, float), np.asarray(values, float)
+    keep = v > floor
+    if keep.sum() < 2:
+        return float("nan")
+    return float(np.polyfit(t[keep], np.log(v[keep]), 1)[0])
+
+
+def renormalise_pair(x: torch.Tensor, y: torch.Tensor, delta: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """Renormalised separation for Lyapunov exponents: returns (y', log(|y - x| / delta)), with y' on the
+    sphere at chordal distance ~ delta from x in the direction of y. ``(..., d)`` -> ``(..., d)``, ``(...)``."""
+    diff = y - x  # (..., d)
+    dist = torch.linalg.vector_norm(diff, dim=-1, keepdim=True)  # (..., 1)
+    return project(x + delta * diff / dist), torch.log(dist.squeeze(-1) / delta)
+
+
+# Cluster criteria beside the connected-components ``cluster_count`` (BEYOND section 5): ``one_cluster`` is an
+# all-pairs criterion (a chain of close tokens is not one cluster); ``antipodal_pairs`` the fraction of pairs
+# with cosine at most -threshold.
+
+
+def one_cluster(x: torch.Tensor, threshold: float = 0.999) -> torch.Tensor:
+    """True where all pairs have cos(x_i, x_j) >= threshold, ``(...)`` bool (N = 1: True)."""
+    cos = pairwise_cosines(x)  # (..., P)
+    return (cos >= threshold).all(-1) if cos.shape[-1] else torch.ones(x.shape[:-2], dtype=torch.bool)
+
+
+def antipodal_pairs(x: torch.Tensor, threshold: float = 0.999) -> torch.Tensor:
+    """Fraction of pairs with cos(x_i, x_j) <= -threshold, ``(...)``."""
+    return (pairwise_cosines(x) <= -threshold).double().mean(-1)

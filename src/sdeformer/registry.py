@@ -1,0 +1,268 @@
+"""One registry per kind of part: noise fields, attention drifts, SDE solvers, sweep observables.
+
+A registry entry names the part, the class that implements it (``"module:Class"`` for the built-ins, so that
+this module, the config and the command line never import torch), the config fields its factory reads, which
+of those may be ``(G,)`` tensors in a batched run, whether it draws randomness, the capabilities it claims
+(``contracts.CAPABILITIES``) and a one-line description. Config validation, the command line's choices and
+help, sweep-spec validation, the API table and the report's list of models all read the registries.
+
+A part is registered with one call, from inside or outside the package::
+
+    NOISES.register("scaled_gaussian", MyField, reads=("activation", "su", "sw"), doc="...",
+                    claims=("limit", "one_point", "pair_covariance"))
+
+The class must have ``from_config(params)`` (``params``: a ``Params`` view of the config, whose batched fields
+may be tensors) and every method of the contracts it claims; otherwise registration fails with one line naming
+the part and the missing method. The built-ins are declared at the bottom of this module (one line each) and
+checked when first built (``tests/test_registry.py`` builds them all).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .core.errors import ConfigError
+
+Batched = tuple[str, ...] | Callable[[Any], tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One registered part. ``target``: the class or ``"module:Class"``; ``reads``: the config fields its
+    ``from_config`` reads; ``batched``: those that may be ``(G,)`` tensors in one batched run (or a function of
+    the config giving them); ``random``: draws from the run's source; ``claims``: capability names;
+    ``causal``: accepts a causal mask (attention); ``doc``: one line; ``check``: extra config validation."""
+
+    name: str
+    target: Any
+    reads: tuple[str, ...] = ()
+    batched: Batched = ()
+    random: bool = False
+    claims: tuple[str, ...] = ()
+    causal: bool = False
+    doc: str = ""
+    check: Callable[[Any], None] | None = None
+
+    def part(self) -> Any:
+        """The implementing class (imported on first use for a ``"module:Class"`` target)."""
+        if isinstance(self.target, str):
+            module, _, attr = self.target.partition(":")
+            return getattr(importlib.import_module(module), attr)
+        return self.target
+
+    def batched_fields(self, cfg: Any) -> tuple[str, ...]:
+        return self.batched(cfg) if callable(self.batched) else self.batched
+
+
+@dataclass
+class Registry:
+    """Named parts of one kind. ``contract``: the capability every entry has (``contracts.CAPABILITIES`` key)."""
+
+    kind: str
+    contract: str
+    factory: str = "from_config"  # the method every part of this kind has besides its contract's
+    entries: dict[str, Entry] = field(default_factory=dict)
+
+    def register(self, name: str, target: Any, *, replace: bool = False, **meta: Any) -> Entry:
+        """Add a part (see the module docstring); a class target is checked now. Returns the entry.
+        Raises ConfigError for a taken name (unless ``replace``), a bad name or a class missing a method."""
+        if not isinstance(name, str) or not name.replace("_", "").isalnum():
+            raise ConfigError(f"{self.kind} name", name, "letters, digits and underscores")
+        if name in self.entries and not replace:
+            raise ConfigError(f"{self.kind} name", name, f"already registered; taken: {self.names()}")
+        entry = Entry(name, target, **meta)
+        for claim in (self.contract, *entry.claims):
+            if claim not in _capabilities():
+                raise ConfigError(f"{name}.claims", claim, f"one of {sorted(_capabilities())}")
+        if not isinstance(target, str):
+            self.check(entry)
+        self.entries[name] = entry
+        return entry
+
+    def names(self) -> list[str]:
+        _env_plugins()
+        return list(self.entries)
+
+    def __contains__(self, name: object) -> bool:
+        _env_plugins()
+        return name in self.entries
+
+    def __iter__(self) -> Iterator[Entry]:
+        _env_plugins()
+        return iter(list(self.entries.values()))
+
+    def __getitem__(self, name: str) -> Entry:
+        """The entry ``name``; ConfigError (naming the registry's kind) for an unknown one."""
+        _env_plugins()
+        if name not in self.entries:
+            raise ConfigError(self.kind, name, f"one of {self.names()}")
+        return self.entries[name]
+
+    def choices(self) -> str:
+        """``'a, b or c'``: the names for help texts."""
+        names = self.names()
+        return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+
+    def table(self) -> list[dict[str, str]]:
+        """One row per entry (name, reads, claims, doc): the API docs table and the report's list."""
+        return [
+            {"name": e.name, "reads": ", ".join(e.reads), "claims": ", ".join(e.claims), "doc": e.doc} for e in self
+        ]
+
+    def build(self, name: str, params: Params) -> Any:
+        """The part ``name`` built from ``params``: ``part().from_config(params)``."""
+        return self.check(self[name]).from_config(params)
+
+    def check(self, entry: Entry) -> Any:
+        """The entry's class, after checking that it has the registry's factory method and the methods of the
+        registry's contract and of every claimed capability (ConfigError naming the part and the method)."""
+        from .contracts import require
+
+        cls = entry.part()
+        if not callable(getattr(cls, self.factory, None)):
+            raise ConfigError("part", entry.name, f"lacks {self.factory}(), which every registered {self.kind} needs")
+        for claim in (self.contract, *entry.claims):
+            require(cls, _capabilities()[claim], entry.name)
+        return cls
+
+
+PLUGINS_ENV = "SDEFORMER_PLUGINS"  # plugins (modules or .py files, os.pathsep-separated) every process loads
+_loaded: set[str] = set()
+
+
+def load_plugins(plugins: Iterable[str]) -> None:
+    """Import each plugin (a module name or a ``.py`` file), whose import registers its parts, and add it to
+    ``SDEFORMER_PLUGINS`` so that processes started afterwards (Dask workers) load it too. Raises ConfigError
+    naming a plugin that cannot be imported."""
+    for plugin in plugins:
+        _load(str(plugin))
+    os.environ[PLUGINS_ENV] = os.pathsep.join(sorted(_loaded))
+
+
+def _load(plugin: str) -> None:
+    if plugin in _loaded:
+        return
+    _loaded.add(plugin)
+    try:
+        if plugin.endswith(".py"):
+            path = Path(plugin).resolve()
+            spec = importlib.util.spec_from_file_location(f"sdeformer_plugin_{path.stem}", path)
+            if spec is None or spec.loader is None or not path.is_file():
+                raise ImportError(f"no such file {path}")
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[spec.name] = module
+            spec.loader.exec_module(module)
+        else:
+            importlib.import_module(plugin)
+    except ConfigError:
+        raise
+    except Exception as exc:
+        _loaded.discard(plugin)
+        raise ConfigError("plugin", plugin, f"cannot be imported ({type(exc).__name__}: {exc})") from None
+
+
+def _env_plugins() -> None:
+    """Load the plugins named in ``SDEFORMER_PLUGINS`` (once per process; the env var is set by ``load_plugins``)."""
+    for plugin in filter(None, os.environ.get(PLUGINS_ENV, "").split(os.pathsep)):
+        _load(plugin)
+
+
+def _capabilities() -> Mapping[str, type]:
+    from .contracts import CAPABILITIES
+
+    return CAPABILITIES
+
+
+class Params:
+    """A config seen by a part's ``from_config``: ``params.su`` is the override (e.g. a ``(G,)`` tensor of a
+    batched run) or the config's own value; ``params.options`` holds extra keyword options (e.g. the MLP's
+    fast paths); ``params.seeds`` the runs' config seeds of a batch (None for one run)."""
+
+    def __init__(self, cfg: Any, overrides: Mapping[str, Any] | None = None, *, seeds: Any = None, **options: Any):
+        self.cfg, self.overrides, self.seeds, self.options = cfg, dict(overrides or {}), seeds, options
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("cfg", "overrides", "seeds", "options"):
+            raise AttributeError(name)
+        value = self.overrides.get(name)
+        return getattr(self.cfg, name) if value is None else value
+
+
+NOISES = Registry("noise", "noise")
+ATTENTIONS = Registry("attention", "attention")
+SOLVERS = Registry("scheme", "scheme", factory="step")
+OBSERVABLES = Registry("observable", "observable", factory="__call__")  # entries: fn(x, beta, observable)
+
+_N = "sdeformer.noise."
+NOISES.register(
+    "mlp", _N + "mlp:MLPNoise", reads=("activation", "width", "su", "sw", "sampling"), batched=("su", "sw"),
+    random=True, claims=("variance", "one_point", "pair_covariance"),
+    doc="the paper's fresh random width-m MLP per layer, shared by all tokens (THEORY section 1)",
+)  # fmt: skip
+NOISES.register(
+    "gaussian", _N + "fields:GaussianField", reads=("activation", "su", "sw", "beta"), random=True,
+    claims=("limit", "one_point", "pair_covariance", "replayable"),
+    doc="the exact Gaussian limit field with the MLP's kernel kappa (THEORY section 3)",
+)  # fmt: skip
+NOISES.register(
+    "value", _N + "value:ValueNoise", reads=("beta",), random=True, claims=("limit", "one_point", "pair_covariance"),
+    doc="random value matrices of the attention layer (BEYOND section 2)",
+)  # fmt: skip
+NOISES.register(
+    "heads", _N + "heads:ResampledHeads", reads=("beta",), random=True,
+    claims=("limit", "one_point", "pair_covariance"), doc="resampled random attention heads (BEYOND section 3)",
+)  # fmt: skip
+NOISES.register(
+    "quadratic", _N + "quadratic:QuadraticForm", random=True, claims=("limit", "one_point", "pair_covariance"),
+    doc="a random symmetric linear layer, a random quadratic form (BEYOND section 4)",
+)  # fmt: skip
+
+
+def _softmax_batched(cfg: Any) -> tuple[str, ...]:
+    return () if cfg.causal else ("attention_scale", "beta")
+
+
+_A = "sdeformer.attention."
+ATTENTIONS.register(
+    "softmax", _A + "softmax:SoftmaxAttention", reads=("beta", "attention_scale", "causal"),
+    batched=_softmax_batched, causal=True,
+    doc="the paper's softmax attention, Q^T K = beta I, V = s I (THEORY section 1)",
+)  # fmt: skip
+ATTENTIONS.register(
+    "off", _A + "softmax:NoAttention", batched=("attention_scale", "beta"),
+    doc="no attention: the noise alone",
+)  # fmt: skip
+ATTENTIONS.register(
+    "usa", _A + "variants:UnnormalizedAttention", reads=("beta", "attention_scale", "causal"), causal=True,
+    doc="unnormalized (USA) attention, weights e^{beta <x_i, x_j>} / N (BEYOND section 5)",
+)  # fmt: skip
+ATTENTIONS.register(
+    "l2", _A + "variants:L2Attention", reads=("beta", "attention_scale", "causal"), causal=True,
+    doc="L2 (distance) attention, logits -beta |x_i - x_j|^2 / 2 (BEYOND section 5)",
+)  # fmt: skip
+ATTENTIONS.register(
+    "sinkhorn", _A + "variants:SinkhornAttention", reads=("beta", "attention_scale"),
+    doc="doubly stochastic (Sinkhorn) attention (BEYOND section 5)",
+)  # fmt: skip
+
+
+def _fixed_beta_scale(cfg: Any) -> None:
+    if (cfg.beta, cfg.attention_scale) != (1.0, 1.0):
+        raise ConfigError("beta", cfg.beta, "random attention draws Q^T K and V: leave beta, attention_scale at 1")
+
+
+ATTENTIONS.register(
+    "random", _A + "variants:RandomMatrixAttention", reads=("seed", "causal"), random=True, causal=True,
+    check=_fixed_beta_scale,
+    doc="random Q^T K and V drawn once per run (BEYOND section 5)",
+)  # fmt: skip
+_S = "sdeformer.dynamics.sde:"
+SOLVERS.register("projected", _S + "ProjectedEulerMaruyama", doc="Euler-Maruyama, then back to the sphere")
+SOLVERS.register("euler", _S + "EulerMaruyama", doc="plain Euler-Maruyama (|X| = 1 in mean only)")
