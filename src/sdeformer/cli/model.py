@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import enum
 from pathlib import Path
 
 import typer
@@ -11,6 +10,7 @@ from rich.table import Table as RichTable
 
 from ..core.errors import ConfigError
 from ..io.progress import progress_bar
+from ..registry import ATTENTIONS, NOISES
 from .common import app, cli_errors, emit_json
 
 
@@ -40,21 +40,6 @@ def kernel(
     Console().print(table)
 
 
-class AttentionKind(str, enum.Enum):
-    softmax = "softmax"
-    off = "off"
-    usa = "usa"
-    l2 = "l2"
-    sinkhorn = "sinkhorn"
-    random = "random"
-
-
-class DType(str, enum.Enum):
-    float32 = "float32"
-    float64 = "float64"
-    bfloat16 = "bfloat16"
-
-
 @app.command()
 @cli_errors
 def simulate(
@@ -68,53 +53,36 @@ def simulate(
     su: float | None = typer.Option(None, help="hidden bias std [0]"),
     sw: float | None = typer.Option(None, help="output bias std [0]"),
     bias_std: float | None = typer.Option(None, help="sU = sW = this"),
-    mlp: bool | None = typer.Option(None, "--mlp/--no-mlp", help="MLP (common noise) on/off [on]"),
-    attention: AttentionKind | None = typer.Option(None, help="softmax, off, usa, l2, sinkhorn or random [softmax]"),
+    mlp: bool | None = typer.Option(None, "--mlp/--no-mlp", help="the noise (by default the MLP's) on/off [on]"),
+    attention: str | None = typer.Option(None, help=f"{ATTENTIONS.choices()} or a plugin's [softmax]"),
     causal: bool | None = typer.Option(None, "--causal/--no-causal", help="causal attention mask [off]"),
-    noise: str | None = typer.Option(None, help="noise model: mlp, gaussian, value, heads or quadratic [mlp]"),
+    noise: str | None = typer.Option(None, help=f"noise model: {NOISES.choices()} or a plugin's [mlp]"),
     share: float | None = typer.Option(None, help="rho in [0, 1], the noise's shared fraction (1: common) [1.0]"),
     attention_scale: float | None = typer.Option(None, help="s in V = s I [1.0]"),
     beta: float | None = typer.Option(None, help="Q^T K = beta I [1.0]"),
     seed: int | None = typer.Option(None, help="random seed [0]"),
-    dtype: DType | None = typer.Option(None, help="float32, float64 or bfloat16 [float32]"),
+    dtype: str | None = typer.Option(None, help="float32, float64 or bfloat16 [float32]"),
     sampling: str | None = typer.Option(None, help="MLP field: direct or conditional (same law) [direct]"),
     save_every: int | None = typer.Option(None, help="save every k-th layer [1]"),
+    plugin: list[str] | None = typer.Option(None, help="a module or .py file registering parts (repeatable)"),
     out: Path | None = typer.Option(None, help="run directory (resumable; tied to the config)"),
     force: bool = typer.Option(False, "--force", help="overwrite a run directory that holds another config's run"),
     json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
     """Run the discrete stochastic transformer (THEORY section 1) and report E_beta per saved layer."""
+    flags = {k: v for k, v in locals().items() if k in MODEL_FLAGS}  # the ModelConfig fields given as flags
     from ..config import ModelConfig, load_config_file
     from ..experiments.simulate import check_fits
     from ..experiments.simulate import simulate as run
+    from ..registry import load_plugins
 
+    load_plugins(plugin or ())
     if bias_std is not None and (su is not None or sw is not None):
         raise ConfigError("bias_std", bias_std, "give either --bias-std or --su/--sw, not both")
     base = load_config_file(config) if config is not None else {}
     if bias_std is not None:
         base.pop("bias_std", None)
-        su = sw = bias_std
-    flags = dict(
-        tokens=tokens,
-        dim=dim,
-        width=width,
-        layers=layers,
-        horizon=horizon,
-        activation=activation,
-        su=su,
-        sw=sw,
-        mlp=mlp,
-        attention=attention.value if attention else None,
-        attention_scale=attention_scale,
-        beta=beta,
-        seed=seed,
-        dtype=dtype.value if dtype else None,
-        sampling=sampling,
-        save_every=save_every,
-        causal=causal,
-        noise=noise,
-        share=share,
-    )
+        flags["su"] = flags["sw"] = bias_std
     cfg = ModelConfig.from_mapping(base, **flags)
     check_fits(cfg)  # before the progress bar starts
     with progress_bar(cfg.layers, "simulate", enabled=not json) as advance:
@@ -123,3 +91,12 @@ def simulate(
         emit_json(result.to_json())
         return
     Console().print(result.summary() + (f"; written to {out}" if out else ""))
+
+
+# the simulate options that are ModelConfig fields (config.ModelConfig; kept torch-free for a fast --help)
+MODEL_FLAGS = frozenset(
+    {
+        *("tokens", "dim", "width", "layers", "horizon", "activation", "su", "sw", "mlp", "attention"),
+        *("attention_scale", "beta", "seed", "dtype", "sampling", "save_every", "causal", "noise", "share"),
+    }
+)

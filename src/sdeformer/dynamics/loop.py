@@ -22,7 +22,7 @@ from ..contracts import RandomSource
 from ..core.errors import ConfigError
 from ..core.rng import Seeds, Streams
 from ..core.sphere import project
-from ..core.validate import float_dtype, positive_int
+from ..core.validate import float_dtype, positive_float, positive_int
 
 Observer = Callable[[int, float, Any], None]  # observer(k, t = k dt, state) after each step
 State = Any  # a tensor or a tuple of tensors
@@ -167,23 +167,45 @@ def integrate(
     return Trajectory(_stack(saved), steps, steps.to(torch.float64) * dt, stats)
 
 
-def run_tokens(
-    step: Callable[[torch.Tensor, RandomSource], torch.Tensor],
-    x0: torch.Tensor,
-    dt: float,
-    stop: int,
-    *,
-    seed: Seeds = 0,
-    streams: RandomSource | None = None,
-    saveat: SaveAt | int | None = None,
-    progress: Callable[[int], None] | None = None,
-    start: int = 0,
-    final: int | None = None,
-) -> Trajectory:
-    """``integrate`` for tokens ``(..., N, d)``: checks ``x0``, starts from LN(x0), and draws from
-    ``streams`` (default ``Streams(seed)`` over the batch shape of x0, on its device)."""
-    check_tokens(x0)
-    source = Streams(seed, tuple(x0.shape[:-2]), x0.device) if streams is None else streams
-    return integrate(
-        step, project(x0), dt, stop, source=source, saveat=saveat, progress=progress, start=start, final=final
-    )
+class TokenDynamics:
+    """Base of every model of tokens on the sphere (the discrete model, the SDE solvers): ``total`` equal steps
+    of size ``dt`` on [0, horizon], a ``step(x, source)`` ``(..., N, d) -> (..., N, d)``, and the one verb
+    ``run``. Raises ConfigError for a bad number of steps or horizon."""
+
+    def __init__(self, total: int, horizon: float, name: str = "steps"):
+        self.total, self.horizon = positive_int(name, total), positive_float("horizon", horizon)
+
+    @property
+    def dt(self) -> float:
+        return self.horizon / self.total
+
+    def step(self, x: torch.Tensor, source: RandomSource) -> torch.Tensor:
+        raise NotImplementedError
+
+    def run(
+        self,
+        x0: torch.Tensor,
+        seed: Seeds = 0,
+        saveat: SaveAt | int | None = None,
+        *,
+        streams: RandomSource | None = None,
+        progress: Callable[[int], None] | None = None,
+        start: int = 0,
+        stop: int | None = None,
+    ) -> Trajectory:
+        """Run steps ``start+1 .. stop`` (default: all) from LN(x0) ``(..., N, d)`` (``integrate``); ``t`` = k dt.
+
+        ``seed``: int or one int per batch element (see :mod:`sdeformer.core.rng`); ``streams`` overrides it
+        (pass the same Streams to continue a run in segments). ``saveat`` (``SaveAt``, or an int k for every
+        k-th step; default every step): the start state is always saved, and with ``every`` the model's last
+        step too. ``progress(k)`` is called after each step. Raises ConfigError for bad tokens, step range or
+        saveat."""
+        stop = self.total if stop is None else int(stop)
+        if not 0 <= start <= stop <= self.total:
+            raise ConfigError("stop", stop, f"need 0 <= start <= stop <= {self.total}")
+        check_tokens(x0)
+        source = Streams(seed, tuple(x0.shape[:-2]), x0.device) if streams is None else streams
+        return integrate(
+            self.step, project(x0), self.dt, stop, source=source, saveat=saveat, progress=progress, start=start,
+            final=self.total,
+        )  # fmt: skip

@@ -15,23 +15,22 @@ saving and observing (torchsde style). Schemes: ``ProjectedEulerMaruyama`` (step
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import torch
 
 from ..attention.softmax import NoAttention
-from ..contracts import AttentionDrift, LimitField, RandomSource
-from ..core.rng import Seeds
+from ..contracts import AttentionDrift, LimitField, RandomSource, require
 from ..core.sphere import project, tangent
-from ..core.validate import positive_float, positive_int
 from ..registry import SOLVERS
-from .loop import SaveAt, Trajectory, run_tokens
+from .loop import TokenDynamics
 
 
 class LimitSDE:
     """Drift and diffusion of THEORY section 3 for a ``LimitField`` and an attention (None: off)."""
 
     def __init__(self, field: LimitField, attention: AttentionDrift | None = None):
+        require(field, LimitField, "field")
+        if attention is not None:
+            require(attention, AttentionDrift, "attention")
         self.field = field
         self.attention = attention if attention is not None else NoAttention()
 
@@ -56,43 +55,26 @@ class LimitSDE:
         return tangent(x, self.field.increment(x, dt, streams))
 
 
-class Solver:
+class Solver(TokenDynamics):
     """Base solver: ``steps`` equal steps on [0, horizon]; a scheme defines ``step`` and declares its
-    ``strong_order`` and ``weak_order``. Raises ConfigError for steps < 1 or a horizon that is not finite > 0."""
+    ``strong_order`` and ``weak_order``; ``run(x0, seed, saveat)`` integrates (``loop.TokenDynamics.run``, the
+    discrete model's verb). Raises ConfigError for steps < 1 or a horizon that is not finite > 0."""
 
     strong_order: float
     weak_order: float
 
     def __init__(self, sde: LimitSDE, steps: int, horizon: float):
-        self.sde, self.steps, self.horizon = sde, positive_int("steps", steps), positive_float("horizon", horizon)
+        super().__init__(steps, horizon)
+        self.sde = sde
 
     @property
-    def dt(self) -> float:
-        return self.horizon / self.steps
+    def steps(self) -> int:
+        return self.total
 
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(steps={self.steps}, horizon={self.horizon}, "
             f"strong_order={self.strong_order}, weak_order={self.weak_order})"
-        )
-
-    def step(self, x: torch.Tensor, streams: RandomSource) -> torch.Tensor:  # (..., N, d) -> (..., N, d)
-        raise NotImplementedError
-
-    def run(
-        self,
-        x0: torch.Tensor,
-        seed: Seeds = 0,
-        saveat: SaveAt | int | None = None,
-        *,
-        streams: RandomSource | None = None,
-        progress: Callable[[int], None] | None = None,
-    ) -> Trajectory:
-        """Integrate from LN(x0) ``(..., N, d)`` (``loop.integrate``), the same verb as the discrete model's.
-        ``saveat``: ``loop.SaveAt`` or an int k (every k-th step and the last; default every step); ``t`` in the
-        Trajectory is step * dt. Raises ConfigError for bad tokens or saveat."""
-        return run_tokens(
-            self.step, x0, self.dt, self.steps, seed=seed, streams=streams, saveat=saveat, progress=progress
         )
 
 

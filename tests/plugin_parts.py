@@ -1,0 +1,75 @@
+"""A plugin defined outside the package (docs/extending.md): a noise field, an attention drift and a sweep
+observable, each registered with one call. ``tests/test_plugin.py`` runs them through every part of sdeformer.
+
+- ``half_gaussian``: the exact Gaussian limit field of the MLP kernel at half strength, C = kappa / 2 (it
+  declares its variance, its one-point law and its pair covariance, so the SDE's Ito correction, partial
+  sharing and the BEYOND section 0 moment test use them);
+- ``shifted_softmax``: softmax attention at inverse temperature beta + SHIFT (batched over beta and s);
+- ``order``: the order parameter |mean_i x_i| of each run.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from sdeformer.attention.softmax import SoftmaxAttention
+from sdeformer.noise.fields import GaussianField
+from sdeformer.registry import ATTENTIONS, NOISES, OBSERVABLES
+
+SHIFT = 0.5
+
+
+class HalfGaussian:
+    """GaussianField with its covariance halved: increments sqrt(dt / 2) R z."""
+
+    def __init__(self, activation="relu", su: float = 0.0, sw: float = 0.0, beta: float = 1.0):
+        self.inner = GaussianField(activation, su, sw, beta=beta)
+
+    @classmethod
+    def from_config(cls, p) -> HalfGaussian:
+        return cls(p.activation, p.su, p.sw, p.beta)
+
+    def increment(self, y: torch.Tensor, dt: float, source) -> torch.Tensor:
+        return self.inner.increment(y, dt / 2, source)  # (..., N, d)
+
+    def variance(self, y: torch.Tensor) -> torch.Tensor:
+        return self.inner.variance(y) / 2
+
+    def increment_and_variance(self, y: torch.Tensor, dt: float, source) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.increment(y, dt, source), self.variance(y)
+
+    def one_point(self, y: torch.Tensor, dt: float, source) -> torch.Tensor:
+        return self.inner.one_point(y, dt / 2, source)
+
+    def pair_covariance(self, x: torch.Tensor) -> torch.Tensor:
+        return self.inner.pair_covariance(x) / 2  # (..., N, N, d, d)
+
+
+class ShiftedSoftmax:
+    """Softmax attention with Q^T K = (beta + SHIFT) I, V = s I."""
+
+    def __init__(self, beta=1.0, scale=1.0):
+        self.beta, self.scale = beta, scale
+
+    @classmethod
+    def from_config(cls, p) -> ShiftedSoftmax:
+        return cls(p.beta, p.attention_scale)
+
+    def drift(self, x: torch.Tensor, source=None) -> torch.Tensor:
+        return SoftmaxAttention(self.beta + SHIFT, self.scale).drift(x)
+
+
+def order(x: torch.Tensor, beta: torch.Tensor, spec) -> torch.Tensor:
+    """|mean_i x_i| per run, ``(..., N, d) -> (...)``."""
+    return torch.linalg.vector_norm(x.mean(-2), dim=-1)
+
+
+NOISES.register(
+    "half_gaussian", HalfGaussian, reads=("activation", "su", "sw", "beta"), random=True,
+    claims=("limit", "one_point", "pair_covariance"), doc="the Gaussian limit field at half strength (a plugin)",
+)  # fmt: skip
+ATTENTIONS.register(
+    "shifted_softmax", ShiftedSoftmax, reads=("beta", "attention_scale"), batched=("beta", "attention_scale"),
+    doc=f"softmax attention at beta + {SHIFT} (a plugin)",
+)  # fmt: skip
+OBSERVABLES.register("order", order, doc="the order parameter |mean_i x_i| (a plugin)")

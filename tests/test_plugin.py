@@ -1,0 +1,196 @@
+"""A part added from outside the package (tests/plugin_parts.py: a noise field, an attention, an observable,
+registered with one call each) runs through every part of sdeformer without touching it: the discrete model,
+the SDE with every solver, batched runs, a sweep spec (local and Dask), partial sharing, the BEYOND section 0
+one-step moment test, ``sdeformer simulate --plugin`` and the report's list of the family."""
+
+import json
+import math
+import os
+from pathlib import Path
+
+import pytest
+import torch
+from typer.testing import CliRunner
+
+import sdeformer as sdf
+from sdeformer.cli import app
+from sdeformer.core.errors import ConfigError
+from sdeformer.dynamics.engine import run_sweep
+from sdeformer.dynamics.sde import LimitSDE, make_solver
+from sdeformer.experiments.parts import parts_section
+from sdeformer.noise.fields import GaussianField
+from sdeformer.noise.partial import PartialNoise
+from sdeformer.registry import ATTENTIONS, NOISES, OBSERVABLES, PLUGINS_ENV, SOLVERS, load_plugins
+from sdeformer.sweeps import DaskExecutor, LocalExecutor, parse_spec, read, run
+from sdeformer.theory.moments import measured_pair_moments, predicted_pair_moments
+
+PLUGIN = str(Path(__file__).with_name("plugin_parts.py"))
+CFG = dict(tokens=6, dim=4, width=16, layers=20, horizon=1.0, su=0.1, sw=0.1, dtype="float64")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def plugin():
+    before = os.environ.get(PLUGINS_ENV)
+    load_plugins([PLUGIN])
+    yield
+    for registry, name in ((NOISES, "half_gaussian"), (ATTENTIONS, "shifted_softmax"), (OBSERVABLES, "order")):
+        registry.entries.pop(name, None)
+    if before is None:
+        os.environ.pop(PLUGINS_ENV, None)
+    else:
+        os.environ[PLUGINS_ENV] = before
+
+
+def _config(**changes):
+    return sdf.ModelConfig(**{**CFG, "noise": "half_gaussian", "attention": "shifted_softmax", **changes})
+
+
+def test_config_builds_and_runs_the_plugin_parts():
+    cfg = _config()
+    model = cfg.build()
+    assert type(model.noise).__name__ == "HalfGaussian" and type(model.attention).__name__ == "ShiftedSoftmax"
+    traj = model.run(cfg.initial_tokens(), seed=cfg.seed, saveat=5)
+    assert traj.x.shape == (5, 6, 4) and torch.allclose(traj.x.norm(dim=-1), torch.ones(5, 6, dtype=torch.float64))
+
+
+def test_half_gaussian_is_half_the_gaussian_field_in_law(float64):
+    """Same normals: the plugin's increment is the Gaussian field's times sqrt(1/2) (a full-strength field fails)."""
+    y = sdf.uniform_sphere(6, 4, batch=(3,), seed=1, dtype=torch.float64)
+    half = NOISES.build("half_gaussian", _params())
+    full = GaussianField("relu", 0.1, 0.1)
+    a = half.increment(y, 0.1, sdf.Streams([1, 2, 3], (3,)))
+    b = full.increment(y, 0.1, sdf.Streams([1, 2, 3], (3,)))
+    torch.testing.assert_close(a, b * math.sqrt(0.5))
+    assert not torch.allclose(a, b, rtol=0.1)
+
+
+def _params():
+    from sdeformer.registry import Params
+
+    return Params(_config())
+
+
+@pytest.mark.parametrize("scheme", SOLVERS.names())
+def test_every_solver_runs_the_plugin_with_its_declared_variance(scheme, float64):
+    """Plain Euler-Maruyama keeps E|X|^2 = 1 + O(dt) only if the Ito correction uses the right variance: the
+    plugin's kappa(1)/2 passes; the same runs corrected with the full kappa(1) drift measurably inwards."""
+    field, attention = NOISES.build("half_gaussian", _params()), ATTENTIONS.build("shifted_softmax", _params())
+    x0 = sdf.uniform_sphere(4, 4, batch=(256,), seed=2, dtype=torch.float64)
+    traj = make_solver(LimitSDE(field, attention), 40, 1.0, scheme).run(x0, seed=list(range(256)), saveat=40)
+    norm2 = traj.final.pow(2).sum(-1)  # (256, 4)
+    if scheme == "projected":
+        torch.testing.assert_close(norm2, torch.ones_like(norm2))
+        return
+    assert abs(float(norm2.mean()) - 1.0) < 0.02
+    wrong = make_solver(LimitSDE(_WrongVariance(field), attention), 40, 1.0, scheme)  # half noise, full correction
+    off = wrong.run(x0, seed=list(range(256)), saveat=40).final.pow(2).sum(-1)
+    assert float(off.mean()) < 1.0 - 0.1
+
+
+class _WrongVariance:
+    """The plugin field with its variance doubled (the named wrong model of the Ito-correction check)."""
+
+    def __init__(self, field):
+        self.field = field
+
+    def increment(self, y, dt, source):
+        return self.field.increment(y, dt, source)
+
+    def variance(self, y):
+        return 2 * self.field.variance(y)
+
+    def increment_and_variance(self, y, dt, source):
+        return self.increment(y, dt, source), self.variance(y)
+
+
+def test_batched_run_equals_the_unbatched_runs():
+    configs = [_config(seed=s, beta=b) for s, b in ((0, 1.0), (1, 2.0), (2, 0.5))]
+    batched = run_sweep(configs)
+    for cfg, traj in zip(configs, batched):
+        alone = cfg.build().run(cfg.initial_tokens(), seed=cfg.seed, saveat=cfg.save_every)
+        torch.testing.assert_close(traj.x, alone.x, rtol=0, atol=1e-12)
+
+
+def test_partial_sharing_uses_the_plugin_one_point_law_and_covariance(float64):
+    model = _config(share=0.5).build()
+    assert isinstance(model.noise, PartialNoise)
+    x = sdf.uniform_sphere(3, 4, seed=3, dtype=torch.float64)
+    c = model.noise.pair_covariance(x)  # (3, 3, 4, 4)
+    own = model.noise.field.pair_covariance(x)
+    torch.testing.assert_close(c[0, 1], 0.5 * own[0, 1])
+    torch.testing.assert_close(c[1, 1], own[1, 1])
+    traj = model.run(sdf.uniform_sphere(6, 4, seed=0, dtype=torch.float64), seed=1)
+    assert torch.isfinite(traj.x).all()
+
+
+def test_one_step_moments_of_the_plugin_match_beyond_0(float64):
+    """E du / h and E du^2 / h of one discrete step against the plugin's declared covariance; the Gaussian
+    field's (twice as large) is rejected by the same tolerance."""
+    field, h = NOISES.build("half_gaussian", _params()), 1e-3
+    x = sdf.uniform_sphere(2, 4, seed=4, dtype=torch.float64)
+    pred = predicted_pair_moments(x, field.pair_covariance(x))
+    meas = measured_pair_moments(sdf.StochasticTransformer(1, h, noise=field).step, x, h, 20000)
+    tol = 3 * meas.variation.se + 10 * h * (abs(pred.drift) + pred.variation)
+    assert abs(meas.variation.mean - pred.variation) <= tol
+    assert abs(meas.drift.mean - pred.drift) <= 3 * meas.drift.se + 10 * h * (abs(pred.drift) + pred.variation)
+    assert abs(meas.variation.mean - 2 * pred.variation) > tol  # the full-strength covariance fails
+
+
+SPEC = {
+    "name": "plugin",
+    "base": {**CFG, "noise": "half_gaussian", "attention": "shifted_softmax", "layers": 10},
+    "axes": {"beta": [0.5, 2.0]},
+    "seeds": 2,
+    "observables": ["energy", "order"],
+    "times": [0.0, 1.0],
+}
+
+
+def test_sweep_spec_runs_the_plugin_locally_and_on_dask(tmp_path):
+    with LocalExecutor() as ex:
+        run(parse_spec(SPEC), tmp_path / "local", ex)
+    with DaskExecutor(workers=1) as ex:  # a worker process: it loads the plugin from SDEFORMER_PLUGINS
+        run(parse_spec(SPEC), tmp_path / "dask", ex)
+    local, dask = (read(tmp_path / k).sort_values(["beta", "replicate", "t"]) for k in ("local", "dask"))
+    assert len(local) == 8 and local["order"].between(0, 1).all()
+    assert local["order"].tolist() == dask["order"].tolist() and local["energy"].tolist() == dask["energy"].tolist()
+
+
+def test_simulate_command_takes_a_plugin(tmp_path):
+    args = ["simulate", "--plugin", PLUGIN, "--noise", "half_gaussian", "--attention", "shifted_softmax"]
+    args += ["--tokens", "6", "--dim", "4", "--layers", "10", "--json"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["config"]["noise"] == "half_gaussian"
+    bad = CliRunner().invoke(app, ["simulate", "--plugin", "no_such_module_xyz", "--json"])
+    assert bad.exit_code == 2 and "plugin" in bad.output and "Traceback" not in bad.output
+
+
+def test_report_lists_the_plugin_parts():
+    tables = {t.caption.split()[0]: [row[0] for row in t.rows] for t in parts_section().tables}
+    assert "half_gaussian" in tables["noise"] and "shifted_softmax" in tables["attention"]
+    assert "order" in tables["sweep"]
+
+
+class _NoVariance:
+    @classmethod
+    def from_config(cls, p):
+        return cls()
+
+    def increment(self, y, dt, source):
+        return torch.zeros_like(y)
+
+
+def test_a_part_missing_a_required_method_is_refused_in_one_line():
+    with pytest.raises(ConfigError) as info:
+        NOISES.register("no_variance", _NoVariance, claims=("limit",))
+    assert "increment_and_variance" in str(info.value) and "variance" in str(info.value)
+    assert "\n" not in str(info.value) and "no_variance" not in NOISES
+    with pytest.raises(ConfigError, match="from_config"):
+        ATTENTIONS.register("no_factory", type("NoFactory", (), {"drift": lambda self, x, source=None: x}))
+    with pytest.raises(ConfigError, match="claims"):
+        NOISES.register("bad_claim", _NoVariance, claims=("telepathy",))
+    with pytest.raises(ConfigError, match="already registered"):
+        NOISES.register("mlp", _NoVariance)
+    with pytest.raises(ConfigError, match="one_point"):
+        PartialNoise(_NoVariance(), 0.5)  # no one_point: partial sharing refuses it
