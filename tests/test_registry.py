@@ -77,3 +77,11 @@ def test_the_command_line_help_lists_the_registry_names():
     text = " ".join(CliRunner().invoke(app, ["simulate", "--help"]).output.split())
     for name in (*NOISES.names(), *ATTENTIONS.names()):
         assert name in text
+
+
+def test_the_api_table_of_the_family_is_generated_from_the_registries():
+    import runpy
+    from pathlib import Path
+
+    script = runpy.run_path(str(Path(__file__).resolve().parents[1] / "scripts" / "parts_table.py"))
+    assert script["PAGE"].read_text() == script["render"](), "run python scripts/parts_table.py"

@@ -150,4 +150,5 @@ def require(part: object, contract: type, name: str | None = None) -> None:
     absent = missing(part, contract)
     if absent:
         label = name or getattr(part, "__name__", type(part).__name__)
-        raise ConfigError("part", label, f"lacks {', '.join(absent)}() required by contracts.{contract.__name__}")
+        methods_text = ", ".join(n + "()" for n in absent)
+        raise ConfigError("part", label, f"lacks {methods_text} required by contracts.{contract.__name__}")
