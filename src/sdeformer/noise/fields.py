@@ -21,7 +21,7 @@ from ..core.kernel import KernelTheory, kernel_theory
 from ..core.rng import Seeds, Streams
 from ..core.validate import dimension, nonneg_float, positive_int
 from .covariance import IsotropicKernel
-from .roots import arccos_kappa, eigh_root, psd_sqrt
+from .roots import arccos_kappa, eigh_root, first_copies, psd_sqrt
 
 # These fields split a draw into ``apply(y, dt, z, streams)``, deterministic given the standard normals ``z``
 # ``(..., *normal_shape(y))``, and ``increment`` (which draws ``z`` from the streams). Feeding the same ``z``
@@ -168,8 +168,12 @@ class GaussianField(LimitFromNormals, IsotropicKernel):
         return tuple(y.shape[-2:])
 
     def apply(self, y: torch.Tensor, dt: float, z: torch.Tensor, streams: RandomSource | None = None) -> torch.Tensor:
-        """sqrt(dt) R(y) z. ``y``, ``z``: (..., N, d) -> (..., N, d)."""
-        return math.sqrt(dt) * (self.factor(y) @ z)
+        """sqrt(dt) R(y) z. ``y``, ``z``: (..., N, d) -> (..., N, d); with the eigh root, coinciding tokens get
+        bit-identical increments (``roots.first_copies``)."""
+        out = math.sqrt(dt) * (self.factor(y) @ z)  # (..., N, d)
+        if self.root_kind != "eigh":
+            return out
+        return out.gather(-2, first_copies(y).unsqueeze(-1).expand_as(out))
 
     def apply_and_variance(
         self, y: torch.Tensor, dt: float, z: torch.Tensor, streams: RandomSource | None = None

@@ -40,3 +40,17 @@ def eigh_root(k: torch.Tensor) -> torch.Tensor:
     keep = evals > tol  # (..., n)
     inv_sqrt = torch.where(keep, evals.clamp(min=torch.finfo(k.dtype).tiny).rsqrt(), torch.zeros_like(evals))
     return k @ (evecs * inv_sqrt.unsqueeze(-2))  # (..., n, n)
+
+
+def first_copies(y: torch.Tensor) -> torch.Tensor:
+    """For tokens ``y`` ``(..., N, d)``, the index ``(..., N)`` of the first token of the same run equal to each
+    (bit for bit). A product ``R z`` computed by a matrix kernel may round identical rows of R differently;
+    gathering its rows at these indices makes coinciding tokens' values bit-identical, as they are exactly."""
+    n = y.shape[-2]
+    flat = y.reshape(-1, n, y.shape[-1])  # (B, N, d)
+    runs = torch.arange(flat.shape[0], device=y.device).repeat_interleave(n)  # (B N,)
+    rows = torch.cat([flat.reshape(-1, flat.shape[-1]), runs.unsqueeze(-1).to(y.dtype)], dim=-1)  # (B N, d + 1)
+    _, inverse = torch.unique(rows, dim=0, return_inverse=True)  # (B N,)
+    first = torch.full((int(inverse.max()) + 1,), rows.shape[0], dtype=torch.long, device=y.device)
+    first.scatter_reduce_(0, inverse, torch.arange(rows.shape[0], device=y.device), "amin")
+    return (first[inverse] - runs * n).reshape(y.shape[:-1])
