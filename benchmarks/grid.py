@@ -13,7 +13,7 @@ from sdeformer.dynamics.engine import run_sweep
 from sdeformer.experiments.grid import MLP_CHOICES, grid_configs
 from sdeformer.noise.mlp import MLPNoise, root_pays
 
-from .timing import floor_seconds, timed
+from .timing import floor_seconds, interleaved, peaks, ratio, spread
 
 
 def plain_grid_run(cfg: ModelConfig) -> torch.Tensor:
@@ -56,36 +56,48 @@ def grid_counts(configs: list[ModelConfig], sampling: str) -> dict:
     return {"normals": normals, "flops": flops}
 
 
-def bench_grid(device: torch.device, rates: dict, quick: bool) -> dict:
-    """Seconds of the plain loop, the engine (default and conditional sampling) and their floors, with ratios."""
+def bench_grid(device: torch.device, rates: dict, quick: bool, rounds: int = 3) -> dict:
+    """Seconds of the plain loop, the engine (default and conditional sampling) and their floors, interleaved
+    over ``rounds`` (the sampling and matmul rates are measured again in every round, so each round's floor
+    sees that round's load), with min / median / max and the ratios per round. ``rates``: the rates measured
+    before the part (kept in the result for reference)."""
     layers = 15 if quick else 150
     choices = ("relu",) if quick else MLP_CHOICES
     # the reproduction samples conditionally; the engine-vs-loop comparison draws U, W directly, as the loop does
     configs = [c.replace(sampling="direct") for ch in choices for c in grid_configs(ch, layers=layers)]
-    t_loop, plain = timed(lambda: [plain_grid_run(c) for c in configs], torch.device("cpu"))
-    t_ours, trajs = timed(lambda: run_sweep(configs, device), device)
-    t_cond, _ = timed(lambda: run_sweep(configs, device, sampling="conditional"), device)
-    agree = max((p - t.x.cpu()).abs().max().item() for p, t in zip(plain, trajs))
+    round_rates: list[dict] = []
+    contenders = {
+        "plain_loop": lambda: [plain_grid_run(c) for c in configs],
+        "engine": lambda: run_sweep(configs, device),
+        "engine_conditional": lambda: run_sweep(configs, device, sampling="conditional"),
+        "rates": lambda: round_rates.append(peaks(device, quick)),
+    }
+    record, last = interleaved(contenders, device, rounds)
+    agree = max((p - t.x.cpu()).abs().max().item() for p, t in zip(last["plain_loop"], last["engine"]))
     direct, cond = grid_counts(configs, "direct"), grid_counts(configs, "conditional")
-    floor_direct, floor_cond = floor_seconds(**direct, rates=rates), floor_seconds(**cond, rates=rates)
+    floors = {
+        "floor_direct": [floor_seconds(**direct, rates=r) for r in round_rates],
+        "floor_conditional": [floor_seconds(**cond, rates=r) for r in round_rates],
+    }
+    per_round = {**record["seconds"], **floors}
+
+    def over(a: str, b: str) -> dict:
+        return ratio(per_round[a], per_round[b])
+
     return {
         "settings": len(configs),
         "layers": layers,
         "choices": list(choices),
-        "seconds": {
-            "plain_loop": t_loop,
-            "engine": t_ours,
-            "engine_conditional": t_cond,
-            "floor_direct": floor_direct,
-            "floor_conditional": floor_cond,
-        },
+        "rounds": record,
+        "rates_before": rates,
+        "seconds": {name: spread(v) for name, v in per_round.items() if name != "rates"},
         "counts": {"direct": direct, "conditional": cond},
         "ratios": {
-            "loop_over_engine": t_loop / t_ours,
-            "loop_over_engine_conditional": t_loop / t_cond,
-            "engine_over_floor_direct": t_ours / floor_direct,
-            "engine_conditional_over_floor_conditional": t_cond / floor_cond,
-            "engine_conditional_over_floor_direct": t_cond / floor_direct,
+            "loop_over_engine": over("plain_loop", "engine"),
+            "loop_over_engine_conditional": over("plain_loop", "engine_conditional"),
+            "engine_over_floor_direct": over("engine", "floor_direct"),
+            "engine_conditional_over_floor_conditional": over("engine_conditional", "floor_conditional"),
+            "engine_conditional_over_floor_direct": over("engine_conditional", "floor_direct"),
         },
         "max_abs_difference_loop_vs_engine": agree,
     }

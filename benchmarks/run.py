@@ -1,5 +1,7 @@
-"""The benchmark suite runner: runs the named parts in one process, writes ``<out>/<part>[_quick].json`` and
-gives the headline rows of the ``sdeformer bench`` table."""
+"""The benchmark suite runner: runs the named parts in one process (one torch thread unless asked; every part
+times its contenders interleaved over rounds, ``timing.interleaved``), writes ``<out>/<part>[_quick].json``
+with the load average and thread count before and after the part, and gives the headline rows of the
+``sdeformer bench`` table (median of the per-round ratios, with their range and the load)."""
 
 from __future__ import annotations
 
@@ -15,10 +17,12 @@ from sdeformer.io.store import write_json
 from .attention import RB_SIZE, bench_attention, bench_throughput
 from .grid import bench_grid
 from .precision import bench_precision
+from .rng import bench_rng
 from .sde import bench_sde
-from .timing import machine, peaks
+from .spde import bench_spde
+from .timing import conditions, machine, peaks
 
-PARTS = ("grid", "sde", "attention", "throughput", "precision")
+PARTS = ("grid", "sde", "attention", "throughput", "precision", "rng", "spde")
 
 
 def check_device(device: str | torch.device) -> torch.device:
@@ -38,29 +42,35 @@ def run_benchmarks(
     out: str | Path | None = None,
     device: str | torch.device = "cpu",
     on_part: Callable[[str], None] | None = None,
-    threads: int | None = None,
+    threads: int | None = 1,
+    rounds: int = 3,
 ) -> dict:
     """Run the named parts; write ``<out>/<part>[_quick].json`` as each finishes. Returns all results.
-    ``threads`` sets torch's CPU threads for the run (on a machine shared with other jobs, 1 thread avoids
-    OpenMP oversubscription, which slows small ops by 10-40x). Raises ConfigError for an unknown part, a
-    thread count < 1 or an unusable device."""
+    ``threads`` sets torch's CPU threads for the run (default 1: on a machine shared with other jobs, more
+    threads than free cores spin and slow small ops by 10-40x; None leaves torch's setting); ``rounds``: how
+    many times each part runs its contenders, interleaved. Raises ConfigError for an unknown part, a thread
+    or round count < 1 or an unusable device."""
     for p in parts:
         if p not in PARTS:
             raise ConfigError("part", p, f"one or more of {list(PARTS)}")
     if threads is not None:
         torch.set_num_threads(positive_int("threads", threads))
+    rounds = positive_int("rounds", rounds)
     device = check_device(device)
     rates = peaks(device, quick)
-    results: dict = {"machine": machine(device), "quick": quick, "rates": rates}
+    results: dict = {"machine": machine(device), "quick": quick, "rounds": rounds, "rates": rates}
     runners = {
-        "grid": lambda: bench_grid(device, rates, quick),
-        "sde": lambda: bench_sde(device, quick),
-        "attention": lambda: bench_attention(device, quick),
-        "throughput": lambda: bench_throughput(device, quick),
-        "precision": lambda: bench_precision(device, quick),
+        "grid": lambda: bench_grid(device, rates, quick, rounds),
+        "sde": lambda: bench_sde(device, quick, rounds),
+        "attention": lambda: bench_attention(device, quick, rounds),
+        "throughput": lambda: bench_throughput(device, quick, rounds),
+        "precision": lambda: bench_precision(device, quick, rounds),
+        "rng": lambda: bench_rng(device, quick, rounds),
+        "spde": lambda: bench_spde(quick, device, rounds),
     }
     for part in parts:
-        results[part] = runners[part]()
+        before = conditions()
+        results[part] = {**runners[part](), "conditions": {"before": before, "after": conditions()}}
         if out is not None:
             suffix = "_quick" if quick else ""
             write_json(
@@ -72,20 +82,22 @@ def run_benchmarks(
     return results
 
 
+def _x(r: dict) -> str:
+    """A per-round ratio as ``median x [min - max]``."""
+    return f"{r['median']:.2f}x [{r['min']:.2f}-{r['max']:.2f}]"
+
+
 def summary_rows(results: dict) -> list[tuple[str, str, str]]:
-    """(measurement, value, target) rows of the headline ratios, for the CLI table and docs."""
+    """(measurement, value, target) rows of the headline ratios (median of the rounds [min - max]), for the
+    CLI table and docs; the last row gives the rounds, threads and load average."""
     rows = []
     if "grid" in results:
         r = results["grid"]["ratios"]
         rows += [
-            ("grid: plain loop / engine", f"{r['loop_over_engine']:.2f}x", ">= 3x"),
-            ("grid: plain loop / engine (conditional sampling)", f"{r['loop_over_engine_conditional']:.2f}x", ">= 3x"),
-            ("grid: engine / floor (direct counts)", f"{r['engine_over_floor_direct']:.2f}x", "<= 1.5x"),
-            (
-                "grid: engine conditional / its floor",
-                f"{r['engine_conditional_over_floor_conditional']:.2f}x",
-                "<= 1.5x",
-            ),
+            ("grid: plain loop / engine", _x(r["loop_over_engine"]), ">= 1.5x"),
+            ("grid: plain loop / engine (conditional sampling)", _x(r["loop_over_engine_conditional"]), ">= 1.5x"),
+            ("grid: engine / floor (direct counts)", _x(r["engine_over_floor_direct"]), "<= 1.3x"),
+            ("grid: engine conditional / its floor", _x(r["engine_conditional_over_floor_conditional"]), "<= 1.3x"),
         ]
     if "sde" in results and "skipped" not in results["sde"]:
         for name in ("gaussian", "random_feature_1024"):
@@ -93,10 +105,10 @@ def summary_rows(results: dict) -> list[tuple[str, str, str]]:
             for kind in ("general", "expert"):
                 unbatched = s["unbatched"][f"speedup_vs_{kind}"]
                 rows += [
-                    (f"sde ({name}): torchsde {kind} / ours, unbatched", f"{unbatched:.2f}x", ">= 4x"),
+                    (f"sde ({name}): torchsde {kind} / ours, unbatched", _x(unbatched), ">= 4x"),
                     (
                         f"sde ({name}): torchsde {kind} unbatched / ours batched, per run-step",
-                        f"{s[f'batched_speedup_per_run_step_vs_{kind}']:.2f}x",
+                        _x(s[f"batched_speedup_per_run_step_vs_{kind}"]),
                         ">= 10x",
                     ),
                 ]
@@ -105,7 +117,7 @@ def summary_rows(results: dict) -> list[tuple[str, str, str]]:
         rows.append(
             (
                 f"attention N={last['tokens']}: full (efficient) / random-batch p={RB_SIZE}",
-                f"{last['efficient_over_random_batch']:.1f}x",
+                _x(last["efficient_over_random_batch"]),
                 ">= 50x at N=65536",
             )
         )
@@ -119,10 +131,30 @@ def summary_rows(results: dict) -> list[tuple[str, str, str]]:
     if "throughput" in results:
         t = results["throughput"]
         rows += [
-            (f"throughput N={t['tokens']}: {k}", f"{t[k]['token_layers_per_s']:.3g} token-layers/s", "")
+            (f"throughput N={t['tokens']}: {k}", f"{t[k]['token_layers_per_s']['median']:.3g} token-layers/s", "")
             for k in ("full_attention_fp32", "random_batch_fp32", "random_batch_bf16_mlp")
         ]
     if "precision" in results:
         p = results["precision"]
         rows.append(("bf16 MLP: max |E_bf16 - E_fp32| (d=64 panels)", f"{p['energy_max_abs_difference']:.2e}", ""))
+    if "rng" in results:
+        for row in results["rng"]["rows"]:
+            if row["batch"] >= 1024 or row["batch"] == 1:
+                rows.append(
+                    (
+                        f"rng {row['dtype']} batch {row['batch']}: counter / torch.randn floor (loop / floor)",
+                        f"{_x(row['counter_over_floor'])} ({row['loop_over_floor']['median']:.2f}x)",
+                        "<= 2x at batch >= 1024",
+                    )
+                )
+    loads = [results[p]["conditions"]["before"]["load_average"][0] for p in PARTS if p in results]
+    if loads:
+        rows.append(
+            (
+                "conditions",
+                f"{results['rounds']} rounds, {results['machine']['torch_threads']} thread(s), load {min(loads):.1f}-"
+                f"{max(loads):.1f}",
+                "",
+            )
+        )
     return rows

@@ -13,11 +13,12 @@ import torch
 from torch import nn
 
 from sdeformer.attention.softmax import SoftmaxAttention
+from sdeformer.contracts import Replayable
 from sdeformer.core.sphere import uniform_sphere
 from sdeformer.dynamics.sde import EulerMaruyama, LimitSDE
 from sdeformer.noise.fields import GaussianField, RandomFeatureField
 
-from .timing import timed
+from .timing import interleaved, ratio, spread
 
 
 def diffusion_basis(field, x: torch.Tensor) -> torch.Tensor:
@@ -75,9 +76,9 @@ class TorchsdeExpert(_TorchsdeForm):
     ever formed."""
 
     def g_prod(self, t, y, v):  # Brownian increments v (B, noise) -> P_x dW(x), (B, N d)
-        x = y.reshape(self.shape)
-        batch = self.shape[:-2]
-        z = v.reshape(batch + tuple(self.sde.field.normal_shape(x)))
+        x, batch, field = y.reshape(self.shape), self.shape[:-2], self.sde.field
+        assert isinstance(field, Replayable)  # both benchmarked fields are functions of standard normals
+        z = v.reshape(batch + tuple(field.normal_shape(x)))
         return self.sde.diffusion(x, 1.0, GivenNormals(z, batch)).reshape(y.shape)
 
 
@@ -89,56 +90,67 @@ def _sde_fields(d: int, runs: int, device: torch.device) -> dict:
     }
 
 
-def bench_sde(device: torch.device, quick: bool) -> dict:
+def _contenders(torchsde, field, runs: int, steps: int, general_steps: int, device: torch.device) -> dict:
+    """Our Euler-Maruyama and torchsde's on ``runs`` runs (general noise: unbatched only, ``general_steps``),
+    each warmed up once (allocator, first-call costs); name -> (callable, run-steps it takes)."""
+    n, d, horizon = 256, 16, 1.0
+    sde = LimitSDE(field, SoftmaxAttention())
+    shape = (runs, n, d)
+    x0 = uniform_sphere(n, d, batch=shape[:1] if runs > 1 else (), seed=0, device=device)  # (..., N, d)
+    noise = math.prod(field.normal_shape(x0))
+    ts = torch.tensor([0.0, horizon], device=device)
+
+    def ours(k: int = steps):
+        return EulerMaruyama(sde, k, horizon).run(x0, seed=0, saveat=k)
+
+    def torchsde_run(form: type[_TorchsdeForm], k: int = steps):
+        bm = torchsde.BrownianInterval(t0=0.0, t1=horizon, size=(runs, noise), device=device, entropy=0)
+        return torchsde.sdeint(form(sde, shape), x0.reshape(runs, n * d), ts, bm=bm, method="euler", dt=horizon / k)
+
+    out = {"ours": (ours, runs * steps), "torchsde_expert": (lambda: torchsde_run(TorchsdeExpert), runs * steps)}
+    if runs == 1:  # general noise: its (N d) x (k d) matrix per run (16.7M / 67M entries) rules out a batch
+        out["torchsde_general"] = (lambda: torchsde_run(TorchsdeGeneral, general_steps), general_steps)
+        torchsde_run(TorchsdeGeneral, 2)
+    ours(2)
+    torchsde_run(TorchsdeExpert, 2)
+    return out
+
+
+def bench_sde(device: torch.device, quick: bool, rounds: int = 3) -> dict:
     """Per run-step seconds of our Euler-Maruyama and torchsde's ("general": the straightforward form, run
-    unbatched over fewer steps since its diffusion matrix is N d x k d; "expert": custom g_prod)."""
+    unbatched over fewer steps since its diffusion matrix is N d x k d; "expert": custom g_prod), unbatched and
+    as a batch of 32, all five contenders of a field interleaved over ``rounds``; min / median / max and the
+    speed-ups per round."""
     try:
         import torchsde
     except ImportError:
         return {"skipped": "torchsde is not installed (pip install 'sdeformer[theory]')"}
-    n, d, horizon, batch = 256, 16, 1.0, 32
-    out: dict = {"tokens": n, "dim": d, "batch": batch, "scheme": "Euler-Maruyama (all)", "attention": "softmax"}
-    for runs in (1, batch):
-        for name, field in _sde_fields(d, runs, device).items():
-            steps = 20 if quick else (1000 if runs == 1 else 100)  # per run-step ratios; the batch is 32x the work
-            sde = LimitSDE(field, SoftmaxAttention())
-            shape = (runs, n, d)
-            x0 = uniform_sphere(n, d, batch=shape[:1] if runs > 1 else (), seed=0, device=device)  # (..., N, d)
-            noise = math.prod(field.normal_shape(x0))
-            ts = torch.tensor([0.0, horizon], device=device)
-
-            def ours(k: int = steps):
-                return EulerMaruyama(sde, k, horizon).run(x0, seed=0, saveat=k)
-
-            def torchsde_run(form: type[_TorchsdeForm], k: int = steps):
-                bm = torchsde.BrownianInterval(t0=0.0, t1=horizon, size=(runs, noise), device=device, entropy=0)
-                return torchsde.sdeint(
-                    form(sde, shape), x0.reshape(runs, n * d), ts, bm=bm, method="euler", dt=horizon / k
-                )
-
-            ours(2)  # warm-up: allocator, first-call costs
-            torchsde_run(TorchsdeExpert, 2)
-            t_ours, _ = timed(ours, device)
-            t_expert, _ = timed(lambda: torchsde_run(TorchsdeExpert), device)
-            row = {
-                "steps": steps,
-                "ours_s_per_run_step": t_ours / (runs * steps),
-                "torchsde_expert_s_per_run_step": t_expert / (runs * steps),
-                "speedup_vs_expert": t_expert / t_ours,
-            }
-            if runs == 1:  # general noise: its (N d) x (k d) matrix per run (16.7M / 67M entries) rules out a batch
-                general_steps = 5 if quick else 50
-                torchsde_run(TorchsdeGeneral, 2)
-                t_general, _ = timed(lambda: torchsde_run(TorchsdeGeneral, general_steps), device)
-                row.update(
-                    general_steps=general_steps,
-                    torchsde_general_s_per_run_step=t_general / general_steps,
-                    general_matrix_entries=n * d * noise,
-                )
-                row["speedup_vs_general"] = row["torchsde_general_s_per_run_step"] / row["ours_s_per_run_step"]
-            out.setdefault(name, {})["unbatched" if runs == 1 else f"batch_{runs}"] = row
+    batch, d = 32, 16
+    out: dict = {"tokens": 256, "dim": d, "batch": batch, "scheme": "Euler-Maruyama (all)", "attention": "softmax"}
+    general_steps = 5 if quick else 50
     for name in ("gaussian", "random_feature_1024"):
-        r, ours_batched = out[name], out[name][f"batch_{batch}"]["ours_s_per_run_step"]
-        r["batched_speedup_per_run_step_vs_general"] = r["unbatched"]["torchsde_general_s_per_run_step"] / ours_batched
-        r["batched_speedup_per_run_step_vs_expert"] = r["unbatched"]["torchsde_expert_s_per_run_step"] / ours_batched
+        contenders: dict = {}
+        for runs in (1, batch):
+            steps = 20 if quick else (1000 if runs == 1 else 100)  # per run-step ratios; the batch is 32x the work
+            form = "unbatched" if runs == 1 else f"batch_{runs}"
+            field = _sde_fields(d, runs, device)[name]
+            for who, fn in _contenders(torchsde, field, runs, steps, general_steps, device).items():
+                contenders[f"{who}:{form}"] = fn
+        record, _ = interleaved({k: fn for k, (fn, _) in contenders.items()}, device, rounds)
+        per = {k: [s / units for s in record["seconds"][k]] for k, (_, units) in contenders.items()}  # per run-step
+        r: dict = {"rounds": record}
+        for form in ("unbatched", f"batch_{batch}"):
+            row: dict = {"ours_s_per_run_step": spread(per[f"ours:{form}"])}
+            for kind in ("expert", "general"):
+                theirs = per.get(f"torchsde_{kind}:{form}")
+                if theirs is not None:
+                    row[f"torchsde_{kind}_s_per_run_step"] = spread(theirs)
+                    row[f"speedup_vs_{kind}"] = ratio(theirs, per[f"ours:{form}"])
+            r[form] = row
+        r["unbatched"]["general_steps"] = general_steps
+        for kind in ("general", "expert"):  # torchsde unbatched against ours batched, per run-step, per round
+            r[f"batched_speedup_per_run_step_vs_{kind}"] = ratio(
+                per[f"torchsde_{kind}:unbatched"], per[f"ours:batch_{batch}"]
+            )
+        out[name] = r
     return out

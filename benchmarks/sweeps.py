@@ -45,6 +45,8 @@ from sdeformer.config import load_config_file
 from sdeformer.io.store import write_json
 from sdeformer.sweeps import DaskExecutor, LocalExecutor, parse_spec, read, run
 
+from .timing import conditions, ratio, spread
+
 RESULTS = Path(__file__).resolve().parent / "results" / "sweeps.json"
 SWEEP = {
     "name": "bench",
@@ -58,8 +60,8 @@ SWEEP = {
 
 
 def timed(spec, executor, folder: Path, repeat: int = 1) -> dict[str, Any]:
-    """Best of ``repeat`` runs of the whole sweep, each into a fresh folder."""
-    walls = []
+    """Best of ``repeat`` >= 1 runs of the whole sweep, each into a fresh folder (with their spread)."""
+    walls, out = [], {}
     for i in range(repeat):
         start = time.perf_counter()
         out = run(spec, folder / str(i), executor)
@@ -71,6 +73,7 @@ def timed(spec, executor, folder: Path, repeat: int = 1) -> dict[str, Any]:
         "wall_s": round(wall, 3),
         "runs_per_s": round(out["ran"] / wall, 2),
         "walls_s": [round(w, 3) for w in walls],
+        "walls_spread_s": spread(walls),
     }
 
 
@@ -126,6 +129,8 @@ def throughput(seeds: int, repeat: int, local_2_threads: bool = True) -> dict[st
     inside: dict[str, list[float]] = {n: [] for n in names}  # seconds in the tasks (simulate, observables, part)
     info: dict[str, Any] = {}
     tables = []
+    loads: list[float] = []  # 1-minute load average before each round
+    results_2: dict[str, Any] = {}
     one, one_procs, one_startup = _cluster(1)
     two, two_procs, two_startup = _cluster(2)
     executors: dict[str, tuple[Recording, list[psutil.Process], int | None]] = {
@@ -137,6 +142,8 @@ def throughput(seeds: int, repeat: int, local_2_threads: bool = True) -> dict[st
     try:
         with tempfile.TemporaryDirectory() as tmp:
             for i in range(-1, repeat):  # round -1: a small warm-up sweep (first-task costs are not throughput)
+                if i >= 0:
+                    loads.append(round(os.getloadavg()[0], 2))
                 for k in range(len(names)):  # each round starts with the next executor: no place in it is favoured
                     name = names[(k + max(i, 0)) % len(names)]
                     rec, procs, per_call = executors[name]
@@ -170,6 +177,7 @@ def throughput(seeds: int, repeat: int, local_2_threads: bool = True) -> dict[st
             "wall_s": round(best, 3),
             "runs_per_s": round(info[name]["runs"] / best, 2),
             "walls_s": [round(w, 3) for w in walls[name]],
+            "walls_spread_s": spread(walls[name]),
             "in_tasks_s": [round(c, 3) for c in inside[name]],
             "between_tasks_ms_per_task": round(1000 * statistics.median(between[name]) / tasks, 2),
             "cpu_driver_s": round(driver, 3),
@@ -200,6 +208,12 @@ def throughput(seeds: int, repeat: int, local_2_threads: bool = True) -> dict[st
         cpu_extra = r["cpu_driver_s"] + r["cpu_cluster_s"] - local["cpu_driver_s"]
         r["cpu_overhead_fraction_of_local"] = round(cpu_extra / local["cpu_driver_s"], 4)
     results["speedup_2_vs_1_worker"] = round(one_r["wall_s"] / two_r["wall_s"], 3)
+    results["per_round"] = {  # each ratio within a round: both executors saw about the same load
+        "dask_1_over_local": ratio(walls["dask_1_worker"], walls["local_1_thread"]),
+        "speedup_2_vs_1_worker": ratio(walls["dask_1_worker"], walls["dask_2_worker"]),
+        "load_average": loads,
+        **conditions(),
+    }
     return results
 
 
@@ -243,7 +257,7 @@ def _uptime() -> str:
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--seeds", type=int, default=None, help="seeds (default 32: 1,024 runs; with --spec: 1)")
     parser.add_argument("--spec", type=Path, default=None, help="time this spec cut to --seeds seeds instead")
     parser.add_argument("--executor", choices=("local", "dask"), default="dask")

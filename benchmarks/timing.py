@@ -1,15 +1,28 @@
-"""Measuring tools of the benchmarks: wall time, extra peak memory, the machine, its sampling and matmul rates."""
+"""Measuring tools of the benchmarks: contenders timed interleaved over rounds (``interleaved``), the spread
+of the rounds (``spread``) and the per-round ratio of two contenders (``ratio``), the conditions of a
+measurement (load average, threads: ``conditions``), extra peak memory, the machine, its sampling and matmul
+rates.
+
+On a shared machine one run of a comparison is not evidence: the load of the other jobs moves a single
+timing by 10-80x (issue 18). So every benchmark runs its contenders A B C, B C A, C A B, ... (each round
+starts with the next one, so no place in a round is favoured), reports min / median / max of each and the
+ratio of two contenders within each round (both saw about the same load), and records the 1-minute load
+average before every round and torch's thread count.
+"""
 
 from __future__ import annotations
 
 import os
 import platform
 import resource
+import statistics
 import time
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import torch
+
+from sdeformer.core.threads import usable_cores
 
 T = TypeVar("T")
 
@@ -30,6 +43,7 @@ def machine(device: torch.device) -> dict:
         "device": str(device),
         "gpu": torch.cuda.get_device_name(device) if device.type == "cuda" else None,
         "load_average_1min": os.getloadavg()[0],
+        "usable_cores": usable_cores(),
     }
 
 
@@ -44,6 +58,59 @@ def _once(fn: Callable[[], T], device: torch.device) -> tuple[float, T]:
     out = fn()
     _sync(device)
     return time.perf_counter() - start, out
+
+
+def conditions() -> dict:
+    """The load and threads a measurement ran under: 1, 5, 15-minute load averages, torch's intra-op threads,
+    the cores this process may use."""
+    return {
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+        "torch_threads": torch.get_num_threads(),
+        "usable_cores": usable_cores(),
+    }
+
+
+def spread(values: Sequence[float]) -> dict:
+    """min / median / max of a benchmark's rounds."""
+    return {"min": min(values), "median": statistics.median(values), "max": max(values)}
+
+
+def interleaved(
+    contenders: Mapping[str, Callable[[], Any]], device: torch.device, rounds: int = 3
+) -> tuple[dict, dict[str, Any]]:
+    """Time every contender once per round, interleaved: round i runs them in the order of ``contenders``
+    rotated by i (A B C, B C A, ...). Returns (record, last result of each contender); record: ``rounds``,
+    ``order`` (per round), ``seconds`` (per contender, per round), ``load_average`` (1-minute, before each
+    round), ``torch_threads``."""
+    if rounds < 1:
+        raise ValueError(f"rounds={rounds}: need at least one round")
+    names = list(contenders)
+    seconds: dict[str, list[float]] = {name: [] for name in names}
+    last: dict[str, Any] = {}
+    order, loads = [], []
+    for i in range(rounds):
+        turn = names[i % len(names) :] + names[: i % len(names)]
+        order.append(turn)
+        loads.append(round(os.getloadavg()[0], 2))
+        for name in turn:
+            s, last[name] = _once(contenders[name], device)
+            seconds[name].append(s)
+    record = {
+        "rounds": rounds,
+        "order": order,
+        "seconds": seconds,
+        "load_average": loads,
+        "torch_threads": torch.get_num_threads(),
+    }
+    return record, last
+
+
+def ratio(top: Sequence[float], bottom: Sequence[float] | float) -> dict:
+    """The ratio of two contenders' seconds within each round of an ``interleaved`` record (``bottom`` may be
+    a constant, e.g. a floor in seconds): ``per_round`` and its ``spread``."""
+    below = [bottom] * len(top) if isinstance(bottom, (int, float)) else bottom
+    per_round = [a / b for a, b in zip(top, below, strict=True)]
+    return {"per_round": per_round, **spread(per_round)}
 
 
 def timed(fn: Callable[[], T], device: torch.device, repeat: int = 1) -> tuple[float, T]:

@@ -61,3 +61,15 @@ def test_bad_attention_parameters():
         with pytest.raises(sdf.ConfigError) as info:
             sdf.SoftmaxAttention(beta, scale)
         assert info.value.parameter == param
+
+
+def test_softmax_attention_rejects_shorthand_with_matrices():
+    import pytest
+
+    eye = torch.eye(3)
+    for kwargs in ({"beta": 2.0, "Q": eye}, {"scale": -1.0, "V": eye}, {"beta": 1.0, "K": eye}):
+        with pytest.raises(sdf.ConfigError):
+            sdf.SoftmaxAttention(**kwargs)
+    assert (sdf.SoftmaxAttention().beta, sdf.SoftmaxAttention().scale) == (1.0, 1.0)  # the shorthand's defaults
+    x = sdf.uniform_sphere(5, 3, seed=1, dtype=torch.float64)
+    assert torch.allclose(sdf.SoftmaxAttention(V=-eye.double()).drift(x), sdf.SoftmaxAttention(scale=-1.0).drift(x))

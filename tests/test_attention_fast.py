@@ -155,3 +155,23 @@ def test_random_batch_plugs_into_the_sde():
     full = solve(SoftmaxAttention())
     assert (solve(RandomBatchAttention(SoftmaxAttention(), 16)) - full).abs().max() < EXACT
     assert (solve(RandomBatchAttention(SoftmaxAttention(), 4)) - full).abs().max() > 1e-3  # p < N: the batches act
+
+
+@pytest.mark.usefixtures("one_thread")
+def test_random_batch_shuffles_come_from_the_run_seed():
+    x0 = uniform_sphere(12, 3, seed=0, dtype=torch.float64)
+    attention = RandomBatchAttention(SoftmaxAttention(), 3)
+    model = StochasticTransformer(8, 1.0, noise=MLPNoise("relu", 16, 0.1, 0.1), attention=attention)
+    assert torch.equal(model.run(x0, seed=7).x, model.run(x0, seed=7).x)
+    assert not torch.equal(model.run(x0, seed=7).x, model.run(x0, seed=8).x)
+
+
+@pytest.mark.usefixtures("one_thread")
+def test_random_batch_attention_in_the_sde_draws_from_the_run_streams():
+    """Two SDE solves with the same seed and random-batch attention are identical (no hidden generator)."""
+    from sdeformer import GaussianField, LimitSDE, make_solver
+
+    x0 = uniform_sphere(12, 4, seed=3, dtype=torch.float64)
+    sde = LimitSDE(GaussianField("relu", 0.1, 0.1), RandomBatchAttention(SoftmaxAttention(), 4))
+    first, second = (make_solver(sde, 20, 1.0).run(x0, seed=7).final for _ in range(2))
+    assert torch.equal(first, second)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from typing import cast
 
 import numpy as np
 import pytest
@@ -132,7 +133,7 @@ def test_seed_rule_has_no_aliases():
     a = uniform_sphere(3, 4, seed=2**63 - 1)
     b = uniform_sphere(3, 4, seed=2**63 - 2)
     assert not torch.equal(a, b)
-    assert seed_list(np.int64(5), ()) == [5] and seed_list([1, 2], (2,)) == [1, 2]
+    assert seed_list(cast(int, np.int64(5)), ()) == [5] and seed_list([1, 2], (2,)) == [1, 2]  # numpy ints are seeds
 
 
 def test_string_seed_is_not_read_as_digits():
@@ -166,7 +167,7 @@ def test_uniform_sphere_non_integer_size():
 def test_kernel_dim_not_truncated():
     with pytest.raises(ConfigError, match="dim"):
         sdf.kernel_theory("relu", 3.7)  # pyright: ignore[reportArgumentType]
-    assert sdf.kernel_theory("relu", 4.0).dim == 4
+    assert sdf.kernel_theory("relu", cast(int, 4.0)).dim == 4  # an integral float is a dimension
 
 
 @pytest.mark.parametrize(
@@ -294,3 +295,193 @@ def test_energy_has_no_cancellation_near_sync():
     assert e64 > 0 and float(interaction_energy(x.float(), 1.0)) >= 0
     g = (x / x.norm(dim=-1, keepdim=True)) @ (x / x.norm(dim=-1, keepdim=True)).T
     assert e64 == pytest.approx(float((1 - g).sum() / 72 * math.e), rel=1e-3)  # first order: e (1 - g)
+
+
+# -- issue 21: tracebacks, late failures and silent acceptances that became one line -------------------------
+@pytest.mark.parametrize(
+    "args,param",
+    [
+        (["kernel", "--dim", str(10**30)], "dim"),  # was OverflowError in the kernel
+        (["kernel", "--activation", "leaky_relu:"], "slope"),  # was slope 0.01, silently
+        (["simulate", "--noise", "gaussian", "--no-mlp"], "noise"),  # was ignored: the noise is off
+        (["simulate", "--share", "0.5", "--no-mlp"], "share"),
+        (["simulate", "--bias-std", "nan"], "bias_std"),  # named su
+        (["probe", "--dt", "nan"], "dt"),  # before the model loads (see the fixture below)
+        (["probe", "--width", "0"], "width"),
+        (["probe", "--activation", "nope"], "activation"),
+        (["kernel", "--frobnicate"], "--frobnicate"),  # parser errors: one line, not click's 5-line box
+        (["kernel", "--dim", "abc"], "--dim"),
+        (["kernel", "--dim"], "--dim"),
+        (["nonsense"], "nonsense"),
+    ],
+)
+def test_issue21_cli_refusals(args, param, monkeypatch):
+    from sdeformer.practice import probe
+
+    monkeypatch.setattr(probe, "load_minilm", lambda: pytest.fail("the model loaded before the options were checked"))
+    refused(args, param)
+
+
+@pytest.mark.parametrize("seed", ["-1", str(2**63)])
+def test_reproduce_seed_refused_before_the_folder_is_claimed(tmp_path, seed):
+    refused(["reproduce", "table1", "--seed", seed, "--out", str(tmp_path / "r")], "seed")
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.fixture(scope="module")
+def small_sweep(tmp_path_factory):
+    from sdeformer.sweeps import parse_spec, run
+
+    out = tmp_path_factory.mktemp("sweep")
+    base = {"tokens": 4, "dim": 3, "width": 8, "layers": 4, "horizon": 1.0}
+    run(parse_spec({"base": base, "axes": {"bias_std": [0.0, 0.1]}, "seeds": 2, "times": "all"}), out)
+    return out
+
+
+@pytest.mark.parametrize(
+    "extra,param",
+    [
+        (["--x", "bias_std", "--y", "energy", "--below", "nan"], "below"),  # drew P(E < nan) = 0 everywhere
+        (["--x", "t", "--y", "energy", "--time", "0.5"], "time"),  # was ignored
+        (["--x", "layer", "--y", "t", "--color", "energy", "--time", "0.5"], "time"),
+        (["--x", "bias_std", "--y", "energy", "--time", "inf"], "time"),
+        (["--x", "bias_std", "--y", "bias_std", "--color", "energy"], "must differ"),  # was a pandas ValueError
+    ],
+)
+def test_sweep_plot_refusals(small_sweep, extra, param):
+    refused(["sweep", "plot", str(small_sweep), *extra], param)
+
+
+def test_sweep_plot_bias_std_is_su_where_su_equals_sw(small_sweep, tmp_path):
+    png = tmp_path / "b.png"
+    args = ["sweep", "plot", str(small_sweep), "--x", "bias_std", "--y", "energy", "--out", str(png), "--json"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["pooled"] == [] and png.stat().st_size > 0  # su, sw are the axis itself
+    where = runner.invoke(app, [*args[:-3], "--where", "bias_std=0.1", "--out", str(png), "--json"])
+    assert where.exit_code == 0 and json.loads(where.stdout)["runs"] == 2
+
+
+def test_sweep_plot_out_into_a_file_names_out(small_sweep, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    args = ["--x", "bias_std", "--y", "energy", "--out", str(blocker / "p.png")]
+    line = refused(["sweep", "plot", str(small_sweep), *args], "invalid out=")
+    assert str(blocker / "p.png") in line
+
+
+@pytest.mark.parametrize(
+    "text,words",
+    [
+        ("", ["spec", "empty"]),  # ran a default run
+        ("{}\n", ["spec", "empty"]),
+        ("base: nofile.toml\n", ["base", "nofile.toml"]),  # named config
+        ("seeds: 2\naxes: {beta: [1.0]}\nseeds: 3\n", ["'seeds'", "twice"]),  # named no key
+    ],
+)
+def test_spec_files_refused_naming_the_entry(tmp_path, text, words):
+    spec = tmp_path / "s.yaml"
+    spec.write_text(text)
+    line = refused(["sweep", str(spec), "--out", str(tmp_path / "out")], words[0])
+    assert all(w in line for w in words), line
+
+
+def test_yaml_numbers_read_as_yaml_1_2(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("su: 1e-2\nsw: 2E-1\ntokens: 012\nwidth: 1_024\nbeta: .5\nactivation: relu\n")
+    data = load_config_file(path)
+    assert data == {"su": 0.01, "sw": 0.2, "tokens": 12, "width": 1024, "beta": 0.5, "activation": "relu"}
+    assert ModelConfig.from_mapping(data).su == 0.01  # was refused: "must be a finite number" for '1e-2'
+
+
+@pytest.mark.parametrize("threshold", [2.0, 1.0, float("nan"), -1.5])
+def test_cluster_count_refuses_thresholds_that_link_nothing(threshold):
+    from sdeformer.observables import cluster_count
+
+    x = uniform_sphere(4, 3, seed=0)
+    with pytest.raises(ConfigError, match="threshold"):
+        cluster_count(x, threshold)  # returned 4 (every token alone)
+    assert int(cluster_count(x, -1.0)) == 1  # the lowest threshold links every non-antipodal pair
+
+
+@pytest.mark.parametrize("fill", [float("nan"), 0.0, float("inf")])
+def test_observables_refuse_tokens_they_cannot_normalise(fill):
+    from sdeformer.observables import cluster_count
+
+    x = uniform_sphere(4, 3, seed=0)
+    x[1] = fill
+    for fn in (lambda: interaction_energy(x, 1.0), lambda: cluster_count(x)):
+        with pytest.raises(ConfigError, match="invalid x="):  # returned nan (energy) or 4 (clusters)
+            fn()
+    if fill == 0.0:
+        assert torch.isfinite(interaction_energy(x, 1.0, normalize=False))  # unnormalised: zero is a token
+
+
+def test_claim_message_says_what_differs(tmp_path):
+    out = tmp_path / "run"
+    assert runner.invoke(app, ["simulate", *TINY, "--out", str(out), "--json"]).exit_code == 0
+    line = refused(["simulate", *TINY, "--seed", "1", "--out", str(out)], "--force")
+    assert "seed 0 there, 1 here" in line  # was two config hashes
+
+
+def test_ctrl_c_is_one_line_saying_a_rerun_resumes(monkeypatch):
+    import sdeformer.core.kernel as kernel
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(kernel, "kernel_theory", interrupted)
+    result = runner.invoke(app, ["kernel"])
+    assert result.exit_code == 130 and "Traceback" not in result.output
+    assert result.stderr.strip().splitlines() == [
+        "error: interrupted; rerun the same command to resume (finished parts are kept)"
+    ]
+
+
+def test_make_first_run_says_what_it_installs():
+    from pathlib import Path
+
+    makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
+    recipe = makefile.split("$(STAMP): pyproject.toml constraints.txt\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert recipe[0].startswith("\t@echo ") and "first run" in recipe[0] and "install" in recipe[0]
+    assert any("pip install" in line for line in recipe[1:])
+
+
+def test_help_is_plain_and_defaults_unbroken():
+    from typer.testing import CliRunner as Wide
+
+    for command in (["kernel"], ["simulate"], ["sweep", "run"], ["reproduce"]):
+        text = Wide().invoke(app, [*command, "--help"], terminal_width=60).output
+        assert "<bool>" not in text and "╭" not in text, text  # flags take no value; no boxes
+        assert "(64)" not in text and "(unset)" not in text and "(off)" not in text
+        assert all("[default:\u00a0" in line for line in text.splitlines() if "[default:" in line)
+        assert "[default:\n" not in text
+    sweep = runner.invoke(app, ["sweep", "--help"]).output
+    assert "sweep SPEC --out DIR [OPTIONS]" in sweep.splitlines()[0]  # the bare form the README uses
+
+
+def test_bad_inputs_page_renders():
+    """No Markdown emphasis inside numbers (``2**63`` outside code renders as bold '263') and no escaped pipes
+    (``\\|slope\\|`` shows its backslashes in the site's tables)."""
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "bad-inputs.md").read_text()
+    prose = re.sub(r"`[^`]*`", "", page)
+    assert "**63" not in prose and "\\|" not in page
+
+
+def test_python_constructors_refuse_bad_parts_at_once():
+    """Refused when built, in one line naming the parameter, not later in ``run`` (issue: late failures)."""
+    import sdeformer as sdf
+
+    for call, parameter in (
+        (lambda: sdf.ModelConfig(widht=8), "config key"),  # pyright: ignore[reportCallIssue]
+        (lambda: sdf.run_sweep(["x"]), "configs[0]"),  # pyright: ignore[reportArgumentType]
+        (lambda: sdf.StochasticTransformer(4, 1.0, noise="relu"), "part"),  # type: ignore[arg-type]
+        (lambda: sdf.StochasticTransformer(4, 1.0, attention=3), "part"),  # type: ignore[arg-type]
+        (lambda: sdf.LimitSDE(sdf.MLPNoise()), "part"),  # pyright: ignore[reportArgumentType]  (not a limit field)
+    ):
+        with pytest.raises(ConfigError) as info:
+            call()
+        assert info.value.parameter == parameter and "\n" not in str(info.value)

@@ -2,6 +2,7 @@
 in the sweep engine: defaults keep every config hash and number, share = 1 is the common-noise model."""
 
 import dataclasses
+from typing import Any, cast
 
 import pandas as pd
 import pytest
@@ -13,6 +14,7 @@ from sdeformer.config import ModelConfig
 from sdeformer.core.errors import ConfigError
 from sdeformer.dynamics import engine as sweep
 from sdeformer.dynamics.discrete import StochasticTransformer
+from sdeformer.dynamics.engine import run_group
 from sdeformer.io.store import config_hash
 from sdeformer.noise import PartialNoise
 from sdeformer.noise.mlp import MLPNoise
@@ -24,7 +26,7 @@ LEGACY_FIELDS = [
     "tokens", "dim", "width", "layers", "horizon", "activation", "su", "sw", "mlp", "attention",
     "attention_scale", "beta", "seed", "dtype", "sampling", "save_every",
 ]  # fmt: skip
-SMALL = dict(tokens=6, dim=4, width=32, layers=8, horizon=1.0, su=0.1, sw=0.1, dtype="float64")
+SMALL: dict[str, Any] = dict(tokens=6, dim=4, width=32, layers=8, horizon=1.0, su=0.1, sw=0.1, dtype="float64")
 
 
 def test_default_fields_keep_the_config_hash():
@@ -94,7 +96,7 @@ def test_causal_softmax_ignores_future_tokens_and_matches_the_formula():
 
 
 def test_sweep_over_share_and_noise_runs_and_share_one_is_the_plain_config(tmp_path):
-    base = dict(SMALL, layers=6)
+    base: dict[str, Any] = dict(SMALL, layers=6)
     spec = parse_spec(
         {
             "name": "partial",
@@ -110,7 +112,7 @@ def test_sweep_over_share_and_noise_runs_and_share_one_is_the_plain_config(tmp_p
     df = pd.read_parquet(tmp_path / "table")
     assert set(zip(df["share"], df["noise"])) == {(s, n) for s in (0.5, 1.0) for n in ("mlp", "gaussian")}
     plain = ModelConfig(**base).replace(save_every=base["layers"])
-    rows = df[(df["share"] == 1.0) & (df["noise"] == "mlp")].sort_values("replicate")
+    rows = cast(pd.DataFrame, df[(df["share"] == 1.0) & (df["noise"] == "mlp")]).sort_values("replicate")
     assert set(rows["config_hash"]) == {point_hash(plain)}  # share = 1 is the plain config: same point
     alone = run(parse_spec({**spec.source, "axes": {}}), tmp_path / "plain")  # the plain config, no new axes
     assert alone["done"] == 2
@@ -118,11 +120,17 @@ def test_sweep_over_share_and_noise_runs_and_share_one_is_the_plain_config(tmp_p
     for column in ("config_hash", "seed", "energy", "mean_cos"):
         assert same[column].tolist() == rows[column].tolist()  # bit for bit
     for _, row in rows.iterrows():  # and the engine's run is the unbatched run of the plain config
-        cfg = plain.replace(seed=int(row["seed"]))
+        cfg = plain.replace(seed=int(cast(int, row["seed"])))
         x = cfg.build().run(cfg.initial_tokens(), seed=cfg.seed).final  # (N, d)
         mean_cos = (x @ x.T)[~torch.eye(6, dtype=torch.bool)].mean()
         assert float(mean_cos) == pytest.approx(row["mean_cos"], rel=0, abs=1e-12)
     # the partial and the common noise differ at the same replicate
     energy = df.set_index(["noise", "share", "replicate"])["energy"]
-    assert energy[("mlp", 0.5, 0)] != energy[("mlp", 1.0, 0)]
+    assert cast(float, energy[("mlp", 0.5, 0)]) != cast(float, energy[("mlp", 1.0, 0)])
     assert {f.name for f in dataclasses.fields(ModelConfig)} <= set(df.columns)
+
+
+def test_run_group_raises_config_error_for_mixed_groups():
+    configs = [ModelConfig(tokens=4, dim=3, layers=2), ModelConfig(tokens=5, dim=3, layers=2)]
+    with pytest.raises(ConfigError):
+        run_group(configs)

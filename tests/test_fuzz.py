@@ -22,8 +22,8 @@ from sdeformer.core.rng import seed_list
 from sdeformer.experiments import simulate as sim
 
 runner = CliRunner()
-FAST = settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
-DEEP = settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+FAST = settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck.__members__.values()))
+DEEP = settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck.__members__.values()))
 
 numbers = st.one_of(
     st.integers(-(2**70), 2**70),
@@ -193,3 +193,120 @@ def test_fuzz_config_files_deep(tmp_path_factory, data, suffix):
 @given(seeds)
 def test_fuzz_seeds_deep(seed):
     check_seed(seed)
+
+
+# -- sweep specs and the sweep command line (issue 21) -------------------------------------------------------
+# mostly valid sizes, so that runs happen too; 10**12 is refused on any machine (memory)
+SIZES = st.sampled_from([2, 3, 4] * 8 + [-1, 0, 1, 2.5, 10**12, 2**63, "4", None, True])
+SPEC_VALUES = st.one_of(
+    st.sampled_from([0.5, 1.0, -1.0, 0.0, float("nan"), float("inf"), "relu", "tanh", "x", True, None, [], {}]),
+    st.integers(-3, 6),
+)
+AXIS = st.one_of(
+    st.lists(SPEC_VALUES, max_size=3),
+    st.builds(lambda k, a, b, n: {k: [a, b, n]}, st.sampled_from(["linspace", "logspace", "range", "nope"]),
+              st.sampled_from([0.5, 1, -1, 0]), st.sampled_from([2, 4.0, 1e300]), st.sampled_from([1, 2, 0, 10**9])),
+    SPEC_VALUES,
+)  # fmt: skip
+SPEC_SEEDS = st.one_of(
+    st.sampled_from([1, 2, 0, -1, 10**9, 2**63, True, "2", [], [0, 0], [2**63 - 1], [2**63], [-1], [1.5]]),
+    st.builds(lambda s, c: {"start": s, "count": c}, st.sampled_from([0, 2**63 - 1, -1]), st.sampled_from([1, 2, 0])),
+)
+specs = st.fixed_dictionaries(
+    {"base": st.fixed_dictionaries({"tokens": SIZES, "dim": SIZES, "width": SIZES, "layers": SIZES})},
+    optional={
+        "axes": st.dictionaries(st.sampled_from(["beta", "horizon", "su", "bias_std", "activation", "seed", "widht"]),
+                                AXIS, max_size=2),
+        "zipped": st.lists(st.dictionaries(st.sampled_from(["sw", "attention_scale"]), AXIS, max_size=2), max_size=1),
+        "seeds": SPEC_SEEDS,
+        "times": st.sampled_from(["final", "all", [0.0, 0.5], [-1.0], {"every": 2}, {"every": 0}, "never"]),
+        "observables": st.sampled_from([["energy"], ["mean_cos", "clusters"], [], ["nope"], "energy"]),
+        "batch": st.sampled_from([1, 2, 0, -1, 2.5]),
+        "name": st.sampled_from(["s", "s", "s", "", "a/b", 3]),
+    },
+)  # fmt: skip
+
+
+def check_sweep(tmp_path, spec: dict) -> None:
+    """A fuzzed spec file through ``sweep run`` (at most 4 runs): exit 0 with finite recorded values, or exit 2
+    with one line; never a traceback or another exit code; a refused spec leaves no folder."""
+    base = {k: v for k, v in spec["base"].items() if v is not None}
+    path, out = tmp_path / "spec.yaml", tmp_path / "out"
+    path.write_text(yaml.safe_dump({**spec, "base": base}))
+    result = runner.invoke(app, ["sweep", str(path), "--out", str(out), "--max-runs", "4", "--json"])
+    assert "Traceback" not in result.output + result.stderr, result.output
+    assert result.exit_code in (0, 2), (spec, result.exit_code, repr(result.exception))
+    if result.exit_code == 2:
+        errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+        assert len(errors) == 1, result.stderr
+        assert not out.exists() or (out / "sweep.json").exists(), sorted(out.iterdir())
+        return
+    from sdeformer.sweeps import read
+
+    done = read(out)
+    columns = [c for c in ("energy", "mean_cos", "clusters") if c in done.columns]
+    assert np.isfinite(done.loc[done["status"] == "done", columns].to_numpy(dtype=float)).all()
+
+
+PLOT_NAMES = st.sampled_from(["beta", "su", "sw", "bias_std", "t", "layer", "replicate", "energy", "nope", ""])
+
+
+@st.composite
+def plot_args(draw) -> list[str]:
+    args = ["--x", draw(PLOT_NAMES), "--y", draw(PLOT_NAMES)]
+    for flag in draw(st.sets(st.sampled_from(["--color", "--time", "--below", "--where"]), max_size=2)):
+        if flag == "--color":
+            args += [flag, draw(PLOT_NAMES)]
+        elif flag == "--where":
+            args += [flag, draw(st.sampled_from(["beta=0.5", "su=x", "nope=1", "=1", "bias_std=0.1", "beta"]))]
+        else:
+            args += [flag, str(draw(numbers))]
+    return args
+
+
+@pytest.fixture(scope="module")
+def plotted(tmp_path_factory):
+    from sdeformer.sweeps import parse_spec, run
+
+    out = tmp_path_factory.mktemp("plotted")
+    base = {"tokens": 4, "dim": 3, "width": 8, "layers": 2, "horizon": 1.0}
+    run(parse_spec({"base": base, "axes": {"beta": [0.5, 1.0], "bias_std": [0.0, 0.1]}, "times": "all"}), out)
+    return out
+
+
+def check_plot(folder, args: list[str]) -> None:
+    result = runner.invoke(app, ["sweep", "plot", str(folder), *args, "--out", str(folder / "p.png"), "--json"])
+    assert "Traceback" not in result.output + result.stderr, result.output
+    assert result.exit_code in (0, 2), (args, result.exit_code, repr(result.exception))
+    if result.exit_code == 2:
+        errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+        assert len(errors) == 1, result.stderr
+
+
+SWEEP_FAST = settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck.__members__.values()))
+
+
+@SWEEP_FAST
+@given(specs)
+def test_fuzz_sweep_specs(tmp_path_factory, spec):
+    check_sweep(tmp_path_factory.mktemp("spec"), spec)
+
+
+@SWEEP_FAST
+@given(plot_args())
+def test_fuzz_sweep_plot_cli(plotted, args):
+    check_plot(plotted, args)
+
+
+@pytest.mark.slow
+@DEEP
+@given(specs)
+def test_fuzz_sweep_specs_deep(tmp_path_factory, spec):
+    check_sweep(tmp_path_factory.mktemp("spec"), spec)
+
+
+@pytest.mark.slow
+@DEEP
+@given(plot_args())
+def test_fuzz_sweep_plot_cli_deep(plotted, args):
+    check_plot(plotted, args)

@@ -2,6 +2,8 @@
 beta / scale given with explicit matrices, and every variant with every noise model in the discrete model."""
 
 import math
+import warnings
+from typing import cast
 
 import pytest
 import torch
@@ -10,6 +12,7 @@ from sdeformer.attention.variants import (
     L2Attention,
     RandomMatrixAttention,
     SinkhornAttention,
+    SinkhornWarning,
     UnnormalizedAttention,
     random_qk,
 )
@@ -17,6 +20,7 @@ from sdeformer.core.errors import ConfigError
 from sdeformer.core.rng import Streams
 from sdeformer.core.sphere import uniform_sphere as _uniform
 from sdeformer.dynamics.discrete import StochasticTransformer
+from sdeformer.experiments.sync.eps import adversarial_starts
 from sdeformer.noise.fields import GaussianField
 from sdeformer.noise.heads import ResampledHeads
 from sdeformer.noise.mlp import MLPNoise
@@ -45,7 +49,10 @@ VARIANTS = {
 def test_usa_equals_its_formula(float64):
     x, beta, s = uniform_sphere(5, 3, seed=0), 1.5, 0.5
     expected = torch.stack(
-        [sum(math.exp(beta * float(x[i] @ x[j])) * s * x[j] for j in range(5)) / 5 for i in range(5)]
+        [
+            cast(torch.Tensor, sum(math.exp(beta * float(x[i] @ x[j])) * s * x[j] for j in range(5))) / 5
+            for i in range(5)
+        ]
     )
     assert torch.allclose(UnnormalizedAttention(beta, s).drift(x), expected)
 
@@ -54,6 +61,28 @@ def test_sinkhorn_matrix_is_doubly_stochastic(float64):
     att = SinkhornAttention(3.0, iterations=500, tol=1e-9)
     p = att.weights(uniform_sphere(7, 4, batch=(3,), seed=1))
     assert (p.sum(-1) - 1).abs().max() <= 1e-12 and (p.sum(-2) - 1).abs().max() <= att.tol
+
+
+@pytest.mark.parametrize("beta", [10.0, 50.0])
+def test_sinkhorn_converges_on_clustered_tokens(beta, float64):
+    """Point 9: N = 32 clustered tokens, beta = 10 and 50: the alternate normalisation stopped at 200 rounds
+    with columns off by 1e-4; the symmetric log-domain iteration reaches 1e-6 without a warning."""
+    starts = adversarial_starts(4, 32, 8, seed=0)
+    att = SinkhornAttention(beta)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SinkhornWarning)
+        for x in starts.values():
+            p = att.weights(x)
+            assert (p.sum(-2) - 1).abs().max() <= 1e-6 and (p.sum(-1) - 1).abs().max() <= 1e-12
+            assert att.last_error <= 1e-6 and torch.allclose(p, p.mT, atol=1e-9)
+
+
+def test_sinkhorn_that_stops_short_warns_never_silently():
+    att = SinkhornAttention(50.0, iterations=2)
+    x = adversarial_starts(2, 32, 8, seed=0)["spread 0.3"]
+    with pytest.warns(SinkhornWarning, match="did not converge in 2 iterations"):
+        att.weights(x)
+    assert att.last_error > att.tol
 
 
 @pytest.mark.parametrize("name", [n for n in VARIANTS if "causal" in n])
@@ -89,6 +118,7 @@ def test_random_matrices_redraw_and_kinds(float64):
     att = RandomMatrixAttention("goe", "+qk", redraw_every=2, seed=1)
     first = att.matrices(x)[0].clone()
     assert torch.equal(att.matrices(x)[0], first) and not torch.equal(att.matrices(x)[0], first)
+    assert att.A is not None and att.V is not None
     assert torch.equal(att.A, att.A.T) and torch.equal(att.V, att.A)
     a = random_qk(64, Streams(0, (200,)), "gaussian", torch.float64)  # A A'^T / sqrt(d): entries of variance 1
     assert a.var().item() == pytest.approx(1.0, rel=0.05)

@@ -11,6 +11,7 @@ from sdeformer.noise import PartialNoise, QuadraticForm, ResampledHeads, Scaled,
 from sdeformer.noise.covariance import pair_covariance
 from sdeformer.noise.fields import GaussianField
 from sdeformer.theory.moments import measured_pair_moments, predicted_pair_moments
+from sdeformer.theory.montecarlo import Estimate
 
 MODELS = {
     "partial": lambda: PartialNoise(GaussianField("relu", 0.1, 0.1), 0.7),
@@ -31,6 +32,8 @@ def test_sde_step_has_beyond_0_moments(name, attention, float64):
     pred = predicted_pair_moments(x, pair_covariance(field, x), drift)
     step = make_solver(LimitSDE(field, attention), 1, H).step
     meas = measured_pair_moments(step, x, H, COPIES)
+    assert isinstance(pred.drift, float) and isinstance(pred.variation, float)  # predicted
+    assert isinstance(meas.drift, Estimate) and isinstance(meas.variation, Estimate)  # measured
     slack = 20 * H * (1 + abs(pred.drift) + pred.variation)
     assert abs(meas.drift.mean - pred.drift) <= 3 * meas.drift.se + slack, (pred, meas)
     assert abs(meas.variation.mean - pred.variation) <= 3 * meas.variation.se + slack, (pred, meas)

@@ -1,6 +1,7 @@
 """CommonNoise, InteractionEnergy and the hooks (sdeformer.nn; THEORY sections 1, 5, 7)."""
 
 import math
+from typing import Any
 
 import pytest
 import torch
@@ -86,7 +87,8 @@ def test_noise_reseed_replays_and_bad_input():
     first = layer.noise(x)
     layer.reseed(11)
     assert torch.equal(layer.noise(x), first)
-    for kw in ({"dt": 0.0}, {"scale": -1.0}, {"width": 0}, {"su": -0.1}, {"dt": float("nan")}):
+    bad: tuple[dict[str, Any], ...] = ({"dt": 0.0}, {"scale": -1.0}, {"width": 0}, {"su": -0.1}, {"dt": float("nan")})
+    for kw in bad:
         with pytest.raises(ConfigError):
             CommonNoise(**kw)
     with pytest.raises(ConfigError):

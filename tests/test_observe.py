@@ -94,7 +94,7 @@ def test_bad_save_at(model, save_at, x0):
 
 def test_bad_observer(x0):
     with pytest.raises(ConfigError) as info:
-        _sde()(x0, saveat=SaveAt(observers=("print",)))
+        _sde()(x0, saveat=SaveAt(observers=("print",)))  # pyright: ignore[reportArgumentType]  # bad on purpose
     assert info.value.parameter == "observer"
 
 
@@ -117,7 +117,7 @@ def test_saveat_takes_one_rule_and_an_int_means_every(x0):
     run = RUNNERS["discrete"]()
     assert run(x0, seed=1, saveat=5).layers.tolist() == [0, 5, 10, STEPS]
     with pytest.raises(ConfigError):
-        run(x0, saveat="5")
+        run(x0, saveat="5")  # pyright: ignore[reportArgumentType]  # bad on purpose
 
 
 def test_the_loop_takes_any_state():

@@ -6,6 +6,7 @@ import math
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -31,7 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def _configs(**kw):
-    base = dict(tokens=8, dim=5, width=16, layers=5, horizon=1.0, su=0.1, sw=0.1)
+    base: dict[str, Any] = dict(tokens=8, dim=5, width=16, layers=5, horizon=1.0, su=0.1, sw=0.1)
     base.update(kw)
     return [ModelConfig(**base, attention_scale=s, seed=seed) for s in (1.0, -1.0) for seed in (0, 3)]
 

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 import sdeformer as sdf
 from sdeformer.cli import app
+from sdeformer.contracts import PairCovariance
 from sdeformer.core.errors import ConfigError
 from sdeformer.dynamics.engine import run_sweep
 from sdeformer.dynamics.sde import LimitSDE, make_solver
@@ -23,6 +24,7 @@ from sdeformer.noise.partial import PartialNoise
 from sdeformer.registry import ATTENTIONS, NOISES, OBSERVABLES, PLUGINS_ENV, SOLVERS, load_plugins
 from sdeformer.sweeps import DaskExecutor, LocalExecutor, parse_spec, read, run
 from sdeformer.theory.moments import measured_pair_moments, predicted_pair_moments
+from sdeformer.theory.montecarlo import Estimate
 
 PLUGIN = str(Path(__file__).with_name("plugin_parts.py"))
 CFG = dict(tokens=6, dim=4, width=16, layers=20, horizon=1.0, su=0.1, sw=0.1, dtype="float64")
@@ -116,6 +118,7 @@ def test_partial_sharing_uses_the_plugin_one_point_law_and_covariance(float64):
     assert isinstance(model.noise, PartialNoise)
     x = sdf.uniform_sphere(3, 4, seed=3, dtype=torch.float64)
     c = model.noise.pair_covariance(x)  # (3, 3, 4, 4)
+    assert isinstance(model.noise.field, PairCovariance)
     own = model.noise.field.pair_covariance(x)
     torch.testing.assert_close(c[0, 1], 0.5 * own[0, 1])
     torch.testing.assert_close(c[1, 1], own[1, 1])
@@ -130,6 +133,8 @@ def test_one_step_moments_of_the_plugin_match_beyond_0(float64):
     x = sdf.uniform_sphere(2, 4, seed=4, dtype=torch.float64)
     pred = predicted_pair_moments(x, field.pair_covariance(x))
     meas = measured_pair_moments(sdf.StochasticTransformer(1, h, noise=field).step, x, h, 20000)
+    assert isinstance(pred.drift, float) and isinstance(pred.variation, float)  # predicted
+    assert isinstance(meas.drift, Estimate) and isinstance(meas.variation, Estimate)  # measured
     tol = 3 * meas.variation.se + 10 * h * (abs(pred.drift) + pred.variation)
     assert abs(meas.variation.mean - pred.variation) <= tol
     assert abs(meas.drift.mean - pred.drift) <= 3 * meas.drift.se + 10 * h * (abs(pred.drift) + pred.variation)

@@ -1,6 +1,7 @@
 """Probe of all-MiniLM-L6-v2 (sdeformer.practice.probe) with and without injected common noise."""
 
 import json
+from typing import Any
 
 import pytest
 import torch
@@ -69,13 +70,14 @@ def test_hidden_bias_alone_synchronizes_like_the_shared_output_bias(minilm):
 
 
 def test_bad_input(minilm):
-    for kwargs in (
+    bad: tuple[dict[str, Any], ...] = (
         {"text": " "},
         {"text": TEXT, "samples": 0},
         {"text": TEXT, "scales": [-1.0]},
         {"text": TEXT, "su": -0.1},
         {"text": TEXT, "sw": float("nan")},
-    ):
+    )
+    for kwargs in bad:
         with pytest.raises(ConfigError):
             probe(**kwargs, model=minilm)
 

@@ -1,7 +1,10 @@
 """Convergence rates of THEORY section 5 at a small scale (coupled noise, float64, fixed seeds)."""
 
 import pytest
+import torch
 
+import sdeformer.dynamics.coupling as coupling
+from sdeformer import StochasticTransformer, uniform_sphere
 from sdeformer.core.errors import ConfigError
 from sdeformer.experiments import rates
 
@@ -41,3 +44,27 @@ def test_rates_bad_input():
         rates.measure("depth", quick=True, x=[3], fine=256)
     with pytest.raises(ConfigError):
         rates.measure("tokens", quick=True, x=[8, 512])
+
+
+@pytest.mark.usefixtures("one_thread")
+def test_width_coupling_replicates_use_disjoint_seeds(monkeypatch):
+    """Replicate seeds s and s + 1 must not share a random stream (seed + 1 reused the next replicate's path)."""
+    used: dict[int, set] = {}
+    real_path, real_run = coupling.BrownianPath, StochasticTransformer.run
+
+    def path(shape, steps, seed, *args):
+        used[current].add(seed)
+        return real_path(shape, steps, seed, *args)
+
+    def run(self, x0, seed=None, *args, **kwargs):
+        if seed is not None:
+            used[current].add(seed)
+        return real_run(self, x0, *((seed,) if seed is not None else ()), *args, **kwargs)
+
+    monkeypatch.setattr(coupling, "BrownianPath", path)
+    monkeypatch.setattr(StochasticTransformer, "run", run)
+    x0 = uniform_sphere(3, 3, batch=(2,), seed=0, dtype=torch.float64)
+    for current in (0, 1):
+        used[current] = set()
+        coupling.width_coupled(x0, [8], 2, 1.0, "relu", 0.1, 0.1, None, seed=current)
+    assert used[0] and used[1] and not used[0] & used[1]

@@ -6,6 +6,7 @@ import numpy as np
 
 from sdeformer.experiments.grid import COSINE_BINS, grid_configs, run_and_write, sections
 from sdeformer.io.report import write_report
+from sdeformer.plots.paper import grid_figure
 
 
 def test_grid_section_small_scale(tmp_path):
@@ -17,6 +18,8 @@ def test_grid_section_small_scale(tmp_path):
     # no MLP, s = 0: nothing moves, so the energy is constant
     frozen = [i for i, c in enumerate(grid_configs("none", layers=12, width=32)) if c.attention_scale == 0.0]
     assert np.allclose(none.energy[frozen], none.energy[frozen][:, :1], rtol=1e-5)
+    for r in (tanh, none):  # the experiment computes, the plots draw its results
+        grid_figure(r, tmp_path / r.figure)
     path = write_report(tmp_path, "test", report)
     html = path.read_text()
     assert html.count("data:image/png;base64,") == 2 and "odd field" in html

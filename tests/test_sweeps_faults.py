@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import cast
 
 import dask.config
 import pandas as pd
@@ -33,7 +34,8 @@ KILL_MARKER = "worker-killed-once"
 def same_table(a: pd.DataFrame, b: pd.DataFrame) -> None:
     cols = [c for c in a.columns if c not in ("wall_s", "task")]  # task: how runs were batched
     assert len(a) == len(b) and not a.duplicated(["config_hash", "replicate", "layer"]).any()
-    pd.testing.assert_frame_equal(a[cols].reset_index(drop=True), b[cols].reset_index(drop=True), check_exact=True)
+    left, right = cast(pd.DataFrame, a[cols]), cast(pd.DataFrame, b[cols])
+    pd.testing.assert_frame_equal(left.reset_index(drop=True), right.reset_index(drop=True), check_exact=True)
 
 
 @pytest.fixture(scope="module")
@@ -134,3 +136,16 @@ def test_tasks_per_call_grows_with_the_sweep_only():
     assert tasks_per_call(0, 1) == 1
     with pytest.raises(ConfigError, match="per_call"):
         DaskExecutor(1, per_call=0)
+
+
+def _sigint_handler() -> object:
+    return signal.getsignal(signal.SIGINT)
+
+
+def test_loopback_workers_leave_ctrl_c_to_the_driver():
+    """Ctrl-C reaches the terminal's whole process group: the loopback cluster's workers ignore it (no worker
+    tracebacks, issue 21), the driver prints one line and closes them. A fresh cluster: a worker the nanny
+    restarts after a kill (another test here) keeps distributed's own handler."""
+    with DaskExecutor(workers=2) as ex:
+        handlers: dict = ex.client.run(_sigint_handler)  # pyright: ignore[reportAssignmentType]  (sync client)
+    assert handlers and set(handlers.values()) == {signal.SIG_IGN}

@@ -1,6 +1,7 @@
 """Sweep table and runner: stable Parquet schema, resume, error rows and --retry-failed, status, plot."""
 
 from pathlib import Path
+from typing import cast
 
 import pandas as pd
 import pyarrow.parquet as pq
@@ -48,6 +49,11 @@ COLUMNS = [
     "noise",
     "share",
     "causal",
+    "norm",
+    "x0",
+    "alibi",
+    "mask",
+    "cross",
     "layer",
     "t",
     "energy",
@@ -81,9 +87,9 @@ def test_schema_is_stable_and_one_line_reads_the_table(tmp_path, spec, one_threa
         "string",
         "double",
     ]
-    assert len(df) == 12 * 2 and set(df["status"]) == {"done"} and df["error"].isna().all()
-    assert df["energy"].notna().all() and set(df["t"]) == {0.0, 1.0}
-    assert df.groupby(["config_hash", "replicate"]).size().eq(2).all()
+    assert len(df) == 12 * 2 and set(df["status"]) == {"done"} and bool(df["error"].isna().all())
+    assert bool(df["energy"].notna().all()) and set(df["t"]) == {0.0, 1.0}
+    assert bool(df.groupby(["config_hash", "replicate"]).size().eq(2).all())
 
 
 def test_values_match_a_direct_run(tmp_path, spec, one_thread):
@@ -94,7 +100,7 @@ def test_values_match_a_direct_run(tmp_path, spec, one_thread):
     row = read(tmp_path).query("layer == 10").iloc[5]
     cfg = spec_config(row)
     traj = run_group([cfg])
-    x = traj.x[-1, 0] if hasattr(traj, "x") else traj[0].x[-1]
+    x = traj.x[-1, 0]  # (N, d): the last saved state of the one run
     assert row["energy"] == pytest.approx(float(interaction_energy(x.double(), cfg.beta)), rel=1e-12, abs=1e-15)
 
 
@@ -111,10 +117,12 @@ def test_resume_skips_recorded_runs_and_spec_growth_runs_only_new_points(tmp_pat
     again = run(spec, tmp_path)
     assert again["ran"] == 0 and again["skipped"] == 12
     grown = parse_spec({**SMALL, "axes": {**SMALL["axes"], "beta": [0.5, 1.0, 2.0, 4.0]}})
-    assert run(grown, tmp_path)["ran"] == 4
+    with pytest.raises(ConfigError, match=r"another spec \(zipped .*--force"):  # another spec: claimed
+        run(grown, tmp_path)
+    assert run(grown, tmp_path, force=True)["ran"] == 4
     after = read(tmp_path)
     assert len(after) == 16 * 2
-    pd.testing.assert_frame_equal(after[after["beta"] != 4.0].reset_index(drop=True), before)
+    pd.testing.assert_frame_equal(cast(pd.DataFrame, after[after["beta"] != 4.0]).reset_index(drop=True), before)
     with pytest.raises(ConfigError, match="other observables"):
         run(parse_spec({**SMALL, "observables": ["energy"]}), tmp_path)
 
@@ -131,9 +139,9 @@ def test_error_rows_then_retry_failed(tmp_path, spec, monkeypatch, one_thread):
     out = run(spec, tmp_path)
     assert out["done"] == 8 and out["error"] == 4
     df = read(tmp_path)
-    bad = df[df["status"] == "error"]
+    bad = cast(pd.DataFrame, df[df["status"] == "error"])
     assert set(bad["beta"]) == {2.0} and set(bad["error"]) == {"RuntimeError: boom at beta 2"}
-    assert bad["energy"].isna().all() and len(bad) == 4 * 2
+    assert bool(bad["energy"].isna().all()) and len(bad) == 4 * 2
     assert status(tmp_path) == {**status(tmp_path), "done": 8, "failed": 4, "pending": 0}
     assert run(spec, tmp_path)["ran"] == 0  # failed runs are recorded: skipped without --retry-failed
     monkeypatch.setattr(task_module.engine, "run_group", real)
@@ -154,7 +162,7 @@ def test_non_finite_tokens_are_errors(tmp_path, spec, monkeypatch, one_thread):
     monkeypatch.setattr(task_module, "_batched", poisoned)
     run(spec, tmp_path)
     df = read(tmp_path)
-    assert (df["status"] == "error").sum() == 3 * 2  # the first run of each of the 3 tasks
+    assert cast(int, (df["status"] == "error").sum()) == 3 * 2  # the first run of each of the 3 tasks
     assert df.loc[df["status"] == "error", "error"].str.contains("non-finite").all()
 
 

@@ -4,15 +4,18 @@ import json
 
 import pytest
 
-from sdeformer.experiments.theorems import UNITS, theorem_sections
+from sdeformer.experiments import theorems
 from sdeformer.io.report import Section, write_report
+from sdeformer.plots.checks import theorem_figures
 
 
 @pytest.mark.slow
 def test_theorem_sections_quick(tmp_path):
     ticks = []
-    sections = theorem_sections(tmp_path, quick=True, progress=ticks.append)
-    assert len(ticks) == UNITS
+    results = theorems.run(tmp_path, quick=True, progress=ticks.append)
+    theorem_figures(results, tmp_path)
+    sections = theorems.sections(results)
+    assert len(ticks) == theorems.UNITS
     assert all(isinstance(s, Section) for s in sections) and len(sections) == 4
     for s in sections:
         for f in s.figures:
@@ -25,9 +28,13 @@ def test_theorem_sections_quick(tmp_path):
 @pytest.mark.slow  # 8 figures: ~25 s on a loaded machine
 def test_sync_section_reports_verdicts_not_vacuous_passes(tmp_path):
     from sdeformer.experiments.sync.check import VERDICTS
-    from sdeformer.experiments.theorems import SYNC_SETTINGS, _sync_section
+    from sdeformer.experiments.theorems import SYNC_FIGURES, SYNC_QUICK, SYNC_SETTINGS, _run_sync, _sync_section
+    from sdeformer.plots.checks import energy_figure
 
-    section = _sync_section(tmp_path, True, None)
+    results = _run_sync(tmp_path, True, None)
+    for name, part in SYNC_FIGURES.items():
+        energy_figure(results[part], tmp_path / name)
+    section = _sync_section(results, SYNC_QUICK)
     table = section.tables[0]
     verdict, eps_from = table.columns.index("verdict"), table.columns.index("eps from")
     for (act, sigma, _), row in zip(SYNC_SETTINGS, table.rows):

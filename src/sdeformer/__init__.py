@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from .dynamics.discrete import StochasticTransformer
     from .dynamics.engine import run_sweep
     from .dynamics.loop import Observer, SaveAt, Trajectory
+    from .dynamics.norms import NGPT, MixLN, PeriLN, PostLN, PreLN, SqrtScaling
     from .dynamics.sde import EulerMaruyama, LimitSDE, ProjectedEulerMaruyama, make_solver
     from .nn import CommonNoise, InteractionEnergy, attach
     from .noise import PartialNoise, QuadraticForm, ResampledHeads, Scaled, ValueNoise
@@ -50,7 +51,7 @@ if TYPE_CHECKING:
         pairwise_cosines,
         wasserstein2_sq,
     )
-    from .registry import ATTENTIONS, NOISES, SOLVERS
+    from .registry import ATTENTIONS, NOISES, NORMS, OBSERVABLES, SOLVERS
 
 # public name -> the submodule that defines it (``kernel`` is the submodule itself)
 _LAZY: dict[str, str] = {
@@ -100,6 +101,14 @@ _LAZY: dict[str, str] = {
     "SaveAt": "dynamics.loop",
     "ATTENTIONS": "registry",
     "NOISES": "registry",
+    "NORMS": "registry",
+    "OBSERVABLES": "registry",
+    "PostLN": "dynamics.norms",
+    "PreLN": "dynamics.norms",
+    "MixLN": "dynamics.norms",
+    "PeriLN": "dynamics.norms",
+    "NGPT": "dynamics.norms",
+    "SqrtScaling": "dynamics.norms",
     "SOLVERS": "registry",
     "LimitField": "contracts",
     "NoiseField": "contracts",
@@ -157,15 +166,22 @@ __all__ = [
     "LimitField",
     "LimitSDE",
     "MLPNoise",
+    "MixLN",
     "ModelConfig",
     "MultiHeadAttention",
+    "NGPT",
     "NOISES",
+    "NORMS",
     "NoAttention",
     "NoiseField",
+    "OBSERVABLES",
     "Observer",
     "OnePoint",
     "PairCovariance",
     "PartialNoise",
+    "PeriLN",
+    "PostLN",
+    "PreLN",
     "ProjectedEulerMaruyama",
     "QuadraticForm",
     "RandomBatchAttention",
@@ -180,6 +196,7 @@ __all__ = [
     "Scaled",
     "SinkhornAttention",
     "SoftmaxAttention",
+    "SqrtScaling",
     "StochasticTransformer",
     "Streams",
     "Trajectory",

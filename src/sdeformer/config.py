@@ -7,16 +7,19 @@ keys that do not exist; ``ModelConfig.build()`` returns the model and its initia
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
+from .attention.masks import ARCHITECTURE_DEFAULTS, check_architecture
 from .core.activations import get_activation
+from .core.config_files import load_config_file as load_config_file  # re-exported: config.load_config_file
 from .core.errors import ConfigError
 from .core.sphere import uniform_sphere
 from .core.validate import dimension, finite_float, nonneg_float, positive_float, positive_int
@@ -27,7 +30,9 @@ from .noise.mlp import SAMPLING_MODES
 from .registry import ATTENTIONS, NOISES
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16}
-DEFAULTS: dict[str, Any] = {"noise": "mlp", "share": 1.0, "causal": False}  # left out of to_dict at these values
+# left out of to_dict at these values (the fields added after runs were recorded; their hashes stay unchanged)
+DEFAULTS: dict[str, Any] = {"noise": "mlp", "share": 1.0, "causal": False, "norm": "post", "x0": ""}
+DEFAULTS.update(ARCHITECTURE_DEFAULTS)  # alibi, mask, cross (BEYOND 7-9)
 
 
 @dataclass(frozen=True)
@@ -53,6 +58,11 @@ class ModelConfig:
     noise: str = "mlp"  # a name of registry.NOISES: mlp, gaussian (limit field), value, heads, quadratic (BEYOND 2-4)
     share: float = 1.0  # rho in [0, 1]: the fraction of the noise shared by the tokens (BEYOND 1; 1 = common)
     causal: bool = False  # causal attention mask (token i attends to j <= i)
+    norm: str = "post"  # a name of registry.NORMS: post, pre, mix[:F], peri, ngpt[:ALPHA], sqrt (BEYOND 6)
+    x0: str = ""  # initial tokens from a .npy file, (N, d) or (B, N, d) with FILE#b; "" = uniform from the seed
+    alibi: float = 0.0  # ALiBi slope lambda per token of distance (attention "alibi"; BEYOND 7)
+    mask: str = ""  # graph mask: path, cycle, complete, grid[:RxC], regular:K[:SEED] or a file (BEYOND 8)
+    cross: int = 0  # encoder tokens K: the first K tokens form the encoder species, the rest the decoder (BEYOND 9)
 
     def __post_init__(self) -> None:
         checks: dict[str, Callable[[str, object], float]] = dict.fromkeys(
@@ -62,12 +72,13 @@ class ModelConfig:
         checks.update(su=lambda n, v: nonneg_float(n, v, "bias std"), sw=lambda n, v: nonneg_float(n, v, "bias std"))
         for name, check in checks.items():  # plain int/float values: 64.0 -> 64, numpy scalars -> Python numbers
             object.__setattr__(self, name, check(name, getattr(self, name)))
-        for name in ("attention", "sampling", "dtype", "noise"):
+        for name in ("attention", "sampling", "dtype", "noise", "norm", "x0"):
             if not isinstance(getattr(self, name), str):
                 raise ConfigError(name, getattr(self, name), "must be a string")
         if not isinstance(self.mlp, bool):
             raise ConfigError("mlp", self.mlp, "must be true or false (a boolean, not a string or number)")
         self._check_blocks()
+        check_architecture(self)
         if self.sampling not in SAMPLING_MODES:
             raise ConfigError("sampling", self.sampling, f"one of {list(SAMPLING_MODES)}")
         if self.dtype not in DTYPES:
@@ -88,6 +99,9 @@ class ModelConfig:
         for part in (noise, attention):
             if part.check is not None:
                 part.check(self)
+        blocks.norm(self)  # the scheme's parameter (mix:F, ngpt:ALPHA): ConfigError when bad
+        if self.x0:
+            file_tokens(self.x0, self.tokens, self.dim)
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], **overrides: Any) -> ModelConfig:
@@ -115,7 +129,7 @@ class ModelConfig:
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
-        """The fields as a dict; noise, share and causal only when not at their defaults, so the config hashes
+        """The fields as a dict; the fields of ``DEFAULTS`` only when not at their defaults, so the config hashes
         of runs made before those fields existed are unchanged."""
         d = dataclasses.asdict(self)
         return {k: v for k, v in d.items() if k not in DEFAULTS or v != DEFAULTS[k]}
@@ -127,12 +141,62 @@ class ModelConfig:
     def build(self) -> StochasticTransformer:
         """The model this config describes."""
         return StochasticTransformer(
-            self.layers, self.horizon, noise=blocks.noise_field(self), attention=blocks.attention(self)
+            self.layers,
+            self.horizon,
+            noise=blocks.noise_field(self),
+            attention=blocks.attention(self),
+            norm=blocks.norm(self),
         )
 
     def initial_tokens(self, device: str | torch.device = "cpu") -> torch.Tensor:
-        """I.i.d. uniform tokens ``(N, d)`` from the config's seed (its own stream, apart from the noise)."""
+        """The tokens ``(N, d)`` of ``x0`` if given, else i.i.d. uniform ones from the config's seed (their own
+        stream, apart from the noise)."""
+        if self.x0:
+            return torch.as_tensor(file_tokens(self.x0, self.tokens, self.dim), dtype=self.torch_dtype).to(device)
         return uniform_sphere(self.tokens, self.dim, seed=_init_seed(self.seed), dtype=self.torch_dtype, device=device)
+
+
+def token_starts(path: str | Path) -> list[str]:
+    """The ``x0`` values of a token file (a sweep's ``x0`` key): ``[path]`` for one start ``(N, d)``, one
+    ``path#b`` per start of ``(B, N, d)``. Raises ConfigError for a file that is not such an array."""
+    path = str(Path(path).resolve())
+    array = _token_array(path, *_stamp(path))
+    return [path] if array.ndim == 2 else [f"{path}#{b}" for b in range(array.shape[0])]
+
+
+def file_tokens(value: str, tokens: int, dim: int) -> np.ndarray:
+    """The start ``(N, d)`` named by an ``x0`` value (``FILE`` or ``FILE#b``). Raises ConfigError for a missing
+    or unreadable file, a bad index, a shape other than ``(tokens, dim)``, or non-finite or zero tokens."""
+    path, hashed, index = value.partition("#")
+    array = _token_array(path, *_stamp(path))
+    if hashed and not (index.isdigit() and array.ndim == 3 and int(index) < array.shape[0]):
+        raise ConfigError("x0", value, f"FILE#b needs a (B, N, d) file and 0 <= b < B; {path} is {array.shape}")
+    if not hashed and array.ndim != 2:
+        raise ConfigError("x0", value, f"holds {array.shape[0]} starts: name one as FILE#b")
+    x = array[int(index)] if hashed else array
+    if x.shape != (tokens, dim) or not np.isfinite(x).all() or not np.linalg.norm(x, axis=-1).all():
+        raise ConfigError("x0", value, f"must hold finite non-zero tokens of shape {(tokens, dim)}, not {x.shape}")
+    return x
+
+
+def _stamp(path: str) -> tuple[int, int]:
+    try:
+        info = Path(path).stat()
+    except OSError as exc:
+        raise ConfigError("x0", path, f"cannot read the token file ({exc.strerror})") from None
+    return info.st_mtime_ns, info.st_size
+
+
+@functools.lru_cache(maxsize=64)
+def _token_array(path: str, mtime_ns: int, size: int) -> np.ndarray:
+    """A .npy token file, ``(N, d)`` or ``(B, N, d)`` floats (cached per path and modification)."""
+    try:
+        array = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise ConfigError("x0", path, f"not a .npy array file ({type(exc).__name__})") from None
+    if array.ndim not in (2, 3) or not np.issubdtype(array.dtype, np.floating):
+        raise ConfigError("x0", path, f"must hold floats (N, d) or (B, N, d), not {array.dtype} {array.shape}")
+    return array
 
 
 def _init_seed(seed: int) -> int:
@@ -140,65 +204,16 @@ def _init_seed(seed: int) -> int:
     return (int(seed) * 2654435761 + 97531) % (2**63)
 
 
-CONFIG_MAX_BYTES = 1_000_000  # a config holds a few dozen parameters; anything larger is a wrong file
+_dataclass_init = ModelConfig.__init__
 
 
-def _read_text(path: Path) -> str:
-    """The file's UTF-8 text; ConfigError if it is missing, larger than 1 MB or not text."""
-    try:
-        if path.stat().st_size > CONFIG_MAX_BYTES:
-            raise ConfigError("config", str(path), f"larger than {CONFIG_MAX_BYTES // 1000} kB; not a config file")
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ConfigError("config", str(path), f"cannot read file ({exc.strerror})") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ConfigError("config", str(path), "not a text file (not valid UTF-8)") from None
+def _init(self: ModelConfig, *args: Any, **kwargs: Any) -> None:
+    """ModelConfig(...) with an unknown field name refused in one line (not a TypeError)."""
+    known = {f.name for f in fields(ModelConfig)}
+    for key in kwargs:
+        if key not in known:
+            raise ConfigError("config key", key, f"unknown; allowed keys: {sorted(known)}")
+    _dataclass_init(self, *args, **kwargs)
 
 
-def _yaml_load(text: str) -> Any:
-    """``yaml.safe_load`` that refuses a key given twice in one mapping (instead of keeping the last)."""
-    import yaml
-
-    class StrictLoader(yaml.SafeLoader):
-        pass
-
-    def mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict:
-        seen = set()
-        for key_node, _ in node.value:
-            key = loader.construct_object(key_node)  # pyright: ignore[reportArgumentType]
-            if isinstance(key, (str, int, float, bool)):
-                if key in seen:
-                    raise ConfigError("config key", key, "given twice; each key may appear once")
-                seen.add(key)
-        return loader.construct_mapping(node)
-
-    StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
-    return yaml.load(text, Loader=StrictLoader)
-
-
-def load_config_file(path: str | Path) -> dict[str, Any]:
-    """Read a TOML (.toml) or YAML (.yaml/.yml) file into a dict; unreadable, binary, over-large files and
-    duplicate keys raise ConfigError."""
-    path = Path(path)
-    text = _read_text(path)
-    try:
-        if path.suffix.lower() == ".toml":
-            data = tomllib.loads(text)
-        elif path.suffix.lower() in (".yaml", ".yml"):
-            data = _yaml_load(text)
-        else:
-            raise ConfigError("config", str(path), "must end in .toml, .yaml or .yml")
-    except (tomllib.TOMLDecodeError, ValueError) as exc:
-        if isinstance(exc, ConfigError):
-            raise
-        kind = path.suffix[1:].upper()
-        raise ConfigError("config", str(path), f"not valid {kind}: {str(exc).splitlines()[0]}") from None
-    except Exception as exc:  # yaml.YAMLError
-        raise ConfigError("config", str(path), f"not valid YAML: {str(exc).splitlines()[0]}") from None
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise ConfigError("config", str(path), "must hold a mapping of parameter names to values")
-    return data
+ModelConfig.__init__ = _init  # type: ignore[method-assign]

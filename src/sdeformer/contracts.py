@@ -20,6 +20,8 @@ The contracts are structural (``typing.Protocol``): a part needs no base class, 
   normals ``z``, so that ``noise.replay.ReplayedNoise`` can drive two runs with one Brownian path.
 - ``AttentionDrift``: ``drift(x, source=None)`` ``(..., N, d) -> (..., N, d)``; a drift that draws random
   numbers (random-batch attention) draws them from ``source``.
+- ``NormScheme``: ``layer(x, t, dt, attention, noise, source)``, one layer's normalizations around its two
+  sub-steps (Post-LN, Pre-LN, ...: BEYOND section 6), and ``on_sphere``.
 - ``Scheme``: ``step(x, source)``, one step of an SDE solver.
 - ``Observable``: a function of token states ``(..., N, d)``, the runs' beta ``(...)`` and its spec entry, to
   ``(...)`` (the sweeps' columns).
@@ -101,6 +103,26 @@ class AttentionDrift(Protocol):
 
 
 @runtime_checkable
+class NormScheme(Protocol):
+    """One layer's normalizations around its attention and noise sub-steps: ``layer(x, t, dt, attention,
+    noise, source)`` ``(..., N, d) -> (..., N, d)`` (``attention`` / ``noise`` None when off); ``on_sphere``:
+    whether the state stays on the sphere (a part without it is taken to)."""
+
+    on_sphere: bool
+
+    def layer(
+        self,
+        x: torch.Tensor,
+        t: float,
+        dt: float,
+        attention: AttentionDrift | None,
+        noise: NoiseField | None,
+        source: RandomSource,
+        /,
+    ) -> torch.Tensor: ...
+
+
+@runtime_checkable
 class Scheme(Protocol):
     """A time-stepping scheme of the limit SDE: ``step(x, source)`` ``(..., N, d) -> (..., N, d)``."""
 
@@ -126,6 +148,7 @@ CAPABILITIES: dict[str, type] = {
     "attention": AttentionDrift,
     "scheme": Scheme,
     "observable": Observable,
+    "norm": NormScheme,
 }
 _OWN = {"__init__", "__call__"}
 

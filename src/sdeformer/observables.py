@@ -1,4 +1,9 @@
-"""Observables of token states, as pure functions (THEORY section 5). Inputs ``(..., N, d)``."""
+"""Observables of token states, as pure functions (THEORY section 5). Inputs ``(..., N, d)``.
+
+The cluster thresholds of the package are named here, once: ``CLUSTER_COS`` (the default of every cluster
+criterion below and of the sweeps' observables), ``FIGURE_CLUSTER_COS`` (the reproduction of the paper's
+figures and the report part 3 measurements) and ``PROBE_CLUSTER_COS`` (the probe of a pretrained model).
+"""
 
 from __future__ import annotations
 
@@ -7,16 +12,31 @@ import math
 import torch
 
 from .core.errors import ConfigError
+from .core.kernel import BETA_MAX  # e^beta overflows a float64 above ~709
 from .core.sphere import project
-from .core.validate import positive_float, token_tensor
+from .core.validate import cosine_threshold, positive_float, sphere_tokens, token_tensor
 
-BETA_MAX = 700.0  # e^beta overflows a float64 above ~709
+CLUSTER_COS = 0.999
+"""Default cosine threshold of ``cluster_count``, ``one_cluster`` and ``antipodal_pairs``, and of the sweeps'
+``clusters`` / ``all_within`` observables (``sweeps.observables``): tokens count as one cluster when their
+cosines exceed 0.999 (angles below ~2.6 degrees), a criterion for tokens that have synchronized."""
+
+FIGURE_CLUSTER_COS = 0.99
+"""The cosine threshold of the clusters reported with the paper's figures (THEORY section 6): Figure 1
+(``experiments.figure1``), Figures 2-6 (``experiments.grid``), a ``simulate`` run's ``metrics.csv``
+(``experiments.simulate``) and report part 3 (``experiments.beyond.science``, BEYOND section 5). Looser than
+``CLUSTER_COS``: the figures count the groups visible after a finite depth, not exact synchronization."""
+
+PROBE_CLUSTER_COS = 0.95
+"""The cosine threshold of the clusters of a pretrained transformer's hidden states (``practice.probe``, THEORY
+section 7; ``sdeformer probe --threshold``): its 6 blocks leave the tokens of a sentence far from synchronized,
+so a looser criterion than the figures' shows how they group."""
 
 
 def cosine_matrix(x: torch.Tensor) -> torch.Tensor:
     """Pairwise cosine similarities ``(..., N, N)`` of the (normalised) tokens. Raises ConfigError unless ``x`` is
-    a float32/float64/bfloat16 tensor ``(..., N, d)``."""
-    u = project(token_tensor("x", x))
+    a float32/float64/bfloat16 tensor ``(..., N, d)`` of finite, non-zero tokens."""
+    u = project(sphere_tokens("x", token_tensor("x", x)))
     return u @ u.transpose(-1, -2)
 
 
@@ -24,13 +44,13 @@ def interaction_energy(x: torch.Tensor, beta: float = 1.0, *, normalize: bool = 
     """E_beta(X) = 1/(2 N^2) sum_{i,j} (e^beta - e^{beta <X_i, X_j>}), ``(..., N, d) -> (...)``.
 
     Zero exactly when all tokens coincide. Tokens are normalised first unless ``normalize=False``.
-    Raises ConfigError for an integer, float16 or 1-D ``x`` and for beta NaN, <= 0 or > 700.
+    Raises ConfigError for an integer, float16 or 1-D ``x``, NaN or zero tokens, and for beta NaN, <= 0 or > 700.
     """
     beta = positive_float("beta", beta, "inverse temperature")
     if beta > BETA_MAX:
         raise ConfigError("beta", beta, f"inverse temperature must be <= {BETA_MAX:g} (e^beta overflows)")
     x = token_tensor("x", x)
-    g = cosine_matrix(x).clamp(max=1.0) if normalize else x @ x.transpose(-1, -2)  # (..., N, N)
+    g = cosine_matrix(x).clamp(max=1.0) if normalize else sphere_tokens("x", x, False) @ x.transpose(-1, -2)
     n = x.shape[-2]
     # e^beta - e^{beta g} = e^beta (-expm1(beta (g - 1))): no cancellation near synchronization (each term >= 0
     # when g <= 1, so E_beta >= 0 up to rounding of the sum) and no overflow of e^{beta g} before the scaling
@@ -66,9 +86,10 @@ def mean_abs_cosine(x: torch.Tensor) -> torch.Tensor:
     return pairwise_cosines(x).abs().mean(-1)
 
 
-def cluster_count(x: torch.Tensor, threshold: float = 0.999) -> torch.Tensor:
-    """Number of clusters: connected components of the graph 'cos(x_i, x_j) > threshold'. ``(...)`` ints."""
-    adj = cosine_matrix(x) > threshold  # (..., N, N), reflexive
+def cluster_count(x: torch.Tensor, threshold: float = CLUSTER_COS) -> torch.Tensor:
+    """Number of clusters: connected components of the graph 'cos(x_i, x_j) > threshold'. ``(...)`` ints.
+    Raises ConfigError for a threshold outside [-1, 1) or NaN (no pair would ever be linked)."""
+    adj = cosine_matrix(x) > cosine_threshold("threshold", threshold)  # (..., N, N), reflexive
     reach = adj
     while True:  # transitive closure by boolean squaring: at most log2(N) rounds
         nxt = (reach.to(torch.float32) @ reach.to(torch.float32)) > 0
@@ -144,12 +165,12 @@ def renormalise_pair(x: torch.Tensor, y: torch.Tensor, delta: float) -> tuple[to
 # with cosine at most -threshold.
 
 
-def one_cluster(x: torch.Tensor, threshold: float = 0.999) -> torch.Tensor:
+def one_cluster(x: torch.Tensor, threshold: float = CLUSTER_COS) -> torch.Tensor:
     """True where all pairs have cos(x_i, x_j) >= threshold, ``(...)`` bool (N = 1: True)."""
     cos = pairwise_cosines(x)  # (..., P)
     return (cos >= threshold).all(-1) if cos.shape[-1] else torch.ones(x.shape[:-2], dtype=torch.bool)
 
 
-def antipodal_pairs(x: torch.Tensor, threshold: float = 0.999) -> torch.Tensor:
+def antipodal_pairs(x: torch.Tensor, threshold: float = CLUSTER_COS) -> torch.Tensor:
     """Fraction of pairs with cos(x_i, x_j) <= -threshold, ``(...)``."""
     return (pairwise_cosines(x) <= -threshold).double().mean(-1)

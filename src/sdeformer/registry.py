@@ -34,6 +34,7 @@ Batched = tuple[str, ...] | Callable[[Any], tuple[str, ...]]
 # the keys of contracts.CAPABILITIES, written here so that registering needs no torch (a fast --help)
 CAPABILITY_NAMES = (
     "noise", "variance", "limit", "one_point", "pair_covariance", "replayable", "attention", "scheme", "observable",
+    "norm",
 )  # fmt: skip
 
 
@@ -200,6 +201,7 @@ class Params:
 
 
 NOISES = Registry("noise", "noise")
+NORMS = Registry("norm", "norm")  # BEYOND section 6
 ATTENTIONS = Registry("attention", "attention")
 SOLVERS = Registry("scheme", "scheme", factory="step")
 OBSERVABLES = Registry("observable", "observable", factory="__call__")  # entries: fn(x, beta, observable)
@@ -267,6 +269,28 @@ ATTENTIONS.register(
     check=_fixed_beta_scale,
     doc="random Q^T K and V drawn once per run (BEYOND section 5)",
 )  # fmt: skip
+_NS = "sdeformer.dynamics.norms.schemes:"  # their parameters (mix:F, ngpt:ALPHA) are checked by from_config
+for _name, _cls, _doc in (
+    ("post", "PostLN", "Post-LN, LN(x + update) after each sub-step, tokens on the sphere (THEORY 1; the default)"),
+    ("pre", "PreLN", "Pre-LN (GPT, LLaMA): x + update of LN(x), the residual stream keeps a radius"),
+    ("mix", "MixLN", "Mix-LN[:F]: Post-LN for the first fraction F of the depth (0.25), then Pre-LN"),
+    ("peri", "PeriLN", "Peri-LN (Gemma 3): x + step LN(update of LN(x)), input and output normalized"),
+    ("ngpt", "NGPT", "nGPT[:ALPHA]: LN(x + alpha step (LN(update) - x)) on the sphere (alpha 1)"),
+    ("sqrt", "SqrtScaling", "sqrt-scaling: LN(x + update / sqrt(1 + t)), updates damped with depth"),
+):
+    NORMS.register(_name, _NS + _cls, reads=("norm", "horizon", "layers"), doc=_doc + " (BEYOND 6)")
+
+
 _S = "sdeformer.dynamics.sde:"
 SOLVERS.register("projected", _S + "ProjectedEulerMaruyama", doc="Euler-Maruyama, then back to the sphere")
 SOLVERS.register("euler", _S + "EulerMaruyama", doc="plain Euler-Maruyama (|X| = 1 in mean only)")
+# BEYOND sections 7-9: ALiBi, graph masks, two species (the config's alibi, mask and cross)
+_MASKED = ("beta", "attention_scale", "causal", "mask", "cross")
+ATTENTIONS.register(
+    "alibi", _A + "alibi:ALiBiAttention", reads=(*_MASKED, "alibi"), batched=("beta", "attention_scale", "alibi"),
+    causal=True, doc="ALiBi: softmax logits beta <x_i, x_j> - alibi * distance(i, j), + mask, cross (BEYOND 7)",
+)  # fmt: skip
+ATTENTIONS.register(
+    "graph", _A + "masks:MaskedAttention", reads=_MASKED, batched=("beta", "attention_scale"), causal=True,
+    doc="softmax attention restricted to a graph's neighbours (mask) or to two species (cross) (BEYOND 8-9)",
+)  # fmt: skip

@@ -146,18 +146,27 @@ class RandomBatchAttention:
         return _in_random_batches(self.inner.drift, [x], self.permutation(x, source), self.batch_size)
 
 
+VALUE_CONVENTIONS = ("Vx", "xV")  # V acts on a token as V x_j (ours) or as the row x_j^T V = V^T x_j (simuformer)
+COMBINE = ("sum", "mean")  # multi-head: the sum of the heads (ours) or their average (simuformer)
+
+
 @dataclass(frozen=True)
 class SoftmaxAttention:
     """Single-head softmax attention; Q^T K = beta I and V = scale I (defaults 1) unless matrices are given.
-    Raises ConfigError for beta or scale given together with any of Q, K, V (they would be ignored)."""
+    ``value_convention``: an explicit V acts as ``"Vx"`` (V x_j, the default) or ``"xV"`` (x_j V as a row,
+    i.e. V^T x_j: simuformer's ``x @ V``). Raises ConfigError for beta or scale given together with any of
+    Q, K, V (they would be ignored) and for an unknown convention."""
 
     beta: float | torch.Tensor | None = None
     scale: float | torch.Tensor | None = None
     Q: torch.Tensor | None = None  # (d, d)
     K: torch.Tensor | None = None  # (d, d)
     V: torch.Tensor | None = None  # (d, d)
+    value_convention: str = "Vx"
 
     def __post_init__(self) -> None:
+        if self.value_convention not in VALUE_CONVENTIONS:
+            raise ConfigError("value_convention", self.value_convention, f"one of {list(VALUE_CONVENTIONS)}")
         matrices = [name for name in "QKV" if getattr(self, name) is not None]
         for name, value in (("beta", self.beta), ("attention_scale", self.scale)):
             if matrices and value is not None:
@@ -182,20 +191,29 @@ class SoftmaxAttention:
         """Attn_X(x_i) for every token. ``(..., N, d) -> (..., N, d)``."""
         q = x @ self.Q.T.to(x) if self.Q is not None else x * _batch_param(self.beta, x)  # (..., N, d)
         k = x @ self.K.T.to(x) if self.K is not None else x  # (..., N, d)
-        v = x @ self.V.T.to(x) if self.V is not None else x  # (..., N, d)
+        v = x if self.V is None else x @ (self.V.T if self.value_convention == "Vx" else self.V).to(x)  # (..., N, d)
         out = softmax_attention(q, k, v)  # (..., N, d)
         return out if self.V is not None else out * _batch_param(self.scale, x)
 
 
 @dataclass(frozen=True)
 class MultiHeadAttention:
-    """Sum of heads' drifts (the theory allows multi-head sums)."""
+    """The heads' drifts combined: ``combine="sum"`` (the default; the theory allows multi-head sums) or
+    ``"mean"`` (their average, simuformer's convention). Raises ConfigError for no heads or another combine."""
 
     heads: Sequence[AttentionDrift]
+    combine: str = "sum"
+
+    def __post_init__(self) -> None:
+        if self.combine not in COMBINE:
+            raise ConfigError("combine", self.combine, f"one of {list(COMBINE)}")
+        if not len(self.heads):
+            raise ConfigError("heads", len(self.heads), "at least one head")
 
     def drift(self, x: torch.Tensor, source: RandomSource | None = None) -> torch.Tensor:
-        """The sum of the heads' drifts (``source`` goes to the heads that draw). ``(..., N, d) -> (..., N, d)``."""
-        return functools.reduce(operator.add, (h.drift(x, source) for h in self.heads))  # (..., N, d)
+        """The sum (or mean) of the heads' drifts (``source`` goes to the heads that draw). ``(..., N, d)``."""
+        total = functools.reduce(operator.add, (h.drift(x, source) for h in self.heads))  # (..., N, d)
+        return total if self.combine == "sum" else total / len(self.heads)
 
 
 @dataclass(frozen=True)

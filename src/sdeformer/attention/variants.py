@@ -5,13 +5,14 @@ batched over leading dimensions, and plugs into the discrete model and the limit
 
 - ``UnnormalizedAttention`` (USA): D_i = (1/N) sum_j e^{beta <x_i, x_j>} V x_j;
 - ``L2Attention``: softmax_j(-beta |Q x_i - K x_j|^2) V x_j (Q = K = I unless given);
-- ``SinkhornAttention``: the doubly stochastic matrix of e^{beta <x_i, x_j>} by alternate row and column
-  normalisation (log domain) for at most ``iterations`` rounds or until every column sums to 1 within ``tol``
-  (rows are normalised last, so they sum to 1 to rounding); each run of a batch stops on its own, so batched
+- ``SinkhornAttention``: the doubly stochastic matrix of e^{beta <x_i, x_j>} by the symmetric Sinkhorn
+  iteration in the log domain until every row (= column) sums to 1 within ``tol``, or a ``SinkhornWarning``
+  after ``iterations`` rounds (never a silent result); each run of a batch stops on its own, so batched
   equals unbatched;
 - ``RandomMatrixAttention``: softmax attention with a random Q^T K per run (``"gaussian"``: A A'^T / sqrt(d),
-  ``"goe"``) and a random V (``"gaussian"``, ``"psd"``: G G^T / d, ``"+qk"`` / ``"-qk"``: V = +-Q^T K,
-  ``"identity"``), optionally redrawn every ``redraw_every`` calls (layers);
+  ``"goe"``: (G + G^T) / sqrt(2d), ``"goe_peer"``: the peers' (G + G^T) / sqrt(2)) and a random V
+  (``"gaussian"``, ``"psd"``: G G^T / d, ``"psd_peer"``: the peers' G G^T / sqrt(d), ``"+qk"`` / ``"-qk"``:
+  V = +-Q^T K, ``"identity"``), optionally redrawn every ``redraw_every`` calls (layers);
 - ``causal=True`` (USA, L2, random-matrix; ``CausalSoftmaxAttention`` for the paper's softmax): token i
   attends to j <= i only.
 
@@ -23,6 +24,7 @@ silently overriding the other. Random matrices come from one generator per batch
 from __future__ import annotations
 
 import math
+import warnings
 
 import torch
 
@@ -115,13 +117,26 @@ class L2Attention:
         return self.weights(x) @ _value(x, self.V, self.scale)
 
 
-SINKHORN_ITERATIONS = 200  # most normalisation rounds
-SINKHORN_TOL = 1e-6  # column sums within this of 1 stop the iteration early
+SINKHORN_ITERATIONS = 1000  # most rounds (the symmetric iteration needs ~10-20 at N = 32, beta = 50)
+SINKHORN_TOL = 1e-6  # row (= column) sums within this of 1 stop the iteration
+
+
+class SinkhornWarning(RuntimeWarning):
+    """Sinkhorn attention stopped at its iteration limit before its tolerance: the matrix is not doubly
+    stochastic to ``tol`` (the warning gives the error; ``SinkhornAttention.last_error`` keeps it)."""
 
 
 class SinkhornAttention:
-    """Doubly stochastic attention: Sinkhorn scaling of e^{beta <x_i, x_j>}, then D_i = sum_j P_ij scale x_j.
-    Rows sum to 1 (to rounding), columns within ``tol`` once converged (or after ``iterations`` rounds)."""
+    """Doubly stochastic attention: the Sinkhorn scaling P = diag(e^f) K diag(e^f) of the symmetric
+    K = e^{beta <x_i, x_j>}, then D_i = sum_j P_ij scale x_j (BEYOND section 5).
+
+    The symmetric iteration in the log domain, f <- (f - logsumexp_j(beta <x_i, x_j> + f_j)) / 2 (each run of a
+    batch stops on its own once its row sums are within ``tol`` of 1, so batched equals unbatched), converges in
+    tens of rounds where alternate row and column normalisation needs thousands (clustered tokens, large beta);
+    ``tolerance``: ``tol``, or the dtype's resolution of a sum of N entries if larger (float32).
+    P is symmetric, so its columns sum as its rows; a final row normalisation makes the rows exact to rounding.
+    A run still outside ``tol`` after ``iterations`` rounds raises a ``SinkhornWarning``, never a silent result;
+    ``last_error`` is the largest |column sum - 1| of the last call (a sweep column)."""
 
     @classmethod
     def from_config(cls, p) -> SinkhornAttention:
@@ -136,19 +151,36 @@ class SinkhornAttention:
         if not tol > 0:
             raise ConfigError("tol", tol, "must be > 0")
         self.beta, self.scale, self.iterations, self.tol = _check_beta(beta), float(scale), int(iterations), tol
+        self.last_error = 0.0
+
+    def tolerance(self, x: torch.Tensor) -> float:
+        """``tol``, or the resolution of a sum of N entries in x's dtype (4 N eps) if that is larger."""
+        return max(self.tol, 4 * x.shape[-2] * torch.finfo(x.dtype).eps)
 
     def weights(self, x: torch.Tensor) -> torch.Tensor:
         """The Sinkhorn matrix P ``(..., N, N)``."""
-        logp = self.beta * (x @ x.transpose(-1, -2))  # (..., N, N)
-        done = torch.zeros(logp.shape[:-2], dtype=torch.bool, device=x.device)  # (...): converged runs stay put
+        tol = self.tolerance(x)
+        g = self.beta * (x @ x.transpose(-1, -2))  # (..., N, N), symmetric
+        f = torch.zeros(g.shape[:-1], dtype=g.dtype, device=g.device)  # (..., N)
+        lse = torch.logsumexp(g, dim=-1)  # (..., N): log of the row sums of K diag(e^f), f = 0
+        done = torch.zeros(g.shape[:-2], dtype=torch.bool, device=g.device)  # (...): converged runs stay put
         for _ in range(self.iterations):
-            new = logp - torch.logsumexp(logp, dim=-2, keepdim=True)  # columns
-            new = new - torch.logsumexp(new, dim=-1, keepdim=True)  # rows
-            logp = torch.where(done[..., None, None], logp, new)
-            done = done | ((logp.exp().sum(-2) - 1).abs().amax(-1) <= self.tol)
+            done = done | ((lse + f).exp() - 1).abs().amax(-1).le(tol / 2)  # rows of P = e^(f_i + lse_i)
             if bool(done.all()):
                 break
-        return logp.exp()
+            f = torch.where(done[..., None], f, 0.5 * (f - lse))
+            lse = torch.logsumexp(g + f.unsqueeze(-2), dim=-1)
+        logp = g + f.unsqueeze(-1) + f.unsqueeze(-2)
+        p = (logp - torch.logsumexp(logp, dim=-1, keepdim=True)).exp()  # rows exact to rounding
+        self.last_error = float((p.sum(-2) - 1).abs().max())
+        if self.last_error > tol:
+            warnings.warn(
+                f"Sinkhorn attention did not converge in {self.iterations} iterations: column sums off by "
+                f"{self.last_error:.2g} > tol {tol:g}",
+                SinkhornWarning,
+                stacklevel=2,
+            )
+        return p
 
     def drift(self, x: torch.Tensor, source: RandomSource | None = None) -> torch.Tensor:
         return self.weights(x) @ x * self.scale
@@ -175,29 +207,34 @@ def attention_seed(seed: int) -> int:
     return (int(seed) * 6364136223846793005 + 1442695040888963407) % (2**63)
 
 
-QK_KINDS = ("gaussian", "goe")
-V_KINDS = ("gaussian", "psd", "+qk", "-qk", "identity")
+QK_KINDS = ("gaussian", "goe", "goe_peer")
+V_KINDS = ("gaussian", "psd", "psd_peer", "+qk", "-qk", "identity")
+# the peers' conventions (Geshkovski et al.'s public code): GOE without the 1/sqrt(d), PSD over sqrt(d) only
+GOE_SCALE = {"goe": lambda d: math.sqrt(2 * d), "goe_peer": lambda d: math.sqrt(2)}
+PSD_SCALE = {"psd": lambda d: d, "psd_peer": lambda d: math.sqrt(d)}
 
 
 def random_qk(d: int, source, kind: str = "gaussian", dtype: torch.dtype = torch.float32) -> torch.Tensor:
-    """A random Q^T K ``(*batch, d, d)`` from ``source``: A A'^T / sqrt(d) (A, A' standard Gaussian) or GOE
-    (G + G^T)/sqrt(2 d)."""
+    """A random Q^T K ``(*batch, d, d)`` from ``source``: A A'^T / sqrt(d) (A, A' standard Gaussian), GOE
+    (G + G^T)/sqrt(2 d), or the peers' GOE (G + G^T)/sqrt(2) (``goe_peer``: the same draw as ``goe``, times
+    sqrt(d))."""
     if kind == "gaussian":
         a, b = source.randn((d, d), dtype), source.randn((d, d), dtype)
         return a @ b.transpose(-1, -2) / math.sqrt(d)
-    if kind == "goe":
+    if kind in GOE_SCALE:
         g = source.randn((d, d), dtype)
-        return (g + g.transpose(-1, -2)) / math.sqrt(2 * d)
+        return (g + g.transpose(-1, -2)) / GOE_SCALE[kind](d)
     raise ConfigError("qk", kind, f"one of {list(QK_KINDS)}")
 
 
 def random_value(d: int, source, kind: str, qk: torch.Tensor) -> torch.Tensor:
-    """A random V ``(*batch, d, d)``: Gaussian G / sqrt(d), PSD G G^T / d, +-Q^T K or the identity."""
+    """A random V ``(*batch, d, d)``: Gaussian G / sqrt(d), PSD G G^T / d, the peers' PSD G G^T / sqrt(d)
+    (``psd_peer``: the same draw as ``psd``, times sqrt(d)), +-Q^T K or the identity."""
     if kind == "gaussian":
         return source.randn((d, d), qk.dtype) / math.sqrt(d)
-    if kind == "psd":
+    if kind in PSD_SCALE:
         g = source.randn((d, d), qk.dtype)
-        return g @ g.transpose(-1, -2) / d
+        return g @ g.transpose(-1, -2) / PSD_SCALE[kind](d)
     if kind in ("+qk", "-qk"):
         return qk if kind == "+qk" else -qk
     if kind == "identity":

@@ -2,11 +2,13 @@
 
 Each command module registers its commands on the shared ``app`` when imported here. The command modules
 import torch, numpy and matplotlib inside the command bodies only, so ``sdeformer --help`` starts in well under
-a second. ``show_all_defaults`` makes every ``--help`` show every option's default.
+a second. ``show_all_defaults`` makes every ``--help`` show every option's default, as ``[default: X]`` at the
+end of its help text (kept on one line: never broken inside the brackets).
 """
 
 from __future__ import annotations
 
+import enum
 import inspect
 import re
 from typing import Any
@@ -20,6 +22,7 @@ from . import (
     model,  # noqa: F401  (registers kernel, simulate)
     practice,  # noqa: F401  (registers train, probe, report-practice)
     reproduce,  # noqa: F401  (registers reproduce)
+    spde,  # noqa: F401  (registers spde)
     sweep,  # noqa: F401  (registers sweep: run (default), status, plot)
 )
 from .common import app
@@ -29,18 +32,21 @@ _BRACKET = re.compile(r"\s*(?:\[([^\[\]]+)\]|\(default:? ([^()]*(?:\([^()]*\)[^(
 
 
 def _default_text(info: ParameterInfo) -> str | None:
-    """What ``--help`` should show as the default of an option typer would show none for (None or a False flag)."""
-    if isinstance(info.show_default, str) or info.show_default is False:
+    """The default ``--help`` shows for an option: typer's own, 'off' for a False flag, the '[...]' at the end of
+    the help text of a None default (taken out of the text) or 'unset'; None for an option that shows none."""
+    if info.show_default is False or info.default is ...:  # ...: a required option (click says so)
         return None
-    if info.default is False:
-        return "off"
-    if info.default is not None:
-        return None  # typer shows it
-    match = _BRACKET.search(info.help or "")
-    if match:
+    if isinstance(info.show_default, str):
+        return info.show_default
+    if isinstance(info.default, bool):
+        return "on" if info.default else "off"
+    if info.default is None:
+        match = _BRACKET.search(info.help or "")
+        if not match:
+            return "unset"
         info.help = (info.help or "")[: match.start()]
         return match.group(1) or match.group(2)
-    return "unset"
+    return str(info.default.value if isinstance(info.default, enum.Enum) else info.default)
 
 
 def _typers(root: typer.Typer) -> list[typer.Typer]:
@@ -52,8 +58,9 @@ def _typers(root: typer.Typer) -> list[typer.Typer]:
 
 
 def show_all_defaults(root: typer.Typer = app) -> None:
-    """Give every option of every command a shown default: None defaults show the '[...]' at the end of their
-    help text (moved into the default) or 'unset'; False flags show 'off'."""
+    """Give every option of every command its default at the end of its help text, ``[default: X]`` with a
+    no-break space (click's wrapping keeps it whole), instead of click's ``[default: (X)]`` for a text
+    default; see ``_default_text``."""
     for sub in _typers(root):
         for command in sub.registered_commands:
             if command.callback is None:
@@ -63,7 +70,8 @@ def show_all_defaults(root: typer.Typer = app) -> None:
                 if isinstance(info, ParameterInfo):
                     text = _default_text(info)
                     if text is not None:
-                        info.show_default = text
+                        info.help = f"{(info.help or '').rstrip()}  [default:\u00a0{text.replace(' ', chr(160))}]"
+                        info.show_default = False
 
 
 show_all_defaults()  # at import: ``sdeformer.cli.app`` (tests, ``python -m``) shows them too

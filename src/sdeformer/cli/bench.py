@@ -71,12 +71,12 @@ def claim_bench_folder(out: Path, parts: tuple[str, ...], device: str, threads: 
 @cli_errors
 def bench(
     json: bool = typer.Option(False, "--json", help="print one JSON object (all results) on stdout"),
-    quick: bool = typer.Option(False, "--quick", help="small sizes (about 30 s); results go to *_quick.json"),
+    quick: bool = typer.Option(False, "--quick", help="small sizes (about 80 s of CPU); results go to *_quick.json"),
     only: str | None = typer.Option(
-        None, help="comma-separated parts among grid, sde, attention, throughput, precision [all]"
+        None, help="comma-separated parts among grid, sde, attention, throughput, precision, rng [all]"
     ),
     out: Path = typer.Option(Path("benchmarks/results"), help="folder for <part>.json"),
-    threads: int | None = typer.Option(None, help="torch CPU threads (1 avoids oversubscription on a busy machine)"),
+    threads: int = typer.Option(1, help="torch CPU threads (default 1: more than the free cores oversubscribe them)"),
     device: str = typer.Option("cpu", help="torch device, e.g. cpu or cuda"),
     force: bool = typer.Option(
         False, "--force", help="write into --out even when it holds results of another --device or --threads"

@@ -3,21 +3,27 @@
 Each command resolves and checks its options, ties its ``--out`` folder to them (``store.claim_run_folder``:
 the same options resume, others are refused unless ``--force``), runs the check's ``run_and_write`` (the same
 call the reproduce report makes) and prints the result's ``to_json()`` (``--json``) or a summary line. rates,
-sync-check and phase run their pieces on the sweep executors (``--executor local|dask``), with the same numbers on
-either.
+sync-check and phase run their pieces on the sweep executors (``--executor local|dask``, the options that
+``job_options`` gives a command), with the same numbers on either. The figures are drawn here, from the results
+(``plots.checks``).
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator
+import functools
+import inspect
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import typer
 
 from ..core.errors import ConfigError
+from ..experiments.sync.settings import HELP as SYNC_HELP
+from ..experiments.sync.settings import SyncSettings as SYNC
 from ..io.progress import progress_bar
 from .common import app, cli_errors, emit_json, err_console, job_executor
 
@@ -25,6 +31,49 @@ EXECUTOR_HELP = "local (this process) or dask (the check's jobs on Dask workers)
 WORKERS_HELP = "worker processes of the local Dask cluster (one thread each)"
 SCHEDULER_HELP = "address of a running Dask scheduler (tcp://host:port), with --executor dask"
 FORCE_HELP = "write into OUT even if it holds another config's run"
+
+
+@dataclass(frozen=True)
+class JobOptions:
+    """The ``--executor``, ``--workers`` and ``--scheduler`` options of a command that runs jobs."""
+
+    executor: str = "local"
+    workers: int = 2
+    scheduler: str | None = None
+
+
+DEFAULT_JOBS = JobOptions()
+
+
+def job_options(executor_help: str = EXECUTOR_HELP) -> Callable[[Callable], Callable]:
+    """Decorator: give a command the options --executor, --workers and --scheduler (written once, here); the
+    command receives them as one ``jobs: JobOptions`` argument, and its ``--help`` lists them last."""
+    helps = {"executor": executor_help, "workers": WORKERS_HELP, "scheduler": SCHEDULER_HELP}
+    types = {"executor": str, "workers": int, "scheduler": str | None}
+    options = [
+        inspect.Parameter(
+            name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=typer.Option(getattr(DEFAULT_JOBS, name), help=text),
+            annotation=types[name],
+        )
+        for name, text in helps.items()
+    ]
+
+    def decorate(command: Callable) -> Callable:
+        signature = inspect.signature(command, eval_str=True)
+        own = [p for p in signature.parameters.values() if p.name != "jobs"]
+
+        @functools.wraps(command)
+        def wrapper(*args: Any, executor: str, workers: int, scheduler: str | None, **kwargs: Any) -> Any:
+            return command(*args, jobs=JobOptions(executor, workers, scheduler), **kwargs)
+
+        shown = signature.replace(parameters=[*own, *options])
+        cast(Any, wrapper).__signature__ = shown  # what typer reads (``inspect.signature``)
+        wrapper.__annotations__ = {p.name: p.annotation for p in shown.parameters.values()} | {"return": None}
+        return wrapper
+
+    return decorate
 
 
 class RateKind(str, enum.Enum):
@@ -75,6 +124,7 @@ def _claimed(out: Path, config: dict[str, Any], force: bool) -> Iterator[None]:
 
 @app.command()
 @cli_errors
+@job_options()
 def rates(
     kind: RateKind = typer.Argument(..., help="depth (error vs L), width (vs m) or tokens (W_2 vs N)"),
     runs: int | None = typer.Option(None, help="independent coupled runs (>= 2)"),
@@ -88,25 +138,25 @@ def rates(
         Path("results/rates"),
         help="folder for rates_<kind>.json/.npz/.png and the runs' parts/ (one folder for the three kinds)",
     ),
-    executor: str = typer.Option("local", help=EXECUTOR_HELP),
-    workers: int = typer.Option(2, help=WORKERS_HELP),
-    scheduler: str | None = typer.Option(None, help=SCHEDULER_HELP),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
     json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    jobs: JobOptions = DEFAULT_JOBS,
 ) -> None:
     """Measured convergence rate with log-log slope, bootstrap interval and the theory's slope (THEORY 5).
     The runs go in chunks, jobs on the executor; an interrupted measurement resumes with the chunks it lacks."""
     from ..experiments import rates as exp
+    from ..plots.checks import rate_figure
 
     overrides = dict(runs=runs, x=_ints(values, "x"), dim=dim, activation=activation, bias_std=bias_std, seed=seed)
     units = exp.progress_units(kind.value, exp.settings_for(kind.value, quick, **overrides))  # checks them
     config = {"command": "rates", "quick": quick, **overrides}  # not the kind: the three share a folder
     with (
-        job_executor(executor, workers, scheduler) as ex,
+        job_executor(jobs.executor, jobs.workers, jobs.scheduler) as ex,
         _claimed(out, config, force),
         progress_bar(units, f"rates {kind.value}", enabled=not json) as advance,
     ):
         result = exp.run_and_write(out, kind.value, quick, progress=advance, executor=ex, **overrides)
+    rate_figure(result, out / result.figure)
     if json:
         emit_json(result.to_json())
     else:
@@ -115,57 +165,43 @@ def rates(
 
 @app.command("sync-check")
 @cli_errors
+@job_options()
 def sync_check(
-    activation: str = typer.Option("relu", help="MLP activation"),
-    dim: int = typer.Option(64, help="token dimension d"),
-    bias_std: float = typer.Option(0.1, help="sU = sW"),
-    beta: float = typer.Option(1.0, help="inverse temperature (Q^T K = beta I, and E_beta)"),
-    attention_scale: float = typer.Option(1.0, help="s in V = s I (+1 attractive, 0 off, -1 repulsive)"),
-    runs: int = typer.Option(64, help="ensemble size R"),
-    tokens: int = typer.Option(64, help="N tokens"),
-    steps: int = typer.Option(2000, help="time steps (= layers of the discrete model)"),
-    horizon: float = typer.Option(10.0, help="T"),
-    width: int | None = typer.Option(None, help="MLP width of the discrete model (default: infinite)"),
-    seed: int = typer.Option(0, help="root seed"),
+    activation: str = typer.Option(SYNC.activation, help=SYNC_HELP["activation"]),
+    dim: int = typer.Option(SYNC.dim, help=SYNC_HELP["dim"]),
+    bias_std: float = typer.Option(SYNC.bias_std, help=SYNC_HELP["bias_std"]),
+    beta: float = typer.Option(SYNC.beta, help=SYNC_HELP["beta"]),
+    attention_scale: float = typer.Option(SYNC.attention_scale, help=SYNC_HELP["attention_scale"]),
+    runs: int = typer.Option(SYNC.runs, help=SYNC_HELP["runs"]),
+    tokens: int = typer.Option(SYNC.tokens, help=SYNC_HELP["tokens"]),
+    steps: int = typer.Option(SYNC.steps, help=SYNC_HELP["steps"]),
+    horizon: float = typer.Option(SYNC.horizon, help=SYNC_HELP["horizon"]),
+    width: int | None = typer.Option(SYNC.width, help=SYNC_HELP["width"]),
+    seed: int = typer.Option(SYNC.seed, help=SYNC_HELP["seed"]),
+    dtype: str = typer.Option(SYNC.dtype, help=SYNC_HELP["dtype"]),
+    power_factor: float = typer.Option(SYNC.power_factor, help=SYNC_HELP["power_factor"]),
     out: Path = typer.Option(
         Path("results/sync"), help="folder for parts/ (one per chunk of runs), energies.npz, sync.json, sync.png"
     ),
-    dtype: str = typer.Option("float32", help="float32 or float64 (sets the resolution floor)"),
-    executor: str = typer.Option("local", help=EXECUTOR_HELP),
-    workers: int = typer.Option(2, help=WORKERS_HELP),
-    scheduler: str | None = typer.Option(None, help=SCHEDULER_HELP),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
     json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    jobs: JobOptions = DEFAULT_JOBS,
 ) -> None:
-    """Check E E_beta(t) <= exp((eps + lambda_bar_prime) t) E E_beta(0) on an SDE and a discrete ensemble;
-    verdict: holds, fails, below resolution or not applicable. The chunks of runs are jobs on the executor; a rerun
-    into OUT computes only the chunks it lacks."""
-    import torch
-
+    """Check E E_beta(t) <= exp((eps + lambda_bar_prime) t) E E_beta(0) on an SDE and a discrete ensemble, with
+    the power record (the SDE with the noise covariance cut --power-factor times must fail); verdict: holds, not
+    resolved, fails, below resolution or not applicable. The chunks of runs are jobs on the executor; a rerun into
+    OUT computes only the chunks it lacks."""
     from ..experiments.sync import check as exp
+    from ..plots.checks import energy_figure
 
-    if dtype not in ("float32", "float64"):
-        raise ConfigError("dtype", dtype, "float32 or float64")
-    settings: dict[str, Any] = dict(
-        activation=activation,
-        dim=dim,
-        bias_std=bias_std,
-        beta=beta,
-        attention_scale=attention_scale,
-        runs=runs,
-        tokens=tokens,
-        steps=steps,
-        horizon=horizon,
-        width=width,
-        seed=seed,
-    )
-    exp.check_settings(**settings)
+    settings = SYNC.of(locals()).check()  # the options that name a field of the settings
     with (
-        job_executor(executor, workers, scheduler) as ex,
-        _claimed(out, {"command": "sync-check", **settings, "dtype": dtype}, force),
-        progress_bar(exp.progress_units(runs, steps), "sync-check", enabled=not json) as advance,
+        job_executor(jobs.executor, jobs.workers, jobs.scheduler) as ex,
+        _claimed(out, {"command": "sync-check", **settings.numbers()}, force),
+        progress_bar(exp.settings_units(settings), "sync-check", enabled=not json) as advance,
     ):
-        result = exp.run_and_write(out, progress=advance, executor=ex, dtype=getattr(torch, dtype), **settings)
+        result = exp.run_and_write(out, settings, progress=advance, executor=ex)
+    energy_figure([result], out / "sync.png")
     if json:
         emit_json(result.to_json())
     else:
@@ -189,6 +225,7 @@ def lyapunov(
     from ..core.kernel import kernel_theory
     from ..core.validate import positive_float, positive_int
     from ..experiments import lyapunov as exp
+    from ..plots.checks import lyapunov_figure
 
     acts = [activation] if activation else sorted({a for a, _, _ in exp.DEFAULT_SETTINGS})
     dims = [dim] if dim else sorted({d for _, d, _ in exp.DEFAULT_SETTINGS})
@@ -206,6 +243,7 @@ def lyapunov(
         progress_bar(len(settings), "lyapunov", enabled=not json) as advance,
     ):
         result = exp.run_and_write(out, settings, progress=advance, runs=runs, steps=steps, horizon=horizon)
+    lyapunov_figure(result.rows, out / exp.FIGURE)
     if json:
         emit_json(result.to_json())
         return
@@ -215,30 +253,31 @@ def lyapunov(
 
 @app.command()
 @cli_errors
+@job_options("local (one process, batched) or dask")
 def phase(
     quick: bool = typer.Option(False, "--quick", help="a 2 x 3 x 3 x 2 grid with 2 seeds"),
     seeds: int | None = typer.Option(None, help="seeds per cell"),
     out: Path = typer.Option(Path("results/phase"), help="folder for phase.json/.npz/.png and the sweep in sweep/"),
-    executor: str = typer.Option("local", help="local (one process, batched) or dask"),
-    workers: int = typer.Option(2, help=WORKERS_HELP),
-    scheduler: str | None = typer.Option(None, help=SCHEDULER_HELP),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
     json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    jobs: JobOptions = DEFAULT_JOBS,
 ) -> None:
     """P(sync) over activation x d x bias std x attention scale, heat maps with lambda_bar = 0 (THEORY 5).
     The ensemble is a resumable sweep in OUT/sweep (draw it with `sdeformer sweep plot OUT/sweep`)."""
     from ..experiments import phase as exp
+    from ..plots.checks import phase_figure
     from ..sweeps import make_executor  # phase's tasks are batched sweeps: one torch thread each
 
     settings = exp.settings_for(quick, seeds=seeds)
     exp.check_settings(**settings)  # bad settings (a grid too large for memory) before any folder or progress
     cells = exp.progress_units(settings)
     with (
-        make_executor(executor, workers, scheduler) as ex,
+        make_executor(jobs.executor, jobs.workers, jobs.scheduler) as ex,
         _claimed(out, {"command": "phase", **settings}, force),
         progress_bar(cells, "phase", enabled=not json) as advance,
     ):
         result = exp.run_and_write(out, settings, progress=advance, executor=ex)
+    phase_figure(result, out / exp.FIGURE)
     if json:
         emit_json(result.to_json())
     else:

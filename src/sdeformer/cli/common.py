@@ -1,24 +1,67 @@
-"""Shared pieces of the command layer: the typer app, bad-input handling, JSON output (progress bars: ``progress``)."""
+"""Shared pieces of the command layer: the typer app, bad-input handling, JSON output (progress bars: ``progress``).
+
+Every refusal is one line on stderr, ``error: ...``: bad input (``ConfigError``), an unreadable or unwritable
+path (``OSError``: the message names the command's parameter that holds the path), the parser's own refusals
+(an unknown option, a missing or malformed value: ``OneLineGroup``, exit 2) and Ctrl-C (exit 130, saying that a
+rerun resumes). Help is click's plain text (``rich_markup_mode=None``): no boxes, no type column for flags,
+paragraphs rewrapped to the terminal.
+"""
 
 from __future__ import annotations
 
 import functools
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import typer
 from rich.console import Console
+from typer.core import TyperGroup
 
 from ..core.errors import ConfigError
 from ..io.progress import progress_bar  # noqa: F401  (the commands' progress bar)
 
+try:  # typer >= 0.23 ships its own copy of click
+    from typer._click import exceptions as click_errors  # pyright: ignore[reportMissingImports]
+except ImportError:  # older typer runs on click itself
+    from click import exceptions as click_errors  # pyright: ignore[reportMissingImports]
+
+INTERRUPTED = "interrupted; rerun the same command to resume (finished parts are kept)"
+
+
+class OneLineGroup(TyperGroup):
+    """The top-level group: the parser's refusals print as one line ``error: ... (see CMD --help)`` with their
+    exit code (2) instead of click's usage, hint and error block."""
+
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        try:
+            code = super().main(*args, standalone_mode=False, **kwargs)
+        except click_errors.NoArgsIsHelpError as exc:  # a bare group: its help, as click prints it
+            exc.show()
+            sys.exit(exc.exit_code)
+        except click_errors.ClickException as exc:
+            ctx = getattr(exc, "ctx", None)
+            hint = f" (see {ctx.command_path} --help)" if ctx is not None else ""
+            fail(" ".join(exc.format_message().split()) + hint)
+            sys.exit(exc.exit_code)
+        except typer.Abort:
+            err_console.print(f"error: {INTERRUPTED}", highlight=False, soft_wrap=True)
+            sys.exit(130)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
 app = typer.Typer(
+    cls=OneLineGroup,
     help="sdeformer: deep transformers as interacting particles with common noise (arXiv:2604.26898).",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"max_content_width": 120},
 )
 err_console = Console(stderr=True)
 
@@ -29,8 +72,20 @@ def fail(message: str) -> typer.Exit:
     return typer.Exit(code=2)
 
 
+def path_parameter(filename: Any, params: Mapping[str, Any]) -> str | None:
+    """The name of the command parameter whose path ``filename`` is, or lies in, or lies on the way to (its
+    folder could not be made); the deepest such path when several do; None if none does."""
+    if not filename:
+        return None
+    target = Path(str(filename)).absolute()
+    paths = {n: v.absolute() for n, v in params.items() if isinstance(v, Path)}
+    near = [n for n, v in paths.items() if v == target or v in target.parents or target in v.parents]
+    return max(near, key=lambda n: len(paths[n].parts), default=None)
+
+
 def cli_errors(fn: Callable) -> Callable:
-    """Turn bad input (ConfigError, ValueError, OSError on inputs) into one line on stderr and exit code 2."""
+    """Turn bad input (ConfigError, OSError on inputs and outputs) into one line on stderr and exit code 2, and
+    Ctrl-C into one line saying that a rerun resumes (exit 130)."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -38,8 +93,16 @@ def cli_errors(fn: Callable) -> Callable:
             return fn(*args, **kwargs)
         except ConfigError as exc:
             raise fail(str(exc)) from None
-        except OSError as exc:  # unreadable input, unwritable output folder, full disk
-            raise fail(f"cannot read or write {exc.filename!r}: {exc.strerror or exc}") from None
+        except OSError as exc:  # unreadable input, unwritable output folder, full disk, a damaged file
+            why = str(exc) if exc.strerror is None else exc.strerror
+            name = path_parameter(exc.filename, kwargs)
+            if name is None:
+                raise fail(f"cannot read or write {exc.filename!r}: {why}") from None
+            named = ConfigError(name, str(kwargs[name]), f"cannot read or write {exc.filename!r} ({why})")
+            raise fail(str(named)) from None
+        except KeyboardInterrupt:
+            err_console.print(f"error: {INTERRUPTED}", highlight=False, soft_wrap=True)
+            raise typer.Exit(code=130) from None
 
     return wrapper
 

@@ -10,7 +10,7 @@ from rich.table import Table as RichTable
 
 from ..core.errors import ConfigError
 from ..io.progress import progress_bar
-from ..registry import ATTENTIONS, NOISES
+from ..registry import ATTENTIONS, NOISES, NORMS
 from .common import app, cli_errors, emit_json
 
 
@@ -58,6 +58,10 @@ def simulate(
     causal: bool | None = typer.Option(None, "--causal/--no-causal", help="causal attention mask [off]"),
     noise: str | None = typer.Option(None, help=f"noise model: {NOISES.choices()} or a plugin's [mlp]"),
     share: float | None = typer.Option(None, help="rho in [0, 1], the noise's shared fraction (1: common) [1.0]"),
+    norm: str | None = typer.Option(None, help=f"normalization scheme: {NORMS.choices()}; mix:F, ngpt:ALPHA [post]"),
+    alibi: float | None = typer.Option(None, help="ALiBi slope lambda (with --attention alibi) [0]"),
+    mask: str | None = typer.Option(None, help="graph mask: path, cycle, complete, grid[:RxC], regular:K or a file"),
+    cross: int | None = typer.Option(None, help="the first K tokens are the encoder species (two species) [0]"),
     attention_scale: float | None = typer.Option(None, help="s in V = s I [1.0]"),
     beta: float | None = typer.Option(None, help="Q^T K = beta I [1.0]"),
     seed: int | None = typer.Option(None, help="random seed [0]"),
@@ -72,6 +76,7 @@ def simulate(
     """Run the discrete stochastic transformer (THEORY section 1) and report E_beta per saved layer."""
     flags = {k: v for k, v in locals().items() if k in MODEL_FLAGS}  # the ModelConfig fields given as flags
     from ..config import ModelConfig, load_config_file
+    from ..core.validate import nonneg_float
     from ..experiments.simulate import check_fits
     from ..experiments.simulate import simulate as run
     from ..registry import load_plugins
@@ -82,11 +87,19 @@ def simulate(
     base = load_config_file(config) if config is not None else {}
     if bias_std is not None:
         base.pop("bias_std", None)
-        flags["su"] = flags["sw"] = bias_std
+        flags["su"] = flags["sw"] = nonneg_float("bias_std", bias_std, "bias std")
     cfg = ModelConfig.from_mapping(base, **flags)
+    ignored = [name for name, off in (("noise", cfg.noise != "mlp"), ("share", cfg.share != 1.0)) if off]
+    if not cfg.mlp and ignored:  # mlp = false turns every noise model off: its options would be ignored
+        raise ConfigError(ignored[0], getattr(cfg, ignored[0]), "has no effect with --no-mlp (the noise is off)")
     check_fits(cfg)  # before the progress bar starts
     with progress_bar(cfg.layers, "simulate", enabled=not json) as advance:
         result = run(cfg, out, progress=advance, force=force)
+    if out is not None:  # the experiment computes, the plots draw its result
+        from ..experiments.simulate import FIGURE
+        from ..plots.paper import energy_plot
+
+        energy_plot(result, Path(out) / FIGURE)
     if json:
         emit_json(result.to_json())
         return
@@ -97,6 +110,7 @@ def simulate(
 MODEL_FLAGS = frozenset(
     {
         *("tokens", "dim", "width", "layers", "horizon", "activation", "su", "sw", "mlp", "attention"),
-        *("attention_scale", "beta", "seed", "dtype", "sampling", "save_every", "causal", "noise", "share"),
+        *("attention_scale", "beta", "seed", "dtype", "sampling", "save_every", "causal", "noise", "share", "norm"),
+        *("alibi", "mask", "cross"),
     }
 )

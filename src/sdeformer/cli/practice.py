@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -135,11 +136,12 @@ def probe(
     json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
     """Probe all-MiniLM-L6-v2: per-layer mean token cosine, E_beta and clusters, without and with common noise."""
-    from ..core.validate import finite_float
+    from ..core.activations import get_activation
+    from ..core.validate import finite_float, positive_float, positive_int
     from ..core.validate import seed as check_seed
     from ..io.store import write_json
     from ..practice.claims import claim_record
-    from ..practice.probe import DEFAULT_TEXT, probe_settings, record_settings
+    from ..practice.probe import DEFAULT_TEXT, ProbeNoise, probe_settings, record_settings
     from ..practice.probe import probe as run
 
     if text is not None and file is not None:
@@ -147,18 +149,12 @@ def probe(
     if not -1.0 < finite_float("threshold", threshold) < 1.0:
         raise ConfigError("threshold", threshold, "a cosine strictly between -1 and 1")
     check_seed("seed", seed)
+    positive_float("dt", dt)  # the noise's settings, before the model loads
+    positive_int("width", width)
+    get_activation(activation)
     body = file.read_text(encoding="utf-8") if file is not None else (DEFAULT_TEXT if text is None else text)
-    options: dict[str, Any] = dict(
-        samples=samples,
-        dt=dt,
-        activation=activation,
-        width=width,
-        bias_std=bias_std,
-        su=su,
-        sw=sw,
-        threshold=threshold,
-        seed=seed,
-    )
+    names = {f.name for f in fields(ProbeNoise)}  # the probe's settings, as the options name them
+    options: dict[str, Any] = {k: v for k, v in locals().items() if k in names}
     if out is not None:  # before the model loads: the file is tied to the settings its record keeps
         claim_record(out, probe_settings(body, scales, **options), record_settings, "probe", force=force)
     result = run(body, scales, **options)

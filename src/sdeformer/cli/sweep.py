@@ -1,7 +1,9 @@
 """``sdeformer sweep``: run a sweep spec into a Parquet table (locally or on Dask), report its state, plot it.
 
-``sdeformer sweep SPEC --out DIR`` is short for ``sdeformer sweep run SPEC --out DIR``; ``status DIR`` and
-``plot DIR`` read the folder. See :mod:`sdeformer.sweeps`.
+``sdeformer sweep SPEC --out DIR`` is short for ``sdeformer sweep run SPEC --out DIR`` (its usage line says so);
+``status DIR`` and ``plot DIR`` read the folder. ``run`` holds the folder's writer lock, claims it for the spec
+(``--force`` to add another spec's runs) and refuses a spec over ``--max-runs`` runs or the memory available,
+before anything is expanded. See :mod:`sdeformer.sweeps`.
 """
 
 from __future__ import annotations
@@ -16,19 +18,25 @@ from .common import app, cli_errors, emit_json, err_console, progress_bar
 
 
 class DefaultRunGroup(TyperGroup):
-    """A group whose first argument, when it names no subcommand, is the spec of ``run``."""
+    """A group whose first argument, when it names no subcommand, is the spec of ``run``; its usage shows that
+    bare form first."""
 
     def parse_args(self, ctx, args):  # type: ignore[no-untyped-def]
         if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
             args = ["run", *args]
         return super().parse_args(ctx, args)
 
+    def format_usage(self, ctx, formatter):  # type: ignore[no-untyped-def]
+        formatter.write_usage(ctx.command_path, "SPEC --out DIR [OPTIONS]")
+        formatter.write_usage(ctx.command_path, "COMMAND [ARGS]...", prefix="       ")
+
 
 sweep_app = typer.Typer(
     cls=DefaultRunGroup,
     no_args_is_help=True,
     add_completion=False,
-    help="Sweeps: SPEC (YAML/TOML) -> tidy Parquet table, resumable, local or on Dask.",
+    help="Sweeps: SPEC (YAML/TOML) -> tidy Parquet table, resumable, local or on Dask. `sweep SPEC --out DIR` is "
+    "short for `sweep run SPEC --out DIR`; `sweep status DIR` and `sweep plot DIR` read the folder.",
 )
 app.add_typer(sweep_app, name="sweep")
 
@@ -43,18 +51,30 @@ def run_cmd(
     workers: int = typer.Option(2, help="worker processes of the local Dask cluster (one thread each)"),
     threads: int | None = typer.Option(None, help="torch threads of the local executor (default 1)"),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="rerun the runs recorded with status=error"),
+    max_runs: int | None = typer.Option(
+        None, "--max-runs", help="refuse a spec of more runs (points x seeds) [1000000, sweeps.limits.MAX_RUNS]"
+    ),
+    force: bool = typer.Option(
+        False, "--force", help="write into OUT when it holds a sweep of another spec (its runs are kept) or other files"
+    ),
     json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
-    """Run every run of SPEC not yet recorded in OUT (resumes after a crash; failed runs are kept as errors)."""
+    """Run every run of SPEC not yet recorded in OUT (resumes after a crash; failed runs are kept as errors;
+    damaged parts are moved into OUT/damaged and rerun). One sweep at a time writes into OUT."""
+    from ..core.validate import positive_int
     from ..sweeps import load_spec, make_executor, runner
+    from ..sweeps.limits import MAX_RUNS
+    from ..sweeps.lock import writer
 
-    parsed = load_spec(spec)
-    planned = runner.plan(parsed, out, retry_failed)
-    with (
-        make_executor(executor, workers, scheduler, threads) as ex,
-        progress_bar(len(planned.todo), f"sweep {parsed.name}", enabled=not json) as advance,
-    ):
-        result = runner.run(parsed, out, ex, progress=advance, planned=planned)
+    parsed = load_spec(spec, MAX_RUNS if max_runs is None else positive_int("max_runs", max_runs))
+    runner.check_fits(parsed)  # before the folder is made
+    with writer(out):
+        planned = runner.plan(parsed, out, retry_failed, force)
+        with (
+            make_executor(executor, workers, scheduler, threads) as ex,
+            progress_bar(len(planned.todo), f"sweep {parsed.name}", enabled=not json) as advance,
+        ):
+            result = runner.run(parsed, out, ex, progress=advance, planned=planned)
     if json:
         emit_json(result)
         return
@@ -86,6 +106,10 @@ def status_cmd(
     )
     for message in result["errors"]:
         typer.echo(f"  error: {message}")
+    for part in result["damaged"]:
+        typer.echo(f"  damaged (left out; the next `sweep run` moves it aside and reruns it): {part}")
+    for path in result["moved_aside"]:
+        typer.echo(f"  damaged, moved aside (kept for inspection; its runs were rerun or are pending): {path}")
 
 
 def _where(items: list[str]) -> dict[str, str]:

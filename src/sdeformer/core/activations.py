@@ -111,9 +111,9 @@ def get_activation(act: str | Activation | TensorFn, **params: float) -> Activat
         return Activation(name, act, _autograd_deriv(act), is_odd(act))
     if not isinstance(act, str):
         raise ConfigError("activation", act, f"a name in {list(NAMES)} or a callable")
-    name, _, arg = act.strip().lower().partition(":")
+    name, colon, arg = act.strip().lower().partition(":")
     if name == "leaky_relu":
-        slope = _slope(arg) if arg else _slope(params.pop("slope", 0.01))
+        slope = _slope(arg) if colon else _slope(params.pop("slope", 0.01))  # 'leaky_relu:' names no slope
         if params:
             raise ConfigError("activation parameter", sorted(params), "leaky_relu takes only 'slope'")
         fn, deriv = _leaky_relu(slope)

@@ -47,9 +47,16 @@ def positive_int(name: str, value: object) -> int:
     return _integer(name, value, 1, "must be a positive integer")
 
 
+DIM_MAX = 10**9  # above, float64 loses the kernel constants' 1/d terms (lambda_1 of ReLU reads 0 at d = 1e18)
+
+
 def dimension(name: str, value: object) -> int:
-    """A token dimension d: an int >= 2."""
-    return _integer(name, value, 2, "must be an integer >= 2")
+    """A token dimension d: an int in [2, 10**9]."""
+    allowed = f"must be an integer in [2, {DIM_MAX:,}]"
+    d = _integer(name, value, 2, allowed)
+    if d > DIM_MAX:
+        raise ConfigError(name, value, allowed)
+    return d
 
 
 def finite_float(name: str, value: object, what: str = "") -> float:
@@ -177,3 +184,23 @@ def token_tensor(name: str, x: object) -> torch.Tensor:
     if x.ndim < 2 or x.shape[-1] < 2 or x.shape[-2] < 1:
         raise ConfigError(name, tuple(x.shape), "must have shape (..., N, d) with N >= 1 and d >= 2")
     return x
+
+
+def sphere_tokens(name: str, x: torch.Tensor, normalize: bool = True) -> torch.Tensor:
+    """Token values an observable can use: finite, and (``normalize``: projected to the sphere) non-zero. One
+    pass over ``x``; ConfigError naming ``name`` otherwise (NaN tokens or a zero token would give NaN)."""
+    if not bool(torch.isfinite(x).all()):
+        raise ConfigError(name, "non-finite entries", "tokens must be finite (no NaN or inf)")
+    if normalize and bool((torch.linalg.vector_norm(x, dim=-1) == 0).any()):
+        raise ConfigError(name, "a zero token", "tokens must be non-zero to be projected to the sphere")
+    return x
+
+
+def cosine_threshold(name: str, value: object) -> float:
+    """The threshold of a 'cos > threshold' link: a float in [-1, 1) (at 1 or above no pair is ever linked, and a
+    NaN threshold links none: every token would count as its own cluster)."""
+    allowed = "a cosine threshold must be a number in [-1, 1)"
+    number = _number(name, value, allowed)
+    if not -1 <= number < 1:
+        raise ConfigError(name, value, allowed)
+    return number

@@ -3,7 +3,8 @@
 ``x_i <- LN(LN(x_i + dt D_i(X)) + xi_i)`` (THEORY section 1; BEYOND section 0): ``cfg.noise`` names the field
 xi in ``registry.NOISES``, ``cfg.share`` = rho its sharing fraction (BEYOND section 1; rho = 1 builds the field
 itself, so the numbers are those of the common noise), ``cfg.attention`` the drift D in
-``registry.ATTENTIONS`` (``cfg.causal`` a causal mask). ``config.ModelConfig.build`` builds one run;
+``registry.ATTENTIONS`` (``cfg.causal`` a causal mask), ``cfg.norm`` where the layer normalizes around the two
+(``registry.NORMS``, BEYOND section 6; Post-LN as written). ``config.ModelConfig.build`` builds one run;
 ``engine.build_batched`` a batch of runs, with the fields of ``batched_fields`` as ``(G,)`` tensors.
 """
 
@@ -15,7 +16,7 @@ from typing import Any
 import torch
 
 from ..noise.partial import PartialNoise
-from ..registry import ATTENTIONS, NOISES, Params
+from ..registry import ATTENTIONS, NOISES, NORMS, Params
 
 
 def batched_fields(cfg: Any) -> tuple[str, ...]:
@@ -46,3 +47,8 @@ def attention(cfg: Any, overrides: Mapping[str, Any] | None = None, seeds: Seque
 def column(configs: Sequence[Any], name: str, dtype: torch.dtype) -> torch.Tensor:
     """One config field over a batch of configs as a ``(G,)`` tensor."""
     return torch.tensor([getattr(c, name) for c in configs], dtype=dtype)
+
+
+def norm(cfg: Any) -> Any:
+    """The normalization scheme of ``cfg`` (``registry.NORMS``: ``NAME`` or ``NAME:PARAMETER``; BEYOND section 6)."""
+    return NORMS.build(cfg.norm.partition(":")[0], Params(cfg))

@@ -1,11 +1,14 @@
-"""The stochastic transformer of THEORY section 1.
+"""The stochastic transformer of THEORY section 1, with any normalization scheme (BEYOND section 6).
 
-One layer = attention drift (scaled by dt) then common-noise diffusion (scaled by sqrt(dt)):
+One layer = attention drift (scaled by dt) then common-noise diffusion (scaled by sqrt(dt)); with the paper's
+Post-LN (the default):
 
     Y_i      = LN( X_i + dt * Attn_X(X_i) )
     X_i(new) = LN( Y_i + dW_l(Y_i) ),    dW_l = sqrt(dt) G_l for the MLP noise
 
-Tokens are ``(..., N, d)``; every leading index is an independent run with its own random stream.
+Another scheme (``norms.schemes``: Pre-LN, Mix-LN, Peri-LN, nGPT, sqrt-scaling) places the normalizations
+elsewhere around the same two sub-steps. Tokens are ``(..., N, d)``; every leading index is an independent run
+with its own random stream.
 """
 
 from __future__ import annotations
@@ -13,9 +16,9 @@ from __future__ import annotations
 import torch
 
 from ..attention.softmax import NoAttention
-from ..contracts import AttentionDrift, NoiseField, RandomSource, require
-from ..core.sphere import project
+from ..contracts import AttentionDrift, NoiseField, NormScheme, RandomSource, require
 from .loop import TokenDynamics
+from .norms.schemes import PostLN
 
 
 class StochasticTransformer(TokenDynamics):
@@ -25,8 +28,12 @@ class StochasticTransformer(TokenDynamics):
         layers: L >= 1. horizon: T > 0 (dt = T / L).
         noise: a NoiseField (e.g. ``MLPNoise``, the paper's) or None for no noise.
         attention: an AttentionDrift (e.g. ``SoftmaxAttention``) or None for attention off.
-    ``run(x0, seed, saveat)`` runs it (``loop.TokenDynamics.run``). Raises ConfigError for a bad ``layers`` or
-    ``horizon`` and for a noise or attention that lacks its contract's methods.
+        norm: a normalization scheme (``norms.schemes``, BEYOND section 6) or None for Post-LN, the paper's.
+    ``run(x0, seed, saveat)`` runs it (``loop.TokenDynamics.run``); a scheme on the sphere starts from LN(x0), one
+    with a radius (Pre-, Mix-, Peri-LN) from x0 as given. Layer k (1-based) runs at time t = (k - 1) dt, read
+    from ``clock`` (layers done): ``run`` sets it to its ``start``, every ``step`` advances it (time-dependent
+    schemes, Mix-LN and sqrt-scaling, need it). Raises ConfigError for a bad ``layers`` or ``horizon`` and for a
+    noise, attention or norm that lacks its contract's methods.
     """
 
     def __init__(
@@ -35,22 +42,33 @@ class StochasticTransformer(TokenDynamics):
         horizon: float,
         noise: NoiseField | None = None,
         attention: AttentionDrift | None = None,
+        norm: NormScheme | None = None,
     ):
         super().__init__(layers, horizon, "layers")
-        if noise is not None:
-            require(noise, NoiseField, "noise")
-        if attention is not None:
-            require(attention, AttentionDrift, "attention")
+        for name, part, contract in (("noise", noise, NoiseField), ("attention", attention, AttentionDrift)):
+            if part is not None:
+                require(part, contract, name)
+        if norm is not None:
+            require(norm, NormScheme, "norm")
         self.noise = noise
         self.attention = attention if attention is not None else NoAttention()
+        self.norm = norm if norm is not None else PostLN()
+        self.clock = 0
 
     @property
     def layers(self) -> int:
         return self.total
 
-    def step(self, x: torch.Tensor, streams: RandomSource) -> torch.Tensor:
-        """One layer. ``(..., N, d) -> (..., N, d)``."""
-        dt = self.dt
-        attn = self.attention
-        y = x if isinstance(attn, NoAttention) else project(x + dt * attn.drift(x, streams))
-        return y if self.noise is None else project(y + self.noise.increment(y, dt, streams))
+    def start_state(self, x0: torch.Tensor) -> torch.Tensor:
+        """LN(x0) for a scheme on the sphere; x0 itself for one with a radius (its norm is the radius)."""
+        return super().start_state(x0) if self.norm.on_sphere else x0
+
+    def begin(self, start: int) -> None:
+        self.clock = start
+
+    def step(self, x: torch.Tensor, source: RandomSource) -> torch.Tensor:
+        """One layer at time ``clock * dt`` (the clock then advances). ``(..., N, d) -> (..., N, d)``."""
+        t = self.clock * self.dt
+        self.clock += 1
+        attn = None if isinstance(self.attention, NoAttention) else self.attention
+        return self.norm.layer(x, t, self.dt, attn, self.noise, source)

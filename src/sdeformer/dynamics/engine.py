@@ -22,6 +22,7 @@ import torch
 from ..config import ModelConfig
 from ..core.errors import ConfigError
 from ..core.rng import Streams
+from ..core.threads import warn_threads
 from . import blocks
 from .discrete import StochasticTransformer
 from .loop import Trajectory
@@ -38,14 +39,15 @@ def group_key(cfg: ModelConfig) -> tuple:
 
 def build_batched(configs: Sequence[ModelConfig], **mlp_options) -> StochasticTransformer:
     """One model for configs of one ``group_key``: the noise and attention parameters among
-    ``blocks.batched_fields`` become ``(G,)`` tensors, one entry per config; the rest are the first config's."""
+    ``blocks.batched_fields`` become ``(G,)`` tensors, one entry per config; the rest (the normalization scheme
+    among them, BEYOND section 6) are the first config's."""
     c0 = configs[0]
     batched = blocks.batched_fields(c0)
 
     columns = {name: blocks.column(configs, name, c0.torch_dtype) for name in batched if name != "seed"}
     noise = blocks.noise_field(c0, columns, **mlp_options)
     attn = blocks.attention(c0, columns, seeds=[c.seed for c in configs])
-    return StochasticTransformer(c0.layers, c0.horizon, noise=noise, attention=attn)
+    return StochasticTransformer(c0.layers, c0.horizon, noise=noise, attention=attn, norm=blocks.norm(c0))
 
 
 def run_group(
@@ -54,7 +56,9 @@ def run_group(
     progress: Callable[[int], None] | None = None,
     **mlp_options,
 ) -> Trajectory:
-    """Run configs that share a ``group_key`` as one batched run: ``x`` is ``(S, G, N, d)``, G = len(configs)."""
+    """Run configs that share a ``group_key`` as one batched run: ``x`` is ``(S, G, N, d)``, G = len(configs).
+    Warns once when torch's threads exceed the cores this process may use (``core.threads.warn_threads``)."""
+    warn_threads()
     keys = {group_key(c) for c in configs}
     if len(keys) != 1:
         raise ConfigError(
@@ -77,7 +81,11 @@ def _groups(
     progress: Callable[[int], None] | None,
     mlp_options: dict,
 ) -> Iterator[tuple[list[int], Trajectory]]:
-    """(input indices, batched Trajectory) per group of ``configs``; ``progress(n)`` counts setting x layer."""
+    """(input indices, batched Trajectory) per group of ``configs``; ``progress(n)`` counts setting x layer.
+    Raises ConfigError for an entry that is not a ModelConfig (before any run)."""
+    for i, c in enumerate(configs):
+        if not isinstance(c, ModelConfig):
+            raise ConfigError(f"configs[{i}]", c, "a ModelConfig (sdf.ModelConfig(...) or ModelConfig.from_mapping)")
     groups: dict[tuple, list[int]] = defaultdict(list)
     for i, c in enumerate(configs):
         groups[group_key(c)].append(i)

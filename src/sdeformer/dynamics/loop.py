@@ -182,6 +182,13 @@ class TokenDynamics:
     def step(self, x: torch.Tensor, source: RandomSource) -> torch.Tensor:
         raise NotImplementedError
 
+    def start_state(self, x0: torch.Tensor) -> torch.Tensor:
+        """The state a run starts from: LN(x0), tokens on the sphere (a model with a radius keeps x0)."""
+        return project(x0)
+
+    def begin(self, start: int) -> None:
+        """Called by ``run`` before its first step ``start + 1`` (a time-dependent model sets its clock)."""
+
     def run(
         self,
         x0: torch.Tensor,
@@ -193,7 +200,8 @@ class TokenDynamics:
         start: int = 0,
         stop: int | None = None,
     ) -> Trajectory:
-        """Run steps ``start+1 .. stop`` (default: all) from LN(x0) ``(..., N, d)`` (``integrate``); ``t`` = k dt.
+        """Run steps ``start+1 .. stop`` (default: all) from ``start_state(x0)`` (LN(x0) for tokens on the sphere)
+        ``(..., N, d)`` (``integrate``); ``t`` = k dt.
 
         ``seed``: int or one int per batch element (see :mod:`sdeformer.core.rng`); ``streams`` overrides it
         (pass the same Streams to continue a run in segments). ``saveat`` (``SaveAt``, or an int k for every
@@ -205,7 +213,8 @@ class TokenDynamics:
             raise ConfigError("stop", stop, f"need 0 <= start <= stop <= {self.total}")
         check_tokens(x0)
         source = Streams(seed, tuple(x0.shape[:-2]), x0.device) if streams is None else streams
+        self.begin(start)
         return integrate(
-            self.step, project(x0), self.dt, stop, source=source, saveat=saveat, progress=progress, start=start,
-            final=self.total,
+            self.step, self.start_state(x0), self.dt, stop, source=source, saveat=saveat, progress=progress,
+            start=start, final=self.total,
         )  # fmt: skip

@@ -88,11 +88,11 @@ class EulerMaruyama(Solver):
     strong_order = 0.5
     weak_order = 1.0
 
-    def step(self, x: torch.Tensor, streams: RandomSource) -> torch.Tensor:
+    def step(self, x: torch.Tensor, source: RandomSource) -> torch.Tensor:
         """One step. ``(..., N, d) -> (..., N, d)``."""
         dt, sde = self.dt, self.sde
-        dw, var = sde.field.increment_and_variance(x, dt, streams)  # (..., N, d), (..., N, 1) or ()
-        attn = sde.attention_drift(x, streams)  # (..., N, d) or None
+        dw, var = sde.field.increment_and_variance(x, dt, source)  # (..., N, d), (..., N, 1) or ()
+        attn = sde.attention_drift(x, source)  # (..., N, d) or None
         if attn is not None:
             dw = dw + dt * attn
         return x + (tangent(x, dw) + dt * sde.ito_correction(x, var))
@@ -102,9 +102,9 @@ class ProjectedEulerMaruyama(EulerMaruyama):
     """LN(X + b(X) dt + P_X dW(X)): the Euler-Maruyama step, then renormalisation (stays on the sphere);
     strong order 1/2, weak order 1."""
 
-    def step(self, x: torch.Tensor, streams: RandomSource) -> torch.Tensor:
+    def step(self, x: torch.Tensor, source: RandomSource) -> torch.Tensor:
         """One step. ``(..., N, d) -> (..., N, d)``."""
-        return project(super().step(x, streams))
+        return project(super().step(x, source))
 
 
 def make_solver(sde: LimitSDE, steps: int, horizon: float, scheme: str = "projected") -> Solver:

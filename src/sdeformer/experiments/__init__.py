@@ -1,5 +1,8 @@
 """One module per experiment: settings -> a typed result (``results.Result``) with ``to_json()``.
 
-Each check has one ``run_and_write(out, ...)`` that runs it, writes its JSON, .npz and PNG files and returns the
+Each check has one ``run_and_write(out, ...)`` that runs it, writes its JSON and .npz files and returns the
 result; the commands (``sdeformer.cli``) and the reproduce report (``reproduce``, ``theorems``) both call it.
+The experiments never draw: ``sdeformer.plots`` draws their results, called by the commands and by
+``reproduce`` (the report's orchestrator, the one module here that imports ``plots``). ``beyond/plots`` is the
+exception still to move: report part 3 draws its own figures (``beyond.report.write``).
 """

@@ -3,7 +3,8 @@
 ReLU without biases forms clusters; tanh without biases gives an odd field, so tokens split into two
 antipodal groups (THEORY section 2, 'not odd'). ``run_and_write`` simulates the two runs as jobs
 (``sweeps.jobs``: in this process or side by side on Dask workers; cached in ``parts/figure1`` under their
-configs, seed included) and draws ``figure1.png``; ``section`` turns its ``Figure1Result`` into the report section.
+configs, seed included) and returns a ``Figure1Result`` with the snapshots that ``plots.paper.figure1`` draws
+as ``FIGURE``; ``section`` turns it into the report section. Clusters: ``observables.FIGURE_CLUSTER_COS``.
 """
 
 from __future__ import annotations
@@ -20,11 +21,11 @@ from ..config import ModelConfig
 from ..core.kernel import kernel_theory
 from ..dynamics.engine import run_sweep
 from ..io.report import Figure, Section
-from ..observables import cluster_count, interaction_energy, mean_abs_cosine, mean_cosine
+from ..observables import FIGURE_CLUSTER_COS, cluster_count, interaction_energy, mean_abs_cosine, mean_cosine
 from .results import Result
 
 SNAPSHOT_TIMES = (0.0, 1.0, 5.0, 20.0)
-CLUSTER_THRESHOLD = 0.99
+FIGURE = "figure1.png"
 
 
 def figure1_configs(seed: int = 0) -> dict[str, ModelConfig]:
@@ -45,12 +46,15 @@ def figure1_configs(seed: int = 0) -> dict[str, ModelConfig]:
 
 @dataclass(frozen=True)
 class Figure1Result(Result):
-    """Saved times ``t`` (S,) and per activation its final observables and the kernel theory's constants."""
+    """Saved times ``t`` (S,), per activation its final observables and the kernel theory's constants, and the
+    states ``snapshots[name]`` (P, N, d) at the saved times ``snapshot_t`` (P,) nearest to ``SNAPSHOT_TIMES``."""
 
     JSON_KEYS = ("seed", "final")
     seed: int
     t: np.ndarray
     final: dict[str, dict[str, Any]]
+    snapshots: dict[str, np.ndarray]
+    snapshot_t: np.ndarray
 
 
 def _final(name: str, x: np.ndarray) -> dict[str, Any]:
@@ -60,7 +64,7 @@ def _final(name: str, x: np.ndarray) -> dict[str, Any]:
         "energy": float(interaction_energy(last)),
         "mean_cos": float(mean_cosine(last)),
         "mean_abs_cos": float(mean_abs_cosine(last)),
-        "clusters": int(cluster_count(last, CLUSTER_THRESHOLD)),
+        "clusters": int(cluster_count(last, FIGURE_CLUSTER_COS)),
         "odd_field": theory.odd_field,
         "lambda_bar": theory.lambda_bar,
         "lambda1": theory.lambda1,
@@ -77,8 +81,7 @@ def run_and_write(
     out: Path, seed: int = 0, progress: Callable[[int], None] | None = None, executor: Any = None
 ) -> Figure1Result:
     """Simulate the two runs as jobs on ``executor`` (default: this process; on Dask they run side by side),
-    cached in ``out/parts/figure1`` under their configs, and draw ``figure1.png``."""
-    from ..plots.paper import figure1
+    cached in ``out/parts/figure1`` under their configs."""
     from ..sweeps.jobs import Job, run_jobs
 
     configs = figure1_configs(seed)
@@ -88,9 +91,7 @@ def run_and_write(
     t = parts[0]["t"]
     pick = [int(np.argmin(np.abs(t - s))) for s in SNAPSHOT_TIMES]
     final = {name: _final(name, arrays[name]) for name in configs}
-    titles = {name: f"{name} ({'odd field' if f['odd_field'] else 'not odd'})" for name, f in final.items()}
-    figure1(Path(out) / "figure1.png", {n: arrays[n][pick] for n in configs}, t[pick], titles)
-    return Figure1Result(seed, t, final)
+    return Figure1Result(seed, t, final, {n: arrays[n][pick] for n in configs}, t[pick])
 
 
 def _measured(name: str, final: dict) -> str:
@@ -106,7 +107,7 @@ def section(result: Figure1Result) -> Section:
     """The report section of Figure 1: the settings, the prediction and the measured final states."""
     rows = [
         f"{name}: final E_beta = {f['energy']:.4f}, mean cosine = {f['mean_cos']:.3f}, mean |cosine| = "
-        f"{f['mean_abs_cos']:.3f}, clusters (cos > {CLUSTER_THRESHOLD}) = {f['clusters']}; theory: odd field = "
+        f"{f['mean_abs_cos']:.3f}, clusters (cos > {FIGURE_CLUSTER_COS}) = {f['clusters']}; theory: odd field = "
         f"{f['odd_field']}, lambda_bar = {f['lambda_bar']:.4f}, lambda_1 = {f['lambda1']:.4f}."
         for name, f in result.final.items()
     ]
@@ -123,7 +124,7 @@ def section(result: Figure1Result) -> Section:
         ],
         figures=[
             Figure(
-                Path("figure1.png"),
+                Path(FIGURE),
                 "first two coordinates of the 64 tokens at t = "
                 + ", ".join(f"{s:g}" for s in SNAPSHOT_TIMES)
                 + "; rows: ReLU, tanh.",

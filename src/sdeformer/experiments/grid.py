@@ -5,8 +5,10 @@ N = 64, L = 150, T = 5, beta = 1. Unstated in the paper, chosen here: m = 2048, 
 one run per panel with seed 0. The panels of one MLP choice and one d are one job (``sweeps.jobs``): one
 batched tensor program (``sweep.sweep_measure``), run in this process or on Dask workers, its arrays cached in
 ``parts/grid/<id>.npz`` under the config hash, so an interrupted reproduction resumes where it stopped and the
-numbers do not depend on the executor. ``run_and_write`` then has the executor draw ``figure<n>_<choice>.png``
-(``draw``: one figure per call, in parallel on Dask); ``sections`` turns the results into the report's Figures 2-6.
+numbers do not depend on the executor. ``run_and_write`` returns one ``GridResult`` per MLP choice, which
+``plots.paper.grid_figure`` draws as ``GridResult.figure`` (the reproduction draws them on its executor, one
+figure per call); ``sections`` turns the results into the report's Figures 2-6. Clusters:
+``observables.FIGURE_CLUSTER_COS``.
 """
 
 from __future__ import annotations
@@ -24,9 +26,15 @@ from ..config import ModelConfig
 from ..dynamics.engine import sweep_measure
 from ..dynamics.loop import Trajectory
 from ..io.report import Figure, Section, Table
-from ..io.store import read_cached_npz
-from ..observables import cluster_count, cosine_histogram, interaction_energy, mean_cosine, pairwise_cosines
-from ..sweeps.jobs import Job, part_path, run_jobs
+from ..observables import (
+    FIGURE_CLUSTER_COS,
+    cluster_count,
+    cosine_histogram,
+    interaction_energy,
+    mean_cosine,
+    pairwise_cosines,
+)
+from ..sweeps.jobs import Job, run_jobs
 from .kernel_cache import kernel_theory  # memoised: Table 1 and the 90 panels share 24 settings
 from .results import Result
 
@@ -34,7 +42,6 @@ MLP_CHOICES = ("relu", "silu", "sigmoid", "tanh", "none")
 DIMS = (5, 64, 128)
 SIGMAS = (0.0, 0.1)
 SCALES = (1.0, 0.0, -1.0)
-CLUSTER_THRESHOLD = 0.99
 COSINE_BINS = 120  # the figures draw each layer's N(N-1)/2 cosines as a histogram over this many bins of [-1, 1]
 # The MLP field is drawn at the tokens from its exact conditional Gaussian law (same law as drawing U and W,
 # fewer normals at d = 128; mlp_noise.MLPNoise, tested in tests/test_sampling_shortcut.py).
@@ -123,6 +130,11 @@ class GridResult(Result):
     def label(self) -> str:
         return "no MLP" if self.choice == "none" else f"{self.choice} MLP"
 
+    @property
+    def figure(self) -> str:
+        """The file name of its figure in the report folder."""
+        return f"figure{self.number}_{self.choice}.png"
+
     @cached_property
     def panels(self) -> list[dict[str, Any]]:
         """Per panel: its setting, the theory's prediction and the measured energies, mean cosine, clusters."""
@@ -152,7 +164,7 @@ def _measure(traj: Trajectory) -> dict[str, torch.Tensor]:
         "layers": traj.layers.expand(x.shape[0], -1),
         "cos_counts": cosine_histogram(pairwise_cosines(x), COSINE_BINS).to(torch.float32),  # (G, S, bins)
         "energy": interaction_energy(x),
-        "final_clusters": cluster_count(x[:, -1], CLUSTER_THRESHOLD),
+        "final_clusters": cluster_count(x[:, -1], FIGURE_CLUSTER_COS),
         "final_mean_cos": mean_cosine(x[:, -1]),
     }
 
@@ -186,27 +198,6 @@ def _result(choice: str, number: int, seed: int, sizes: dict, parts: list[dict[s
     )
 
 
-def draw(out: str, choice: str, number: int, seed: int, sizes: dict) -> str:
-    """Draw ``figure<number>_<choice>.png`` from the choice's cached parts (on the driver or a worker)."""
-    from ..plots.paper import grid_figure
-
-    parts = []
-    for job in grid_jobs(choice, seed, sizes):
-        part = read_cached_npz(part_path(Path(out) / "parts" / "grid", job), job.key)
-        if part is None:
-            raise RuntimeError(f"grid part {job.id} of {choice} is missing: simulate before drawing")
-        parts.append(part)
-    r = _result(choice, number, seed, sizes, parts)
-    titles = [
-        f"d={p['dim']} sigma={p['sigma']:g} s={p['scale']:+g}"
-        + ("" if p["lambda_bar"] is None else f", lambda_bar={p['lambda_bar']:.3g}")
-        for p in r.panels
-    ]
-    path = Path(out) / f"figure{number}_{choice}.png"
-    grid_figure(path, r.layers, r.cos_counts, r.energy, titles, f"Figure {number}: {r.label}")
-    return str(path)
-
-
 def run_and_write(
     out: Path,
     seed: int = 0,
@@ -215,9 +206,9 @@ def run_and_write(
     executor: Any = None,
     **sizes,
 ) -> list[GridResult]:
-    """Figures 2, 3, ... for ``choices`` in order. Every (choice, d) is a job on ``executor`` (default: this
-    process; a ``sweeps.DaskExecutor`` spreads them over its workers) whose arrays are cached in
-    ``out/parts/grid``; then the executor draws one PNG per choice."""
+    """The results of Figures 2, 3, ... for ``choices`` in order. Every (choice, d) is a job on ``executor``
+    (default: this process; a ``sweeps.DaskExecutor`` spreads them over its workers) whose arrays are cached in
+    ``out/parts/grid``."""
     from ..io.progress import stage
     from ..sweeps import LocalExecutor
 
@@ -225,10 +216,7 @@ def run_and_write(
     jobs = [grid_jobs(choice, seed, sizes) for choice in choices]
     stage(f"Figures 2-{len(choices) + 1}: simulating {sum(map(len, jobs))} groups of panels (or reading them)")
     parts = run_jobs([j for js in jobs for j in js], Path(out) / "parts" / "grid", executor, progress)
-    stage(f"Figures 2-{len(choices) + 1}: drawing {len(choices)} figures of 18 panels")
     numbered = list(enumerate(choices, start=2))
-    calls = [(str(Path(out).resolve()), choice, number, seed, sizes) for number, choice in numbered]
-    list(executor.map_calls(draw, calls))
     n = len(DIMS)
     return [
         _result(choice, number, seed, sizes, parts[(number - 2) * n : (number - 1) * n]) for number, choice in numbered
@@ -275,7 +263,7 @@ def sections(results: list[GridResult]) -> list[Section]:
                             "E_beta(0)",
                             "E_beta(L)",
                             "final mean cos",
-                            f"clusters (cos>{CLUSTER_THRESHOLD})",
+                            f"clusters (cos>{FIGURE_CLUSTER_COS})",
                         ],
                         rows,
                         f"Figure {r.number} panels",
@@ -283,7 +271,7 @@ def sections(results: list[GridResult]) -> list[Section]:
                 ],
                 figures=[
                     Figure(
-                        Path(f"figure{r.number}_{r.choice}.png"),
+                        Path(r.figure),
                         f"{r.label}; rows: (d, sigma) = "
                         + ", ".join(f"({d}, {s:g})" for d in DIMS for s in SIGMAS)
                         + "; columns: s = +1, 0, -1.",

@@ -3,7 +3,8 @@
 Two nearby tokens follow the limit SDE without attention (Gaussian field, projected Euler-Maruyama, float64);
 after every step their separation is measured and renormalised to ``delta`` (Benettin's method), and
 lambda_hat = (1/T) sum log(|y - x| / delta). Theory: lambda_hat -> lambda_1 = (d-3)/2 kappa'(1) - (d-1)/2 kappa(1).
-``run_and_write`` measures a list of settings into ``lyapunov.json`` (``{"rows": [...]}``) and ``lyapunov.png``.
+``run_and_write`` measures a list of settings into ``lyapunov.json`` (``{"rows": [...]}``); its caller draws
+``FIGURE`` from the result (``plots.checks.lyapunov_figure``).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ DELTA = 1e-4  # renormalised separation; the 2x2 kernel matrix stays well resolv
 RATE_STEP = 0.01  # default steps make dt |lambda_1| <= this: the Euler bias of the estimate is O(dt |lambda_1|)
 Z95 = 1.959964
 QUICK = {"runs": 8, "horizon": 4.0, "rate_step": 0.04}  # fewer runs and steps for the quick report
+FIGURE = "lyapunov.png"
 
 
 @dataclass(frozen=True)
@@ -130,10 +132,8 @@ def run_and_write(
     progress: Callable[[int], None] | None = None,
     **kw: Any,
 ) -> LyapunovResult:
-    """``lyapunov`` for each (activation, d, bias std), ``progress(1)`` after each; writes ``lyapunov.json`` and
-    ``lyapunov.png`` into ``out``. ``quick``: the ``QUICK`` runs and steps (``kw`` overrides them)."""
-    from ..plots.checks import lyapunov_figure
-
+    """``lyapunov`` for each (activation, d, bias std), ``progress(1)`` after each; writes ``lyapunov.json`` into
+    ``out``. ``quick``: the ``QUICK`` runs and steps (``kw`` overrides them)."""
     kw = {**(QUICK if quick else {}), **{k: v for k, v in kw.items() if v is not None}}
     key = {"check": "lyapunov", "settings": [list(s) for s in settings], **kw}
     cached = read_cached_json(Path(out) / "lyapunov.json", key)
@@ -146,5 +146,4 @@ def run_and_write(
             progress(1)
     result = LyapunovResult(tuple(rows))
     write_cached_json(Path(out) / "lyapunov.json", key, result)
-    lyapunov_figure(result.rows, Path(out) / "lyapunov.png")
     return result

@@ -6,8 +6,9 @@ Gaussian limit field (``noise = "gaussian"``, THEORY section 3), every run's see
 hash), all scales and seeds of one (activation, d, bias std) one batched tensor program, on the local or a Dask
 executor. The kernel criterion lambda_bar = 0 is computed on a fine (d, bias std) grid for the overlay.
 ``run_and_write`` writes ``phase.json`` (``PhaseResult.to_json()``), ``phase.npz`` (probability, final_energy,
-lambda_bar), ``phase.png`` and the sweep table under ``sweep/`` (``sdeformer sweep plot OUT/sweep --x dim
---y su --color energy --below 1e-3 --where activation=relu --where attention_scale=0``).
+lambda_bar) and the sweep table under ``sweep/`` (``sdeformer sweep plot OUT/sweep --x dim --y su --color
+energy --below 1e-3 --where activation=relu --where attention_scale=0``); its caller draws ``FIGURE``
+(``plots.checks.phase_figure``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from .threads import single_threaded
 
 THRESHOLD = 1e-3  # final E_beta below this counts as synchronized
 FINE = 41  # points per axis of the lambda_bar grid
+FIGURE = "phase.png"
 SEED_STRIDE = 10**6  # root seed r uses the replicate seeds r * SEED_STRIDE + k (more seeds reuse the first ones)
 
 FULL: dict[str, Any] = dict(
@@ -116,63 +118,63 @@ def progress_units(settings: dict[str, Any]) -> int:
     return int(np.prod([len(settings[k]) for k in axes])) * int(settings["seeds"])
 
 
-def phase_spec(
-    activations: Sequence[str],
-    dims: Sequence[int],
-    bias_stds: Sequence[float],
-    scales: Sequence[float],
-    seeds: int,
-    tokens: int,
-    steps: int,
-    horizon: float,
-    beta: float = 1.0,
-    seed: int = 0,
-) -> sweeps.Spec:
-    """The phase ensemble as a sweep spec: the axes crossed, ``seeds`` replicates, final E_beta recorded."""
-    base = {"tokens": tokens, "layers": steps, "horizon": horizon, "noise": "gaussian", "beta": beta}
-    axes = {"activation": activations, "dim": dims, "bias_std": bias_stds, "attention_scale": scales}
-    return sweeps.parse_spec(
-        {
-            "name": "phase",
-            "base": base,
-            "axes": {
-                k: [float(v) if k in ("bias_std", "attention_scale") else v for v in vs] for k, vs in axes.items()
-            },
-            "seeds": {"start": int(seed) * SEED_STRIDE, "count": int(seeds)},
-            "observables": ["energy"],
-            "times": "final",
-            "batch": len(scales) * int(seeds),
-        }
-    )
+@dataclass(frozen=True)
+class PhaseGrid:
+    """The settings of one phase ensemble: its axes, replicates per cell, the runs' size and the root seed."""
+
+    activations: Sequence[str]
+    dims: Sequence[int]
+    bias_stds: Sequence[float]
+    scales: Sequence[float]
+    seeds: int
+    tokens: int
+    steps: int
+    horizon: float
+    beta: float = 1.0
+    seed: int = 0
+
+    def check(self) -> None:
+        """Refuse bad settings (ConfigError naming the parameter), the memory estimate included, before any work
+        or folder is made."""
+        acts, dims, biases, scales, seeds = self.activations, self.dims, self.bias_stds, self.scales, self.seeds
+        if positive_int("seeds", seeds) < 1 or not dims or not biases or not scales or not acts:
+            raise ConfigError("grid", (acts, dims, biases, scales, seeds), "every axis needs >= 1 value")
+        for name, value in (("tokens", self.tokens), ("steps", self.steps)):
+            positive_int(name, value)
+        positive_float("horizon", self.horizon)
+        positive_float("beta", self.beta)
+        check_seed("seed", self.seed)
+        cells, batch = len(acts) * len(dims) * len(biases) * len(scales), len(scales) * int(seeds)
+        estimate = 8 * cells * int(seeds) + 4 * 6 * batch * int(self.tokens) * (max(dims) + int(self.tokens))
+        fits_in_memory("seeds", seeds, estimate)  # the estimate: results + one batch
+        if min(dims) < 4:
+            raise ConfigError("dims", list(dims), "d >= 4 (lambda_bar < 0 needs d >= 4)")
+
+    def spec(self) -> sweeps.Spec:
+        """The ensemble as a sweep spec: the axes crossed, ``seeds`` replicates, final E_beta recorded."""
+        base = {"tokens": self.tokens, "layers": self.steps, "horizon": self.horizon, "noise": "gaussian"}
+        axes = {"activation": self.activations, "dim": self.dims, "bias_std": self.bias_stds}
+        axes["attention_scale"] = self.scales
+        return sweeps.parse_spec(
+            {
+                "name": "phase",
+                "base": {**base, "beta": self.beta},
+                "axes": {
+                    k: [float(v) if k in ("bias_std", "attention_scale") else v for v in vs] for k, vs in axes.items()
+                },
+                "seeds": {"start": int(self.seed) * SEED_STRIDE, "count": int(self.seeds)},
+                "observables": ["energy"],
+                "times": "final",
+                "batch": len(self.scales) * int(self.seeds),
+            }
+        )
 
 
-def check_settings(
-    activations: Sequence[str],
-    dims: Sequence[int],
-    bias_stds: Sequence[float],
-    scales: Sequence[float],
-    seeds: int,
-    tokens: int,
-    steps: int,
-    horizon: float,
-    beta: float = 1.0,
-    seed: int = 0,
-    **_unused: Any,
-) -> None:
-    """Refuse bad settings of ``phase`` (ConfigError naming the parameter), the memory estimate included, before
-    any work or folder is made."""
-    if positive_int("seeds", seeds) < 1 or not dims or not bias_stds or not scales or not activations:
-        raise ConfigError("grid", (activations, dims, bias_stds, scales, seeds), "every axis needs >= 1 value")
-    for name, value in (("tokens", tokens), ("steps", steps)):
-        positive_int(name, value)
-    positive_float("horizon", horizon)
-    positive_float("beta", beta)
-    check_seed("seed", seed)
-    cells, batch = len(activations) * len(dims) * len(bias_stds) * len(scales), len(scales) * int(seeds)
-    estimate = 8 * cells * int(seeds) + 4 * 6 * batch * int(tokens) * (max(dims) + int(tokens))  # results + one batch
-    fits_in_memory("seeds", seeds, estimate)
-    if min(dims) < 4:
-        raise ConfigError("dims", list(dims), "d >= 4 (lambda_bar < 0 needs d >= 4)")
+def check_settings(**settings: Any) -> None:
+    """``PhaseGrid(...).check()`` for the grid's entries of ``settings`` (the others, e.g. ``threshold``, are not
+    checked here)."""
+    names = {f.name for f in fields(PhaseGrid)}
+    PhaseGrid(**{k: v for k, v in settings.items() if k in names}).check()
 
 
 @single_threaded
@@ -194,9 +196,10 @@ def phase(
 ) -> PhaseResult:
     """Simulate the grid as a sweep (see module docstring) into ``out`` (resumable; None: a temporary folder)
     on ``executor`` (default: ``sweeps.LocalExecutor``); ``progress(n)``: n more runs done."""
-    check_settings(activations, dims, bias_stds, scales, seeds, tokens, steps, horizon, beta, seed)
+    grid = PhaseGrid(activations, dims, bias_stds, scales, seeds, tokens, steps, horizon, beta, seed)
+    grid.check()
     start = time.perf_counter()
-    spec = phase_spec(activations, dims, bias_stds, scales, seeds, tokens, steps, horizon, beta, seed)
+    spec = grid.spec()
     if out is None:
         with tempfile.TemporaryDirectory() as tmp:
             final, initial = _ensemble(spec, tmp, executor, progress)
@@ -240,7 +243,7 @@ AXES = ("activation", "dim", "bias_std", "attention_scale")  # the spec's axes; 
 
 def _ensemble(spec: sweeps.Spec, out: str | Path, executor: Any, progress: Any) -> tuple[np.ndarray, np.ndarray]:
     """Run the sweep; final E_beta ``(A, D, B, S, seeds)`` (NaN for failed runs) and mean E_beta(0) ``(A, D)``."""
-    sweeps.run(spec, out, executor, progress=progress)
+    sweeps.run(spec, out, executor, progress=progress, force=True)  # out/sweep is phase's: claimed by its run.json
     df = sweeps.read(out)
     energy = df[df["status"] == "done"].set_index(["activation", "dim", "su", "attention_scale", "replicate"])
     values = {name: list(v) for group in spec.groups for name, v in group}
@@ -259,10 +262,7 @@ def _ensemble(spec: sweeps.Spec, out: str | Path, executor: Any, progress: Any) 
 def run_and_write(
     out: Path, settings: dict[str, Any], progress: Callable[[int], None] | None = None, executor: Any = None
 ) -> PhaseResult:
-    """``phase(**settings)`` with its sweep in ``out/sweep``, then ``phase.json``, ``phase.npz`` and ``phase.png``
-    into ``out``."""
-    from ..plots.checks import phase_figure
-
+    """``phase(**settings)`` with its sweep in ``out/sweep``, then ``phase.json`` and ``phase.npz`` into ``out``."""
     result = phase(**settings, progress=progress, out=Path(out) / "sweep", executor=executor)
     write_json(Path(out) / "phase.json", result.to_json())
     write_npz(
@@ -271,7 +271,6 @@ def run_and_write(
         final_energy=result.final_energy,
         lambda_bar=result.lambda_bar,
     )
-    phase_figure(result, Path(out) / "phase.png")
     return result
 
 

@@ -10,11 +10,11 @@
   features): the control that shows the rate comes from the coupling (the error then stops falling with N).
 
 ``measure`` returns a ``RatesResult``; ``run_and_write`` also writes ``rates_<kind>.json`` (its ``to_json()``:
-kind, x, error, slope, slope_ci, expected_slope, settings, wall_s), ``rates_<kind>.npz`` (x, samples) and
-``rates_<kind>.png``. The seeds of initial tokens, noise, fields and bootstrap derive from one root seed, every
-run's from the roots (``rate_runs``): the runs go in chunks of ``chunk``, one ``sweeps.Job`` each, on the local or a
-Dask executor, with the same numbers on either; ``run_and_write`` keeps their parts in ``out/parts``, so an
-interrupted measurement resumes with the chunks it lacks.
+kind, x, error, slope, slope_ci, expected_slope, settings, wall_s) and ``rates_<kind>.npz`` (x, samples); its
+caller draws ``RatesResult.figure`` (``plots.checks.rate_figure``). The seeds of initial tokens, noise, fields and
+bootstrap derive from one root seed, every run's from the roots (``rate_runs``): the runs go in chunks of
+``chunk``, one ``sweeps.Job`` each, on the local or a Dask executor, with the same numbers on either;
+``run_and_write`` keeps their parts in ``out/parts``, so an interrupted measurement resumes with the chunks it lacks.
 """
 
 from __future__ import annotations
@@ -27,22 +27,16 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 
-from ..attention.softmax import SoftmaxAttention
 from ..core.errors import ConfigError
 from ..core.kernel import kernel_theory
 from ..core.rng import derive_seeds
-from ..core.sphere import uniform_sphere
 from ..core.validate import dimension, positive_float, positive_int
 from ..core.validate import seed as check_seed
-from ..dynamics.coupling import depth_coupled, width_coupled
-from ..dynamics.meanfield import run_clouds, sup_w2_sq
 from ..io.store import read_cached_npz, write_cached_npz
-from ..noise.fields import GaussianField, RandomFeatureField
 from ..observables import bootstrap_slope, loglog_slope
+from .rate_runs import rate_runs
 from .results import Result, read_cached_json, write_cached_json
-from .threads import torch_threads
 
 KINDS = ("depth", "width", "tokens")
 # Runs per job (the numbers do not depend on it). Depth and width runs are tiny tensors whose cost is per step, not
@@ -51,29 +45,11 @@ KINDS = ("depth", "width", "tokens")
 CHUNK = {"depth": 32, "width": 32, "tokens": 2}
 
 # Defaults per kind (full scale); QUICK overrides them for the quick report and tests.
+# what the depth and width measurements share (the coupled runs of THEORY section 5 at N = 4, d = 8)
+_COUPLED: dict[str, Any] = dict(runs=32, tokens=4, dim=8, activation="relu", bias_std=0.1, horizon=1.0)
 DEFAULTS: dict[str, dict[str, Any]] = {
-    "depth": dict(
-        runs=32,
-        tokens=4,
-        dim=8,
-        activation="relu",
-        bias_std=0.1,
-        horizon=1.0,
-        x=[8, 16, 32, 64, 128],
-        fine=2048,
-        chunk=CHUNK["depth"],
-    ),
-    "width": dict(
-        runs=32,
-        tokens=4,
-        dim=8,
-        activation="relu",
-        bias_std=0.1,
-        horizon=1.0,
-        layers=20,
-        x=[16, 32, 64, 128, 256, 512],
-        chunk=CHUNK["width"],
-    ),
+    "depth": {**_COUPLED, "x": [8, 16, 32, 64, 128], "fine": 2048, "chunk": CHUNK["depth"]},
+    "width": {**_COUPLED, "layers": 20, "x": [16, 32, 64, 128, 256, 512], "chunk": CHUNK["width"]},
     "tokens": dict(
         runs=8,
         dim=3,
@@ -155,6 +131,11 @@ class RatesResult(Result):
     settings: dict[str, Any]
     wall_s: float
 
+    @property
+    def figure(self) -> str:
+        """The file name of its figure beside its JSON."""
+        return f"rates_{self.kind}.png"
+
     def summary(self) -> str:
         """One line for the terminal."""
         lo, hi = self.slope_ci
@@ -222,9 +203,7 @@ def run_and_write(
     **overrides: Any,
 ) -> RatesResult:
     """``measure`` on ``executor`` with its parts in ``out/parts``, then write ``rates_<kind>.json``, ``.npz`` (x,
-    samples) and ``.png`` into ``out``. A finished check of the same settings is read back, not rerun."""
-    from ..plots.checks import rate_figure
-
+    samples) into ``out``. A finished check of the same settings is read back, not rerun."""
     key = {"check": "rates", "kind": kind, "quick": quick, **overrides}
     cached, arrays = read_cached_json(Path(out) / f"rates_{kind}.json", key), None
     if cached is not None:
@@ -235,82 +214,4 @@ def run_and_write(
     result = measure(kind, quick, progress, executor, Path(out) / "parts", **overrides)
     write_cached_npz(Path(out) / f"rates_{kind}.npz", key, x=np.array(result.x), samples=result.samples)
     write_cached_json(Path(out) / f"rates_{kind}.json", key, result)
-    rate_figure(result, Path(out) / f"rates_{kind}.png")
     return result
-
-
-def rate_runs(kind: str, settings: dict[str, Any], lo: int, hi: int) -> dict[str, np.ndarray]:
-    """Runs [lo, hi) of the ``kind`` measurement with resolved ``settings`` (a ``sweeps.Job``): their errors
-    ``samples`` ``(len(x), hi - lo)``. Each random draw of run r (initial tokens, noise, features) comes from its
-    own seed, element r of ``derive_seeds(root, runs)`` for the roots derived from ``settings['seed']``: the numbers
-    do not depend on the chunking, the executor or the number of workers."""
-    s, x = settings, [int(v) for v in settings["x"]]
-    runs, dim = int(s["runs"]), int(s["dim"])
-    x_seed, noise_seed, _ = derive_seeds(int(s["seed"]), 3)
-
-    def per_run(root: int) -> list[int]:
-        return derive_seeds(root, runs)[lo:hi]  # the seeds an int ``root`` gives these runs in a batch of all
-
-    attention = SoftmaxAttention(float(s["beta"]), float(s["attention_scale"]))
-    with torch_threads(1 if kind != "tokens" else torch.get_num_threads()):
-        if kind == "tokens":
-            samples = _tokens(s, x, attention, per_run, (x_seed, noise_seed))
-        else:
-            x0 = uniform_sphere(int(s["tokens"]), dim, batch=(hi - lo,), seed=per_run(x_seed), dtype=torch.float64)
-            if kind == "depth":
-                field = GaussianField(s["activation"], s["bias_std"], s["bias_std"])
-                samples = depth_coupled(x0, x, int(s["fine"]), s["horizon"], field, attention, seed=per_run(noise_seed))
-            else:
-                path_seed, stream_seed = derive_seeds(noise_seed, 2)  # as width_coupled derives them from noise_seed
-                samples = width_coupled(
-                    x0,
-                    x,
-                    int(s["layers"]),
-                    s["horizon"],
-                    s["activation"],
-                    s["bias_std"],
-                    s["bias_std"],
-                    attention,
-                    seeds=(per_run(path_seed), per_run(stream_seed)),
-                )
-    return {"samples": samples.double().cpu().numpy()}
-
-
-def _tokens(
-    s: dict, sizes: list[int], attention, per_run: Callable[[int], list[int]], seeds: tuple[int, int]
-) -> torch.Tensor:
-    """sup_t W_2^2 between N-token clouds and the reference cloud, all under one random-feature field (per run);
-    ``(len(sizes), C)`` for the C runs whose seeds ``per_run`` gives."""
-    x_seed, noise_seed = seeds
-    field_seed, ref_seed, *cloud_seeds = derive_seeds(x_seed, 2 + len(sizes))
-    batch, d = (len(per_run(x_seed)),), int(s["dim"])
-    field = RandomFeatureField(
-        s["activation"],
-        int(s["features"]),
-        d,
-        s["bias_std"],
-        s["bias_std"],
-        seed=per_run(field_seed),  # one seed per run
-        batch=batch,
-        dtype=torch.float64,
-    )
-    clouds = [
-        uniform_sphere(n, d, batch=batch, seed=per_run(cs), dtype=torch.float64) for n, cs in zip(sizes, cloud_seeds)
-    ]
-    ref = uniform_sphere(int(s["reference"]), d, batch=batch, seed=per_run(ref_seed), dtype=torch.float64)  # (C, M, d)
-    save_every = max(1, int(s["steps"]) // max(1, int(s["saves"])))
-    ref_noise = noise_seed if s["coupled"] else derive_seeds(noise_seed, 1)[0]  # same path, or independent
-
-    def run(group: list[torch.Tensor], seed: int) -> list:
-        return run_clouds(
-            group,
-            field,
-            attention,
-            s["horizon"],
-            int(s["steps"]),
-            seed=per_run(seed),  # one seed per run
-            save_every=save_every,
-        )
-
-    [reference] = run([ref], ref_noise)
-    return torch.stack([sup_w2_sq(traj, reference) for traj in run(clouds, noise_seed)])  # (len(sizes), C)

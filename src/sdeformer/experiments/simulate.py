@@ -8,7 +8,8 @@ of states and the per-layer observables. The folder is tied to the config (``run
 the same config resumes, another is refused unless ``force``. On completion the folder holds ``config.json``,
 ``metrics.csv`` (per saved layer: t, E_beta, mean cosine, mean |cosine|, clusters), ``trajectory.npz``
 (x: (S, N, d), layers, t; kept as the segment files when larger than ``TRAJECTORY_MAX_BYTES``),
-``summary.json`` and ``energy.png``.
+and ``summary.json``; the caller draws ``FIGURE`` from the result (``plots.paper.energy_plot``). Clusters:
+``observables.FIGURE_CLUSTER_COS``.
 """
 
 from __future__ import annotations
@@ -27,14 +28,14 @@ from ..core.rng import Streams
 from ..core.validate import finite_state, fits_in_memory
 from ..dynamics.loop import SaveAt
 from ..io.store import claim_run_folder, config_hash, read_npz, write_csv, write_json, write_npz, write_run_metadata
-from ..observables import cluster_count, interaction_energy, mean_abs_cosine, mean_cosine
+from ..observables import FIGURE_CLUSTER_COS, cluster_count, interaction_energy, mean_abs_cosine, mean_cosine
 from .results import Result
 
 CHECKPOINT_LAYERS = 500
-CLUSTER_THRESHOLD = 0.99
 METRIC_CHUNK = 16  # saved states per observable evaluation: (16, N, N) cosines at a time
 TRAJECTORY_MAX_BYTES = 512 * 2**20  # larger trajectories stay as segments/*.npz
 METRICS = ("energy", "mean_cos", "mean_abs_cos", "clusters")
+FIGURE = "energy.png"  # the energy curve in the run directory
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,7 @@ def _observables(xs: torch.Tensor, beta: float) -> dict[str, np.ndarray]:
         parts["energy"].append(interaction_energy(chunk.double(), beta).numpy())
         parts["mean_cos"].append(mean_cosine(chunk).double().numpy() if n2 else np.ones(len(chunk)))
         parts["mean_abs_cos"].append(mean_abs_cosine(chunk).double().numpy() if n2 else np.ones(len(chunk)))
-        parts["clusters"].append(cluster_count(chunk, CLUSTER_THRESHOLD).numpy())
+        parts["clusters"].append(cluster_count(chunk, FIGURE_CLUSTER_COS).numpy())
     return {k: np.concatenate(v) for k, v in parts.items()}
 
 
@@ -113,7 +114,7 @@ class _Segments:
     def append(self, layers: list[int], xs: torch.Tensor, beta: float) -> None:
         if not layers:  # a segment shorter than save_every saves nothing
             return
-        part = {"layers": np.array(layers), **_observables(xs, beta), "x": _np(xs)}
+        part: dict[str, Any] = {"layers": np.array(layers), **_observables(xs, beta), "x": _np(xs)}
         if self.folder is None:
             self.memory.append(part)
         else:
@@ -223,9 +224,5 @@ def _finish(cfg: ModelConfig, out: Path | None, dt: float, segments: _Segments) 
         write_npz(out / "trajectory.npz", x=segments.gather(("x",))["x"], layers=layers, t=metrics["t"])
         shutil.rmtree(out / "segments", ignore_errors=True)
     write_json(out / "summary.json", result.to_json())
-    from ..plots.paper import energy_plot
-
-    title = f"E_beta, {cfg.activation} d={cfg.dim} sU={cfg.su:g} sW={cfg.sw:g} s={cfg.attention_scale:+g}"
-    energy_plot(out / "energy.png", metrics["t"], metrics["energy"], title)
     (out / "checkpoint.npz").unlink(missing_ok=True)
     return result

@@ -1,21 +1,23 @@
 """Part two of the reproduce report: "The theorems, checked" (THEORY sections 2-5).
 
-``theorem_sections(out, quick, executor=...)`` runs the rate measurements (depth, width, tokens), the
-synchronization check in three settings (plus noise-only variants), the Lyapunov exponents and the phase diagram
-through their ``run_and_write`` (the same files as the commands, under ``out``) and returns report Sections whose
-captions state what the theory predicts and what was measured. The rates, sync and phase checks run their pieces
-on ``executor`` (a ``sweeps.LocalExecutor`` or ``DaskExecutor``; None: local), with the same numbers on either.
+``run(out, quick, executor=...)`` runs the rate measurements (depth, width, tokens), the synchronization check
+in three settings (plus noise-only variants), the Lyapunov exponents and the phase diagram through their
+``run_and_write`` (the same files as the commands, under ``out``) and returns their ``TheoremResults``;
+``sections(results)`` turns them into report Sections whose captions state what the theory predicts and what was
+measured, with the figures that ``plots.checks.theorem_figures`` draws (the reproduction draws them). The rates,
+sync and phase checks run their pieces on ``executor`` (a ``sweeps.LocalExecutor`` or ``DaskExecutor``; None:
+local), with the same numbers on either.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..io.report import Figure, Section, Table
-from ..plots.checks import energy_figure
 from . import lyapunov, phase, rates
 from .sync import check as sync
 
@@ -30,6 +32,21 @@ SYNC_SETTINGS = [
 ]
 SYNC_FULL: dict[str, Any] = dict(dim=64, runs=32, tokens=32, steps=500, horizon=10.0)
 SYNC_QUICK: dict[str, Any] = dict(dim=64, runs=8, tokens=8, steps=60, horizon=5.0)
+# the two sync figures: the settings with attention on, then the noise-only ones
+SYNC_FIGURES = {"sync_attention.png": slice(0, 3), "sync_noise_only.png": slice(3, 6)}
+
+
+@dataclass(frozen=True)
+class TheoremResults:
+    """The results of part two: one ``RatesResult`` per kind, one ``SyncResult`` per ``SYNC_SETTINGS`` entry, the
+    Lyapunov rows, the phase diagram, and the settings of the sync runs and the wall time."""
+
+    rates: tuple[rates.RatesResult, ...]
+    sync: tuple[sync.SyncResult, ...]
+    lyapunov: lyapunov.LyapunovResult
+    phase: phase.PhaseResult
+    sync_settings: dict[str, Any]
+    wall_s: float
 
 
 def _tick(progress: Callable[[int], None] | None) -> None:
@@ -37,11 +54,7 @@ def _tick(progress: Callable[[int], None] | None) -> None:
         progress(1)
 
 
-def _rates_section(out: Path, quick: bool, progress, executor: Any = None) -> Section:
-    results = []
-    for kind in rates.KINDS:
-        results.append(rates.run_and_write(out, kind, quick, executor=executor))
-        _tick(progress)
+def _rates_section(results: tuple[rates.RatesResult, ...]) -> Section:
     rows = [
         [r.kind, r.slope, f"[{r.slope_ci[0]:.3f}, {r.slope_ci[1]:.3f}]", r.expected_slope, r.wall_s] for r in results
     ]
@@ -56,7 +69,7 @@ def _rates_section(out: Path, quick: bool, progress, executor: Any = None) -> Se
     }
     figures = [
         Figure(
-            Path(f"rates_{r.kind}.png"),
+            Path(r.figure),
             f"{captions[r.kind]} Measured slope {r.slope:.2f} "
             f"(95% bootstrap [{r.slope_ci[0]:.2f}, {r.slope_ci[1]:.2f}]).",
         )
@@ -79,16 +92,22 @@ def _rates_section(out: Path, quick: bool, progress, executor: Any = None) -> Se
     )
 
 
-def _sync_section(out: Path, quick: bool, progress, executor: Any = None) -> Section:
+def sync_folder(act: str, sigma: float, scale: float) -> str:
+    """The folder of one sync setting under part two's folder."""
+    return f"sync_{act}_{sigma:g}_{scale:+g}"
+
+
+def _run_sync(out: Path, quick: bool, progress, executor: Any = None) -> tuple[sync.SyncResult, ...]:
     cfg = SYNC_QUICK if quick else SYNC_FULL
     results = []
     for act, sigma, scale in SYNC_SETTINGS:
-        folder = out / f"sync_{act}_{sigma:g}_{scale:+g}"
         settings: dict[str, Any] = dict(activation=act, bias_std=sigma, attention_scale=scale, **cfg)
-        results.append(sync.run_and_write(folder, executor=executor, **settings))
+        results.append(sync.run_and_write(out / sync_folder(act, sigma, scale), executor=executor, **settings))
         _tick(progress)
-    energy_figure(results[:3], out / "sync_attention.png")
-    energy_figure(results[3:], out / "sync_noise_only.png")
+    return tuple(results)
+
+
+def _sync_section(results: tuple[sync.SyncResult, ...], cfg: dict[str, Any]) -> Section:
     rows = [
         [
             r.label,
@@ -102,6 +121,7 @@ def _sync_section(out: Path, quick: bool, progress, executor: Any = None) -> Sec
             r.final_energy["sde"],
             r.floor,
             r.verdict,
+            r.power_text,
         ]
         for r in results
     ]
@@ -117,6 +137,7 @@ def _sync_section(out: Path, quick: bool, progress, executor: Any = None) -> Sec
         "E E_beta(T) SDE",
         "floor",
         "verdict",
+        "power",
     ]
     n = f"{cfg['runs']} runs of N = {cfg['tokens']}, d = {cfg['dim']}, {cfg['steps']} steps, T = {cfg['horizon']:g}"
     return Section(
@@ -127,10 +148,12 @@ def _sync_section(out: Path, quick: bool, progress, executor: Any = None) -> Sec
             "satisfies the theorem's hypotheses (lambda_bar < 0); ReLU without bias has lambda_bar = 1/d > 0 and "
             "tanh without bias gives an odd field: the theorem says nothing there. With attractive attention "
             "(s = +1) attention alone clusters the tokens, so the noise-only rows (s = 0) isolate what the noise does. "
-            "eps is certified: 4 max(0, -s) for V = s I, Q^T K = beta I (THEORY section 5). Verdicts: 'not "
-            "applicable' unless the field is not odd, lambda_bar < 0 and eps + lambda_bar' < 0; 'fails' if the "
-            "lower 95% end exceeds the bound where the bound is above the resolution floor (the smallest E_beta "
-            "the run's dtype resolves); 'below resolution' if the bound ends below that floor; else 'holds'."
+            "eps is certified: 2 max(0, -s) for V = s I, Q^T K = beta I (THEORY section 5.1, sharp). Verdicts: "
+            "'not applicable' unless the field is not odd, lambda_bar < 0 and eps + lambda_bar' < 0; 'fails' if "
+            "the lower 95% end exceeds the bound where the bound is above the resolution floor (the smallest "
+            "E_beta the run's dtype resolves); 'below resolution' if the bound ends below that floor; 'not "
+            "resolved' if the bound held but also held for the power record's wrong model (the SDE with its "
+            "noise covariance cut, column 'power'); else 'holds'."
         ],
         [Table(cols, rows, "Predicted bound rate against measured exponential rates")],
         [
@@ -149,9 +172,7 @@ def _sync_section(out: Path, quick: bool, progress, executor: Any = None) -> Sec
     )
 
 
-def _lyapunov_section(out: Path, quick: bool, progress) -> Section:
-    rows = lyapunov.run_and_write(out, quick=quick).rows
-    _tick(progress)
+def _lyapunov_section(rows: tuple[lyapunov.LyapunovRow, ...]) -> Section:
     table = Table(
         ["setting", "measured", "95% half-width", "lambda_1"],
         [[r.label, r.measured, r.ci, r.lambda1] for r in rows],
@@ -166,16 +187,14 @@ def _lyapunov_section(out: Path, quick: bool, progress) -> Section:
         [table],
         [
             Figure(
-                Path("lyapunov.png"),
+                Path(lyapunov.FIGURE),
                 "Theory: measured = lambda_1 (dashed diagonal); measured: points with 95% intervals.",
             )
         ],
     )
 
 
-def _phase_section(out: Path, quick: bool, progress, executor: Any = None) -> Section:
-    r = phase.run_and_write(out, phase.settings_for(quick), executor=executor)
-    _tick(progress)
+def _phase_section(r: phase.PhaseResult) -> Section:
     return Section(
         "The theorems, checked: phase diagram of synchronization (THEORY sections 2, 5)",
         [
@@ -188,7 +207,7 @@ def _phase_section(out: Path, quick: bool, progress, executor: Any = None) -> Se
         [],
         [
             Figure(
-                Path("phase.png"),
+                Path(phase.FIGURE),
                 "Theory: synchronization by noise where lambda_bar < 0, the hatched region above and to the right "
                 "of the red lambda_bar = 0 curve (larger d and bias), except for odd fields (tanh without bias). "
                 "Measured: "
@@ -199,25 +218,40 @@ def _phase_section(out: Path, quick: bool, progress, executor: Any = None) -> Se
     )
 
 
-def theorem_sections(
+def run(
     out: Path, quick: bool = False, progress: Callable[[int], None] | None = None, executor: Any = None
-) -> list[Section]:
-    """Run all theorem checks into ``out`` and return the report sections (figure paths relative to out). The
-    rates, sync and phase checks run their jobs on ``executor`` (None: ``sweeps.LocalExecutor``).
+) -> TheoremResults:
+    """Run all theorem checks into ``out`` (their JSON and .npz files). The rates, sync and phase checks run their
+    jobs on ``executor`` (None: ``sweeps.LocalExecutor``).
 
     ``progress(n)`` advances once per finished unit (3 rates + 6 sync settings + Lyapunov + phase = 11).
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    sections = [
-        _rates_section(out, quick, progress, executor),
-        _sync_section(out, quick, progress, executor),
-        _lyapunov_section(out, quick, progress),
-        _phase_section(out, quick, progress, executor),
+    measured = []
+    for kind in rates.KINDS:
+        measured.append(rates.run_and_write(out, kind, quick, executor=executor))
+        _tick(progress)
+    synced = _run_sync(out, quick, progress, executor)
+    exponents = lyapunov.run_and_write(out, quick=quick)
+    _tick(progress)
+    diagram = phase.run_and_write(out, phase.settings_for(quick), executor=executor)
+    _tick(progress)
+    cfg = SYNC_QUICK if quick else SYNC_FULL
+    return TheoremResults(tuple(measured), synced, exponents, diagram, cfg, time.perf_counter() - start)
+
+
+def sections(results: TheoremResults) -> list[Section]:
+    """The report sections of part two (figure paths relative to its folder)."""
+    parts = [
+        _rates_section(results.rates),
+        _sync_section(results.sync, results.sync_settings),
+        _lyapunov_section(results.lyapunov.rows),
+        _phase_section(results.phase),
     ]
-    sections[-1].paragraphs.append(f"The theorem checks took {time.perf_counter() - start:.0f} s.")
-    return sections
+    parts[-1].paragraphs.append(f"The theorem checks took {results.wall_s:.0f} s.")
+    return parts
 
 
-UNITS = 11  # progress units of theorem_sections (for the caller's progress bar)
+UNITS = 11  # progress units of ``run`` (for the caller's progress bar)

@@ -1,28 +1,19 @@
 """Thread control of the small-tensor experiments (THEORY section 5 checks run many tiny steps).
 
 Loops over tiny tensors (N <= 64) are many times faster on one intra-op thread than on a busy shared pool,
-where every small op pays a thread hand-off.
+where every small op pays a thread hand-off. ``torch_threads`` is the one of ``sweeps.task`` (the jobs' thread
+control), re-exported for the experiments.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
-import torch
+from ..sweeps.task import torch_threads
 
-
-@contextmanager
-def torch_threads(n: int) -> Iterator[None]:
-    """Run a block with ``n`` intra-op threads (at most the current number), restoring it afterwards."""
-    old = torch.get_num_threads()
-    torch.set_num_threads(max(1, min(int(n), old)))
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
+__all__ = ["single_threaded", "torch_threads"]
 
 
 def single_threaded(fn: Callable) -> Callable:

@@ -1,7 +1,14 @@
-"""Run directories and atomic writes (DESIGN: outputs).
+"""Run directories, atomic writes and content checksums (DESIGN: outputs).
 
 Every write goes to a temporary file in the target folder, then ``os.replace`` renames it: a reader
 never sees half a file, and an interrupted run leaves the previous version intact.
+
+Parts (cached arrays, a sweep's Parquet parts) are written with a content checksum: the sha256 of the file,
+in ``_checksums/<name>.sha256`` beside it (``sha256sum -c`` format), written before the part itself.
+``verified_bytes`` checks it on every read; a part that fails (a flipped bit, a truncated or rewritten file)
+raises ``Damaged``, and ``move_aside`` keeps it under ``ROOT/damaged/`` (never deleted) with one line on stderr,
+so that its result is recomputed by the next run instead of read back wrong. A part without a checksum
+(written before checksums existed) is read as it is.
 """
 
 from __future__ import annotations
@@ -11,17 +18,85 @@ import hashlib
 import io
 import json
 import os
+import sys
 import tempfile
+import zipfile
+import zlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+CHECKSUMS = "_checksums"  # folder of the parts' sha256 files ('_': pyarrow's dataset reader skips it)
+DAMAGED = "damaged"  # folder under a root where damaged parts are kept for inspection
 
-def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically (temp file + rename). Creates parent folders."""
+
+class Damaged(OSError):
+    """A part whose content fails its checksum or cannot be parsed: ``path`` and the ``reason``, one line (an
+    OSError: where nobody moves it aside, the commands print it as a file they cannot read)."""
+
+    def __init__(self, path: str | Path, reason: str):
+        self.path, self.reason = Path(path), reason.splitlines()[0] if reason else "unreadable"
+        super().__init__(f"damaged part {self.path} ({self.reason})")
+        self.filename = str(self.path)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def checksum_path(path: str | Path) -> Path:
+    """Where the sha256 of the part ``path`` is kept: ``<folder>/_checksums/<name>.sha256``."""
     path = Path(path)
+    return path.parent / CHECKSUMS / f"{path.name}.sha256"
+
+
+def verified_bytes(path: str | Path) -> bytes:
+    """The bytes of ``path``, checked against its sha256 file when it has one; ``Damaged`` when they differ."""
+    path = Path(path)
+    data = path.read_bytes()
+    try:
+        expected = checksum_path(path).read_text(encoding="ascii").split()[0]
+    except (OSError, UnicodeDecodeError, IndexError):
+        return data  # no checksum (a part written before checksums existed): read as it is
+    if hashlib.sha256(data).hexdigest() != expected:
+        raise Damaged(path, f"sha256 differs from {checksum_path(path).name}: {len(data)} bytes")
+    return data
+
+
+def move_aside(damage: Damaged, root: str | Path) -> Path:
+    """Keep the damaged part (and its checksum file) under ``root/damaged/``, never overwriting an earlier one,
+    and say so in one line on stderr. Returns where it went (its old path if it is gone already)."""
+    path = damage.path
+    folder = Path(root) / DAMAGED
+    folder.mkdir(parents=True, exist_ok=True)
+    dest, n = folder / path.name, 0
+    while dest.exists():
+        n += 1
+        dest = folder / f"{path.name}.{n}"
+    try:
+        os.replace(path, dest)
+    except FileNotFoundError:  # another reader moved it first
+        return path
+    if checksum_path(path).exists():
+        os.replace(checksum_path(path), dest.with_name(dest.name + ".sha256"))
+    sys.stderr.write(f"warning: {damage}: moved to {dest}; its result will be recomputed\n")
+    sys.stderr.flush()
+    return dest
+
+
+def damaged_files(root: str | Path) -> list[Path]:
+    """The damaged parts kept under ``root`` (any ``damaged/`` folder below it), by path."""
+    return sorted(p for p in Path(root).rglob(f"{DAMAGED}/*") if p.is_file() and p.suffix != ".sha256")
+
+
+def atomic_write_bytes(path: str | Path, data: bytes, checksum: bool = False) -> Path:
+    """Write ``data`` to ``path`` atomically (temp file + rename). Creates parent folders. ``checksum``: write
+    its sha256 file first (``checksum_path``), so that a part on disk always has the checksum it was written
+    with."""
+    path = Path(path)
+    if checksum:
+        atomic_write_text(checksum_path(path), f"{hashlib.sha256(data).hexdigest()}  ../{path.name}\n")
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -79,19 +154,25 @@ def write_csv(path: str | Path, rows: Iterable[Mapping[str, Any]], columns: list
     return atomic_write_text(path, buf.getvalue())
 
 
-def write_npz(path: str | Path, **arrays: Any) -> Path:
-    """Arrays as ``.npz`` (never pickle)."""
+def write_npz(path: str | Path, *, checksum: bool = False, **arrays: Any) -> Path:
+    """Arrays as ``.npz`` (never pickle); ``checksum``: with its sha256 file (see ``atomic_write_bytes``)."""
     buf = io.BytesIO()
     plain: dict[str, Any] = {
         k: v.detach().cpu().numpy() if hasattr(v, "detach") else np.asarray(v) for k, v in arrays.items()
     }
     np.savez_compressed(buf, allow_pickle=False, **plain)
-    return atomic_write_bytes(path, buf.getvalue())
+    return atomic_write_bytes(path, buf.getvalue(), checksum=checksum)
 
 
 def read_npz(path: str | Path) -> dict[str, np.ndarray]:
-    with np.load(path, allow_pickle=False) as data:
-        return {k: data[k] for k in data.files}
+    """The arrays of an ``.npz``, checked against its checksum if it has one (``Damaged`` for a checksum, zip,
+    CRC or compression failure)."""
+    data = verified_bytes(path)
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+            return {k: npz[k] for k in npz.files}
+    except (zipfile.BadZipFile, zlib.error, EOFError, ValueError, KeyError) as exc:
+        raise Damaged(path, f"{type(exc).__name__}: {exc}") from None
 
 
 def config_hash(config: Any) -> str:
@@ -141,16 +222,17 @@ def claim_run_folder(
     key, marker = config_hash(config), folder / marker_name
     if marker.exists():
         try:
-            held = json.loads(marker.read_text(encoding="utf-8")).get("config_hash")
+            saved = json.loads(marker.read_text(encoding="utf-8"))
+            held, held_config = saved.get("config_hash"), saved.get("config")
         except (ValueError, AttributeError, OSError):
-            held = None
+            held = held_config = None
         if held == key:
             return True
         if not force:
             raise ConfigError(
                 name,
                 str(folder),
-                f"holds a run of another config ({held}, this one {key}); "
+                f"holds a run of another config ({differences(held_config, to_jsonable(config))}); "
                 "pass --force to overwrite it, or choose another folder",
             )
     elif marker_name == RUN_MARKER and any(p.name != RUN_MARKER for p in folder.iterdir()) and not force:
@@ -159,19 +241,40 @@ def claim_run_folder(
     return False
 
 
+def _short(value: Any, most: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= most else text[: most - 3] + "..."
+
+
+def differences(held: Any, config: Any) -> str:
+    """What differs between a folder's recorded config and this one, for a refusal: ``seed 0 there, 1 here``
+    per differing key (both mappings), else the two values."""
+    if not isinstance(held, dict) or not isinstance(config, dict):
+        return f"{_short(held)} there, {_short(config)} here"
+    keys = [k for k in {**held, **config} if held.get(k) != config.get(k)]
+    shown = [f"{k} {_short(held.get(k, '(unset)'))} there, {_short(config.get(k, '(unset)'))} here" for k in keys[:4]]
+    return "; ".join(shown + ([f"and {len(keys) - 4} more"] if len(keys) > 4 else [])) or "same values"
+
+
 def read_cached_npz(path: str | Path, config: Any) -> dict[str, np.ndarray] | None:
     """The arrays of ``path`` if it was written by ``write_cached_npz`` for this ``config`` (same
-    ``config_hash``), else None: a partial or complete result of another config is never reused."""
+    ``config_hash``), else None: a partial or complete result of another config is never reused, and a damaged
+    part (checksum, zip or CRC failure, truncation) is moved aside (``move_aside`` into the folder's
+    ``damaged/``) so that it is recomputed."""
     path = Path(path)
     if not path.exists():
         return None
     try:
         arrays = read_npz(path)
-    except (OSError, ValueError):  # a truncated or foreign file: recompute
+    except Damaged as damage:
+        move_aside(damage, path.parent)
+        return None
+    except OSError:  # unreadable (permissions): recompute; writing the result says why if it cannot
         return None
     return arrays if str(arrays.get("config_hash")) == config_hash(config) else None
 
 
 def write_cached_npz(path: str | Path, config: Any, **arrays: Any) -> Path:
-    """``write_npz`` with the config's hash stored beside the arrays (read back by ``read_cached_npz``)."""
-    return write_npz(path, **arrays, config_hash=np.array(config_hash(config)))
+    """``write_npz`` with the config's hash stored beside the arrays (read back by ``read_cached_npz``) and the
+    file's sha256 in its checksum file."""
+    return write_npz(path, checksum=True, **arrays, config_hash=np.array(config_hash(config)))

@@ -1,6 +1,7 @@
 """Figures of the theorem checks (THEORY sections 2-5): rates, energy decay, Lyapunov, phase diagram.
 
-Each function takes the typed result of its check (``sdeformer.experiments``) and writes one PNG atomically.
+Each function takes the typed result of its check (``sdeformer.experiments``) and writes one PNG atomically;
+``theorem_figures`` draws all of report part two. The experiments never import this module (their callers draw).
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+from matplotlib.cm import ScalarMappable
+from matplotlib.colors import Normalize
 from matplotlib.ticker import NullFormatter, NullLocator
 
 from . import plt, save_figure
@@ -19,6 +22,7 @@ if TYPE_CHECKING:
     from ..experiments.phase import PhaseResult
     from ..experiments.rates import RatesResult
     from ..experiments.sync.check import SyncResult
+    from ..experiments.theorems import TheoremResults
 
 RATE_LABELS = {
     "depth": ("layers L", "E sup_t mean |X^L - X|^2"),
@@ -121,7 +125,7 @@ def phase_figure(result: PhaseResult, path: Path) -> Path:
         lb = np.asarray(result.lambda_bar_fine[act])  # (Df, Bf)
         for i, s in enumerate(scales):
             ax = axes[i][j]
-            im = ax.pcolormesh(d_edges, b_edges, prob[j, :, :, i].T, vmin=0, vmax=1, cmap="viridis")
+            ax.pcolormesh(d_edges, b_edges, prob[j, :, :, i].T, vmin=0, vmax=1, cmap="viridis")
             ax.set_xscale("log")  # d is log-spaced
             fb = np.interp(result.bias_fine, biases, np.arange(len(biases)))
             if lb.min() < 0 < lb.max():
@@ -137,5 +141,17 @@ def phase_figure(result: PhaseResult, path: Path) -> Path:
             if j == 0:
                 ax.set_ylabel("bias std", fontsize=8)
     fig.subplots_adjust(hspace=0.35)
-    fig.colorbar(im, ax=axes, shrink=0.6, label="P(sync); hatched: lambda_bar < 0 (red: lambda_bar = 0)")
+    scale = ScalarMappable(Normalize(0, 1), "viridis")  # the panels' colour scale (also with no panel)
+    fig.colorbar(scale, ax=axes, shrink=0.6, label="P(sync); hatched: lambda_bar < 0 (red: lambda_bar = 0)")
     return save_figure(fig, path)
+
+
+def theorem_figures(results: TheoremResults, folder: Path) -> list[Path]:
+    """Every figure of report part two into ``folder``: the rates, the two sync panels, Lyapunov, phase."""
+    from ..experiments import lyapunov, phase, theorems
+
+    paths = [rate_figure(r, folder / r.figure) for r in results.rates]
+    paths += [energy_figure(results.sync[part], folder / name) for name, part in theorems.SYNC_FIGURES.items()]
+    paths.append(lyapunov_figure(results.lyapunov.rows, folder / lyapunov.FIGURE))
+    paths.append(phase_figure(results.phase, folder / phase.FIGURE))
+    return paths

@@ -1,9 +1,9 @@
 """Figures of the paper (THEORY section 6): Figure 1 snapshots, Figures 2-6 cosine/energy grids, and the energy
-curve of one ``sdeformer simulate`` run."""
+curve of one ``sdeformer simulate`` run. Each takes the typed result of its experiment (``sdeformer.experiments``)
+and writes one PNG atomically; the experiments never import this module (their callers draw)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,6 +14,10 @@ from . import fixed_layout, plt, save_figure
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+
+    from ..experiments.figure1 import Figure1Result
+    from ..experiments.grid import GridResult
+    from ..experiments.simulate import SimulateResult
 
 
 def cosine_energy_panel(
@@ -46,16 +50,16 @@ def cosine_energy_panel(
         twin.set_ylabel("E_beta", fontsize=8, color="tab:red")
 
 
-def grid_figure(
-    path: Path,
-    layers: np.ndarray,
-    counts: np.ndarray,
-    energy: np.ndarray,
-    titles: Sequence[str],
-    suptitle: str,
-    ncols: int = 3,
-) -> Path:
-    """Figures 2-6: one panel per setting. ``counts``: cosine histograms (K, S, bins), ``energy``: (K, S)."""
+def grid_figure(result: GridResult, path: Path, ncols: int = 3) -> Path:
+    """Figures 2-6: one panel per setting of ``result`` (cosine histograms (K, S, bins), E_beta (K, S)), titled
+    with its setting and lambda_bar."""
+    layers, counts, energy = result.layers, result.cos_counts, result.energy
+    titles = [
+        f"d={p['dim']} sigma={p['sigma']:g} s={p['scale']:+g}"
+        + ("" if p["lambda_bar"] is None else f", lambda_bar={p['lambda_bar']:.3g}")
+        for p in result.panels
+    ]
+    suptitle = f"Figure {result.number}: {result.label}"
     k = len(titles)
     nrows = -(-k // ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(4.0 * ncols, 2.3 * nrows), sharex=True, squeeze=False)
@@ -76,11 +80,14 @@ def grid_figure(
     return save_figure(fig, path, tight=False)
 
 
-def figure1(path: Path, snapshots: dict[str, np.ndarray], times: np.ndarray, titles: dict[str, str]) -> Path:
-    """Figure 1: first two coordinates of the tokens at a few times. ``snapshots[name]``: (S, N, d).
+def figure1(result: Figure1Result, path: Path) -> Path:
+    """Figure 1: first two coordinates of the tokens at a few times (``result.snapshots[name]``: (S, N, d) at
+    ``result.snapshot_t``), one row per activation titled with its oddness.
 
     Colour = token index (a token keeps its colour over time); grey circle: the unit circle, which the
     projection of the unit sphere S^{d-1} onto (x_1, x_2) fills."""
+    snapshots, times = result.snapshots, result.snapshot_t
+    titles = {name: f"{name} ({'odd field' if f['odd_field'] else 'not odd'})" for name, f in result.final.items()}
     names = list(snapshots)
     fig, axes = plt.subplots(
         len(names), len(times), figsize=(2.6 * len(times) + 1.0, 2.8 * len(names) + 0.3), squeeze=False
@@ -118,8 +125,13 @@ def figure1(path: Path, snapshots: dict[str, np.ndarray], times: np.ndarray, tit
     return save_figure(fig, path, tight=False)
 
 
-def energy_plot(path: Path, t: np.ndarray, energy: np.ndarray, title: str) -> Path:
-    """E_beta against time (log scale when positive)."""
+def energy_plot(result: SimulateResult, path: Path) -> Path:
+    """E_beta against time (log scale when positive) of one ``simulate`` run, titled with its setting."""
+    cfg = result.config
+    title = (
+        f"E_beta, {cfg['activation']} d={cfg['dim']} sU={cfg['su']:g} sW={cfg['sw']:g} s={cfg['attention_scale']:+g}"
+    )
+    t, energy = result.t, result.energy
     fig, ax = plt.subplots(figsize=(5, 3.2))
     ax.plot(t, energy, color="tab:red")
     if np.all(energy > 0):

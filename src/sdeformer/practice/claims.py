@@ -1,4 +1,7 @@
-"""Output files tied to the settings that produced them (issue "nothing lost").
+"""What the practice page may claim (docs/practice.md): records tied to the settings that produced them, and
+differences to the baseline called "better" or "worse" only when a corrected test says so (issue 17, point 11).
+
+Records: output files tied to the settings that produced them (issue "nothing lost").
 
 Folders are tied to a config by ``store.claim_run_folder`` (a ``run.json`` marker). The practice commands
 that write one JSON record into a shared folder (``probe --out FILE``, ``infer-practice``'s
@@ -11,9 +14,13 @@ unless ``force``.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from scipy import stats
 
 from ..core.errors import ConfigError
 from ..io.store import config_hash, ensure_writable
@@ -54,3 +61,62 @@ def claim_record(
             "pass --force to overwrite it, or choose another file",
         )
     return path
+
+
+# -- differences to the baseline: Welch's test, Holm's correction ---------------------------------------------
+
+ALPHA = 0.05  # family-wise error rate of the "better" / "worse" verdicts (Holm over every comparison shown)
+
+
+@dataclass(frozen=True)
+class Welch:
+    """Welch's test of a difference of means: t, the Welch-Satterthwaite degrees of freedom and the two-sided
+    p-value (t and p are nan when the standard error is 0)."""
+
+    delta: float
+    t: float
+    df: float
+    p: float
+
+
+def welch(m1: float, s1: float, n1: int, m0: float, s0: float, n0: int) -> Welch:
+    """Welch's t-test of mean m1 (std s1, ddof 1, n1 seeds) against m0 (s0, n0)."""
+    v1, v0 = s1 * s1 / n1, s0 * s0 / n0
+    if v1 + v0 == 0:
+        return Welch(m1 - m0, math.nan, math.nan, math.nan)
+    df = (v1 + v0) ** 2 / (v1 * v1 / (n1 - 1) + v0 * v0 / (n0 - 1))
+    t = (m1 - m0) / math.sqrt(v1 + v0)
+    return Welch(m1 - m0, t, df, float(2 * stats.t.sf(abs(t), df)))
+
+
+def holm(pvalues: Mapping[str, float]) -> dict[str, float]:
+    """Holm's step-down adjusted p-values (family-wise error control over all of ``pvalues``): the k-th smallest
+    of m becomes max over j <= k of min(1, (m - j + 1) p_(j)); nan stays nan and is not counted."""
+    ranked = sorted((p, k) for k, p in pvalues.items() if not math.isnan(p))
+    m, out, running = len(ranked), {k: math.nan for k in pvalues}, 0.0
+    for i, (p, k) in enumerate(ranked):
+        running = max(running, min(1.0, (m - i) * p))
+        out[k] = running
+    return out
+
+
+def verdict(delta: float, p_adjusted: float, higher_is_better: bool, alpha: float = ALPHA) -> str:
+    """'better' / 'worse' than the baseline when the Holm-adjusted p is below ``alpha``, else 'no clear
+    difference'."""
+    if math.isnan(p_adjusted) or p_adjusted >= alpha:
+        return "no clear difference"
+    return "better" if (delta > 0) == higher_is_better else "worse"
+
+
+def seeds_to_resolve(delta: float, std: float, comparisons: int, alpha: float = ALPHA, power: float = 0.8) -> int:
+    """Seeds per arm for a two-sided test at alpha / comparisons (Holm's first step, its strictest) to detect a
+    true difference ``delta`` with probability ``power``, both arms with spread ``std``: the smallest n with
+    P(|T| > t_crit) >= power, T noncentral t with 2n - 2 degrees of freedom and noncentrality
+    |delta| / (std sqrt(2/n))."""
+    level = alpha / comparisons
+    for n in range(2, 10_000):
+        df, nc = 2 * n - 2, abs(delta) / (std * math.sqrt(2.0 / n))
+        crit = stats.t.isf(level / 2, df)
+        if stats.nct.sf(crit, df, nc) + stats.nct.cdf(-crit, df, nc) >= power:
+            return n
+    return 10_000

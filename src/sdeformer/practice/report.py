@@ -1,28 +1,25 @@
 """The practice results page (THEORY section 7): every method against the baseline, the probe of
 all-MiniLM-L6-v2, and random-batch inference. Reads what ``sdeformer train --out``, ``sdeformer probe --out``
-and ``sdeformer infer-practice`` wrote under one results folder; partial suites are reported as they are.
+and ``sdeformer infer-practice`` wrote under one results folder; partial suites are reported as they are. The
+figures are drawn by ``plots.practice``.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
+from dataclasses import dataclass
 from pathlib import Path
-
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 
 from ..core.errors import ConfigError
 from ..io.report import Figure, Section, Table, write_report
 from ..io.store import RUN_MARKER, claim_run_folder
-from ..plots import save_figure
+from ..plots.practice import inference_figure, methods_figure, probe_figure
+from .claims import ALPHA, Welch, holm, seeds_to_resolve, verdict, welch
 from .methods import METHODS, NOISE_LAW
 from .suite import claimed_runs, summarize
 from .tasks import TASKS
-
-_LABEL = {"charlm": "validation loss (nats/char, lower is better)", "mnist": "validation accuracy (higher is better)"}
 
 
 def load_records(results: Path, task: str) -> list[dict]:
@@ -40,42 +37,54 @@ def _pm(mean: float, std: float, digits: int = 4) -> str:
     return f"{mean:.{digits}f} ± {std:.{digits}f}"
 
 
-def verdict(t: float | None, higher_is_better: bool) -> str:
-    """'better' / 'worse' than the baseline when |Welch t| >= 2, else 'no clear difference'."""
-    if t is None or abs(t) < 2:
-        return "no clear difference"
-    return "better" if (t > 0) == higher_is_better else "worse"
+@dataclass(frozen=True)
+class Judged:
+    """One method against its task's baseline: Welch's test, its Holm-adjusted p over the whole family,
+    the verdict and the seeds per arm that would resolve the measured difference (``practice.claims``)."""
+
+    welch: Welch
+    holm_p: float
+    verdict: str
+    seeds_to_resolve: int
 
 
-def task_section(results: Path, out: Path, task: str) -> Section | None:
-    records = load_records(results, task)
-    if not records:
-        return None
-    summary = summarize(records)
+def judge(summaries: dict[str, dict]) -> dict[tuple[str, str], Judged]:
+    """Every (task, method) against the task's baseline (docs/practice.md "Verdicts"): the comparisons of all
+    tasks shown are one family, Holm-corrected at ``claims.ALPHA``; ``summaries`` maps a task to
+    ``suite.summarize`` of its records. Tasks without a baseline, and arms of one seed, are left out."""
+    tests: dict[tuple[str, str], tuple[Welch, float]] = {}
+    for task, summary in summaries.items():
+        base = summary.get("baseline")
+        for name, s in summary.items():
+            if base is None or name == "baseline" or min(s["seeds"], base["seeds"]) < 2:
+                continue
+            m = (s["final_mean"], s["final_std"], s["seeds"], base["final_mean"], base["final_std"], base["seeds"])
+            spread = math.sqrt((s["final_std"] ** 2 + base["final_std"] ** 2) / 2)
+            tests[task, name] = (welch(*m), spread)
+    adjusted = holm({f"{t}/{n}": w.p for (t, n), (w, _) in tests.items()})
+    out = {}
+    for (task, name), (w, spread) in tests.items():
+        p_adj = adjusted[f"{task}/{name}"]
+        n = seeds_to_resolve(w.delta, spread, len(tests)) if spread > 0 and w.delta != 0 else 10_000
+        out[task, name] = Judged(w, p_adj, verdict(w.delta, p_adj, task == "mnist"), n)
+    return out
+
+
+def _judged_cells(j: Judged | None) -> list[str]:
+    """The Welch t (df), p, Holm p, verdict and seeds-to-resolve cells of a row (blank for the baseline)."""
+    if j is None:
+        return [""] * 5
+    w = j.welch
+    t = "" if math.isnan(w.t) else f"{w.t:+.2f} ({w.df:.1f})"
+    n = "> 1000" if j.seeds_to_resolve > 1000 else str(j.seeds_to_resolve)
+    return [t, f"{w.p:.2g}", f"{j.holm_p:.2g}", j.verdict, n]
+
+
+def task_section(out: Path, task: str, records: list[dict], judged: dict[tuple[str, str], Judged]) -> Section:
+    """The table and figure of one task's records (non-empty); ``judged`` is ``judge`` over every task shown."""
+    summary = summarize(records)  # per method, in method order
     s0 = records[0]["settings"]["task"]
-    fig, axes = plt.subplots(1, 3, figsize=(16, 4.5))
-    for name, s in summary.items():
-        steps, mean, std = s["curve_steps"], s["curve_mean"], s["curve_std"]
-        (line,) = axes[0].plot(steps, mean, label=name)
-        axes[0].fill_between(
-            steps,
-            [m - e for m, e in zip(mean, std)],
-            [m + e for m, e in zip(mean, std)],
-            color=line.get_color(),
-            alpha=0.15,
-        )
-        layers = range(1, len(s["layer_cos_mean"]) + 1)
-        axes[1].errorbar(layers, s["layer_cos_mean"], yerr=s["layer_cos_std"], label=name, capsize=2)
-        axes[2].errorbar(layers, s["layer_energy_mean"], yerr=s["layer_energy_std"], label=name, capsize=2)
-    axes[0].set(xlabel="step", ylabel=_LABEL[task], title=f"{task}: validation curve (mean ± std over seeds)")
-    if task == "charlm":
-        axes[0].set_ylim(top=min(3.5, max(max(s["curve_mean"]) for s in summary.values())))
-    axes[1].set(xlabel="block", ylabel="mean pairwise token cosine", title="per-layer mean cosine (eval)")
-    axes[2].set(xlabel="block", ylabel="E_beta (beta = 1)", title="per-layer interaction energy (eval)")
-    axes[0].legend(fontsize=8)
-    fig.tight_layout()
-    png = out / f"{task}_methods.png"
-    save_figure(fig, png, dpi=110)  # atomic
+    png = methods_figure(task, summary, out / f"{task}_methods.png")
     higher = task == "mnist"
     rows = []
     for name, s in summary.items():
@@ -88,9 +97,8 @@ def task_section(results: Path, out: Path, task: str) -> Section | None:
                 knobs,
                 s["seeds"],
                 _pm(s["final_mean"], s["final_std"]),
-                "" if s["delta_vs_baseline"] is None else f"{s['delta_vs_baseline']:+.4f}",
-                "" if s["t_vs_baseline"] is None else f"{s['t_vs_baseline']:+.2f}",
-                "" if name == "baseline" else verdict(s["t_vs_baseline"], higher),
+                "" if s["delta_vs_baseline"] is None or name == "baseline" else f"{s['delta_vs_baseline']:+.4f}",
+                *_judged_cells(judged.get((task, name))),
                 "-" if stt is None else f"{stt:.0f}",
                 f"{s['reached_target']}/{s['seeds']}",
                 _pm(s["layer_cos_mean"][-1], s["layer_cos_std"][-1], 3),
@@ -119,8 +127,11 @@ def task_section(results: Path, out: Path, task: str) -> Section | None:
             "seeds",
             f"final ({better} better) mean ± std",
             "Δ vs baseline",
-            "Welch t",
-            "verdict (|t| >= 2)",
+            "Welch t (df)",
+            "p",
+            f"Holm p (all {len(judged)} comparisons)",
+            f"verdict (Holm p < {ALPHA:g})",
+            "seeds to resolve",
             "steps to target",
             "reached",
             "last-block cos",
@@ -160,20 +171,7 @@ def probe_section(results: Path, out: Path) -> Section | None:
                 cells += [row["mean_cos"][i], row["energy"][i], row["clusters"][i]]
             rows.append(cells)
         tables.append(Table(cols, rows, caption=f"all-MiniLM-L6-v2 per layer, {label}"))
-        fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-        x = range(len(r["layers"]))
-        axes[0].plot(x, r["mean_cos"], "k-o", label="clean")
-        axes[1].plot(x, r["energy"], "k-o", label="clean")
-        for row in r["noise_scales"]:
-            axes[0].plot(x, row["mean_cos"], "-o", label=f"scale {row['scale']:g}")
-            axes[1].plot(x, row["energy"], "-o", label=f"scale {row['scale']:g}")
-        for ax, yl in zip(axes, ("mean pairwise cosine", "E_beta")):
-            ax.set(xticks=list(x), xticklabels=r["layers"], ylabel=yl, title=label)
-            ax.tick_params(axis="x", rotation=30)
-        axes[0].legend(fontsize=8)
-        fig.tight_layout()
-        png = out / f"{f.stem}.png"
-        save_figure(fig, png, dpi=110)  # atomic
+        png = probe_figure(r, label, out / f"{f.stem}.png")
         figures.append(Figure(png.relative_to(out), f"{label}: token synchronization across layers"))
     return Section("Probe: all-MiniLM-L6-v2 with injected common noise", paras, tables, figures)
 
@@ -226,28 +224,7 @@ def inference_section(results: Path, out: Path) -> Section | None:
                     caption=f"attention kernel alone ({label} run), 1 sequence, 4 heads, one call after a warm-up",
                 )
             )
-        fig, ax = plt.subplots(figsize=(6, 4))
-        rb = [row for row in r["perplexity"] if row["p"]]
-        for row in r["perplexity"]:
-            if row["p"] == 0:
-                ax.axhline(row["ppl"], color="g", ls=":", label=f"local blocks alone (b = {row['block']})")
-        ax.errorbar(
-            [row["p"] for row in rb],
-            [row["ppl"] for row in rb],
-            yerr=[row["ppl_std"] for row in rb],
-            fmt="-o",
-            label="block random batch",
-        )
-        ax.axhline(r["perplexity"][0]["ppl"], color="k", ls="--", label="full attention")
-        ax.set(
-            xscale="log", xlabel="random batch size p", ylabel="perplexity", title=f"random-batch inference, {label}"
-        )
-        ax.set_xticks([row["p"] for row in rb], [str(row["p"]) for row in rb])
-        ax.minorticks_off()
-        ax.legend()
-        fig.tight_layout()
-        png = out / f"inference{'_' + name if name else ''}.png"
-        save_figure(fig, png, dpi=110)  # atomic
+        png = inference_figure(r, label, out / f"inference{'_' + name if name else ''}.png")
         figures.append(Figure(png.relative_to(out), f"perplexity against random batch size p, {label}"))
     return Section(
         "Random-batch inference (character model)", [json.loads(found[0][1].read_text())["scheme"]], tables, figures
@@ -288,10 +265,12 @@ def build(results: Path, out: Path, force: bool = False) -> Path:
     if not _holds_results(results):
         raise ConfigError("results", str(results), "holds no practice results (run `sdeformer train --out` first)")
     claim_report_folder(results, out, force)
+    records = {t: recs for t in TASKS if (recs := load_records(results, t))}
+    judged = judge({t: summarize(recs) for t, recs in records.items()})
     sections = [
         s
         for s in [
-            *(task_section(results, out, t) for t in TASKS),
+            *(task_section(out, t, recs, judged) for t, recs in records.items()),
             probe_section(results, out),
             inference_section(results, out),
         ]

@@ -37,6 +37,17 @@ class TaskConfig:
         return asdict(self)
 
 
+DEFAULT = {
+    "charlm": TaskConfig("charlm", 300, 32, 2e-3, 25, 64, 2.5, NetConfig(dim=64, layers=4, heads=4), context=128),
+    "mnist": TaskConfig("mnist", 300, 128, 2e-3, 25, 1000, 0.9, NetConfig(dim=64, layers=4, heads=4)),
+}
+# the quick runs (about a second each; their model: dim 32, 2 blocks, 2 heads)
+QUICK: dict[str, dict] = {
+    "charlm": dict(steps=20, batch=8, eval_every=10, eval_size=8, target=3.0, context=32, max_data=200_000),
+    "mnist": dict(steps=20, batch=16, eval_every=10, eval_size=100, target=0.3, max_data=2000),
+}
+
+
 def task_config(task: str, steps: int | None = None, quick: bool = False, context: int | None = None) -> TaskConfig:
     """Default settings of a task; ``quick`` shrinks model and data so a run takes about a second.
 
@@ -50,33 +61,9 @@ def task_config(task: str, steps: int | None = None, quick: bool = False, contex
         steps = positive_int("steps", steps)
     if context is not None and (task != "charlm" or int(context) < 2):
         raise ConfigError("context", context, "an integer >= 2, for the charlm task only")
-    if task == "charlm":
-        cfg = TaskConfig("charlm", 300, 32, 2e-3, 25, 64, 2.5, NetConfig(dim=64, layers=4, heads=4), context=128)
-        if quick:
-            cfg = replace(
-                cfg,
-                steps=20,
-                batch=8,
-                eval_every=10,
-                eval_size=8,
-                target=3.0,
-                context=32,
-                model=NetConfig(dim=32, layers=2, heads=2),
-                max_data=200_000,
-            )
-    else:
-        cfg = TaskConfig("mnist", 300, 128, 2e-3, 25, 1000, 0.9, NetConfig(dim=64, layers=4, heads=4))
-        if quick:
-            cfg = replace(
-                cfg,
-                steps=20,
-                batch=16,
-                eval_every=10,
-                eval_size=100,
-                target=0.3,
-                model=NetConfig(dim=32, layers=2, heads=2),
-                max_data=2000,
-            )
+    cfg = DEFAULT[task]
+    if quick:
+        cfg = replace(cfg, **QUICK[task], model=NetConfig(dim=32, layers=2, heads=2))
     cfg = replace(cfg, steps=steps) if steps is not None else cfg
     if context is not None:
         cfg = replace(

@@ -17,7 +17,8 @@ the driver (scheduler and client, about 8 messages) and 6 ms in the worker, agai
 worker (each task still writes its own part as it finishes; the summaries come back per call; a worker
 killed mid-call has the whole call rerun, its finished tasks rewriting the same parts), and the loopback
 cluster runs without the worker's statistical profiler (a stack sample of the running task every 10 ms) and
-with slower health checks (``CLUSTER_CONFIG``). ``benchmarks/sweeps.py`` measures both.
+with slower health checks (``CLUSTER_CONFIG``). ``benchmarks/sweeps.py`` measures both. The loopback cluster's
+workers ignore Ctrl-C (``warm_up``): the driver alone prints one line and closes them.
 """
 
 from __future__ import annotations
@@ -98,9 +99,16 @@ class LocalExecutor:
         self.close()
 
 
-def warm_up() -> None:
-    """Import the task code on a worker (first-task latency belongs to start-up, not to the sweep)."""
+def warm_up(loopback: bool = False) -> None:
+    """Import the task code on a worker (first-task latency belongs to start-up, not to the sweep). A worker of
+    the loopback cluster also ignores Ctrl-C (SIGINT, sent to the terminal's whole process group): the driver
+    alone handles it, in one line, and closes the cluster."""
+    import signal
+
     from . import task  # noqa: F401
+
+    if loopback:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 class DaskExecutor:
@@ -143,7 +151,7 @@ class DaskExecutor:
                 self.client = Client(scheduler, timeout="10s")
             except (OSError, TimeoutError, ValueError) as exc:
                 raise ConfigError("scheduler", scheduler, f"cannot connect ({str(exc).splitlines()[0]})") from None
-        self.client.run(warm_up)  # imports torch and the engine on every worker before the first task
+        self.client.run(warm_up, scheduler is None)  # torch and the engine imported before the first task
 
     def workers(self) -> int:
         """Workers connected now (at least 1)."""

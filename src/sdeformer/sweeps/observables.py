@@ -9,6 +9,10 @@ The built-ins:
 - ``mean_cos``, ``mean_abs_cos``, ``min_cos``: mean / mean absolute / smallest cosine over distinct pairs.
 - ``all_within``: 1.0 when every pair has cosine >= ``threshold`` (default 0.999), else 0.0.
 - ``clusters``: connected components of 'cosine > ``threshold``' (default 0.999).
+- ``pairs_above``: the fraction of distinct pairs with cosine > ``threshold``, the peers' statistic: every run
+  of a point has N (N - 1) / 2 pairs, so the mean over its replicates is the fraction pooled over the batch.
+- ``mean_radius``: the mean token norm |x_i| (1 on the sphere; the radius of the Pre-, Mix-, Peri-LN residual
+  stream, BEYOND section 6). The other observables read the directions x_i / |x_i|.
 
 A spec entry is a name or ``{name: ..., threshold: ..., beta: ..., column: ...}``; ``column`` renames the
 column so that one observable can be recorded with two thresholds.
@@ -24,6 +28,7 @@ import torch
 
 from .. import observables as dg
 from ..core.errors import ConfigError
+from ..observables import CLUSTER_COS
 from ..registry import OBSERVABLES
 
 
@@ -57,13 +62,26 @@ def _clusters(x: torch.Tensor, b: torch.Tensor, o: Observable) -> torch.Tensor:
     return dg.cluster_count(x, o.threshold).to(x.dtype)
 
 
+def _pairs_above(x: torch.Tensor, b: torch.Tensor, o: Observable) -> torch.Tensor:
+    return (dg.pairwise_cosines(x) > o.threshold).to(x.dtype).mean(-1)
+
+
+def _mean_radius(x: torch.Tensor, b: torch.Tensor, o: Observable) -> torch.Tensor:
+    return torch.linalg.vector_norm(x, dim=-1).mean(-1)
+
+
 OBSERVABLES.register("energy", _energy, reads=("beta",), doc="E_beta(X), each run's beta unless given")
 OBSERVABLES.register("mean_cos", _mean_cos, doc="mean cosine over distinct pairs")
 OBSERVABLES.register("mean_abs_cos", _mean_abs_cos, doc="mean absolute cosine over distinct pairs")
 OBSERVABLES.register("min_cos", _min_cos, doc="smallest cosine over distinct pairs")
 OBSERVABLES.register("all_within", _all_within, reads=("threshold",), doc="1 when every pair has cos >= threshold")
 OBSERVABLES.register("clusters", _clusters, reads=("threshold",), doc="connected components of cos > threshold")
-DEFAULT_THRESHOLD = 0.999
+OBSERVABLES.register(
+    "pairs_above", _pairs_above, reads=("threshold",),
+    doc="fraction of pairs with cos > threshold (mean over replicates: the peers' pooled fraction)",
+)  # fmt: skip
+OBSERVABLES.register("mean_radius", _mean_radius, doc="mean token norm, the radius of a Pre-LN stream (BEYOND 6)")
+DEFAULT_THRESHOLD = CLUSTER_COS  # observables.CLUSTER_COS, the one convention of the sweeps
 
 
 @dataclass(frozen=True)
@@ -116,6 +134,8 @@ def _one(entry: Any, where: str) -> Observable:
     if not isinstance(column, str) or not column.isidentifier():
         raise ConfigError(f"{where}.column", column, "a column name (letters, digits, underscores)")
     threshold = _number(entry.get("threshold", DEFAULT_THRESHOLD), f"{where}.threshold", -1.0, 1.0)
+    if name == "clusters" and threshold == 1.0:  # cos > 1 never holds: observables.cluster_count refuses it
+        raise ConfigError(f"{where}.threshold", threshold, "a cosine threshold in [-1, 1) for clusters")
     beta = entry.get("beta")
     return Observable(name, column, threshold, None if beta is None else _number(beta, f"{where}.beta", 0.0, None))
 

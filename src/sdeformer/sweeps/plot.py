@@ -7,13 +7,16 @@
   standard error over the runs at each ``x``.
 
 Only ``status == done`` rows are used; ``where`` fixes fields; rows are taken at time ``time`` (default: each
-run's last recorded time) unless ``x`` or ``y`` is ``t``. Fields that still vary are pooled, and the title
-says which. Raises ConfigError for unknown columns or an empty selection.
+run's last recorded time) unless ``x`` or ``y`` is ``t`` (then ``time`` is refused: it would be ignored).
+``bias_std`` names su = sw, as in a spec, where the table's runs have su == sw. Fields that still vary are
+pooled, and the title says which. Raises ConfigError for unknown columns, a NaN or infinite ``below`` or
+``time``, or an empty selection.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, cast
 
@@ -43,7 +46,7 @@ def select(df: pd.DataFrame, x: str, y: str | None, where: Mapping[str, str], ti
         raise ConfigError("table", "empty", "no rows recorded yet; run the sweep first")
     keep = df["status"] == "done"
     for name, text in where.items():
-        if name not in AXIS_COLUMNS:
+        if name not in df.columns or name not in (*AXIS_COLUMNS, "bias_std"):
             raise ConfigError("where", name, f"a config field, one of {sorted(CONFIG_TYPES)}")
         keep &= df[name] == _coerce(df, name, text)
     if "t" not in (x, y):
@@ -76,6 +79,23 @@ def _check(df: pd.DataFrame, name: str, kind: str, allowed: list[str]) -> None:
         raise ConfigError(kind, name, f"one of {allowed}")
 
 
+def _bias_std(df: pd.DataFrame, names: Iterable[str]) -> pd.DataFrame:
+    """``df`` with a ``bias_std`` column (= su) when a plot names it; ConfigError if its runs have su != sw."""
+    if "bias_std" not in names or df.empty:
+        return df
+    if not bool((df["su"] == df["sw"]).all()):
+        raise ConfigError("bias_std", "su != sw", "this table's runs have su != sw; plot su or sw instead")
+    return df.assign(bias_std=df["su"])
+
+
+def _check_numbers(x: str, y: str, time: float | None, below: float | None) -> None:
+    for name, value in (("time", time), ("below", below)):
+        if value is not None and not math.isfinite(value):
+            raise ConfigError(name, value, "must be a finite number")
+    if time is not None and "t" in (x, y):
+        raise ConfigError("time", time, "picks one time per run; it cannot be used with --x t or --y t")
+
+
 def plot(
     df: pd.DataFrame,
     path: str | Path,
@@ -92,10 +112,18 @@ def plot(
     from ..plots import plt, save_figure
 
     where = dict(where or {})
+    _check_numbers(x, y, time, below)
+    if df.empty:
+        raise ConfigError("table", "empty", "no rows recorded yet; run the sweep first")
     observables = [
         c for c in df.columns if c not in set(AXIS_COLUMNS) | {"config_hash", "status", "error", "wall_s", "task"}
     ]
-    axes = list(AXIS_COLUMNS)
+    named = [x, y, *([color] if color else []), *where]
+    shown = [c for c in (x, y, color) if c]
+    if len(set(shown)) < len(shown):
+        raise ConfigError("y" if y == x else "color", y if y == x else color, "--x, --y and --color must differ")
+    df = _bias_std(df, named)
+    axes = [*AXIS_COLUMNS, *(["bias_std"] if "bias_std" in named else [])]
     _check(df, x, "x", axes)
     heat = y in axes
     _check(df, y, "y", axes + observables)
@@ -109,7 +137,8 @@ def plot(
     obs = color if heat else y
     values = cast(pd.Series, df[obs] < below if below is not None else df[obs])
     label = f"P({obs} < {below:g})" if below is not None else f"mean {obs}"
-    rest = pooled(df, tuple(c for c in (x, y, color) if c))
+    used = tuple(c for c in (x, y, color) if c)
+    rest = pooled(df, used + (("su", "sw") if "bias_std" in used else ()))
     fig, ax = plt.subplots(figsize=(7, 5))
     if heat:
         means = cast(pd.Series, values.groupby([df[y], df[x]]).mean())

@@ -2,9 +2,15 @@
 
 ``OUT/sweep.json`` holds the resolved spec; ``OUT/table/`` the Parquet parts (see ``table``). A run is recorded
 once its task's part exists, so after a crash (even ``kill -9``) the same command skips every recorded run
-and redoes only the rest: nothing is lost or duplicated and no partial part is ever read. Runs recorded with
-``status=error`` are skipped too unless ``retry_failed``. A folder records one set of observables and times;
-its axes may grow between calls (the new points run, the old ones are skipped).
+and redoes only the rest: nothing is lost or duplicated and no partial or damaged part is ever read (a damaged
+one is moved into ``OUT/damaged/`` and its runs rerun). Runs recorded with ``status=error`` are skipped too
+unless ``retry_failed``.
+
+The folder is claimed as the other commands claim theirs: the same spec resumes; another spec is refused,
+naming what differs, unless ``force`` (its runs are added: the recorded ones are kept and skipped), and never
+when it records other observables or times (one table, one record); a non-empty folder that holds no sweep is
+refused unless ``force``. One writer at a time (``lock.writer``); the spec's size and memory are checked
+(``limits``) before anything is expanded or written.
 """
 
 from __future__ import annotations
@@ -17,9 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import ConfigError
-from ..io.store import write_json
-from . import table
+from ..io.store import damaged_files, differences, write_json
+from . import limits, table
 from .executors import LocalExecutor
+from .lock import LOCK_FILE, writer
 from .points import Run, expand
 from .spec import Spec, parse_spec
 from .task import Task, make_tasks
@@ -27,21 +34,40 @@ from .task import Task, make_tasks
 SPEC_FILE = "sweep.json"
 
 
-def _prepare(out: Path, spec: Spec) -> None:
-    """Check that ``out`` records what ``spec`` records; save the spec."""
+def _claim(spec: Spec) -> dict[str, Any]:
+    """What ties a folder to a spec: everything but its name and batch size (they change no run's numbers); the
+    seeds as a list (``seeds: 8`` and ``[0, ..., 7]`` are one spec)."""
+    claim = {k: v for k, v in spec.to_dict().items() if k not in ("name", "batch")}
+    return {**claim, "seeds": list(spec.seeds)}
+
+
+def _prepare(out: Path, spec: Spec, force: bool) -> None:
+    """Claim ``out`` for ``spec`` (see the module docstring) and save the spec."""
     path = out / SPEC_FILE
     if path.exists():
-        try:
-            saved = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise ConfigError("out", str(out), f"unreadable {SPEC_FILE} ({exc})") from None
-        if saved.get("record") != spec.record:
+        saved = load_saved_spec(out)
+        if saved.record != spec.record:
             raise ConfigError(
                 "out", str(out), "holds a sweep that records other observables or times; use another folder"
             )
+        if _claim(saved) != _claim(spec) and not force:
+            raise ConfigError(
+                "out",
+                str(out),
+                f"holds a sweep of another spec ({differences(_claim(saved), _claim(spec))}); "
+                "pass --force to add this spec's runs to it, or choose another folder",
+            )
+    elif not force and any(p.name != LOCK_FILE for p in out.iterdir()):
+        raise ConfigError("out", str(out), "is not empty and holds no sweep; pass --force to write there")
     from .. import __version__
 
     write_json(path, {"spec": spec.to_dict(), "record": spec.record, "version": __version__})
+
+
+def check_fits(spec: Spec) -> None:
+    """ConfigError, before any folder is made, when the spec's largest task cannot fit in memory (``limits``)."""
+    runs = limits.count_runs(spec.groups, spec.seeds)
+    limits.check_memory(spec.base, spec.groups, runs, spec.batch, spec.times)
 
 
 @dataclass(frozen=True)
@@ -53,13 +79,15 @@ class Plan:
     tasks: list[Task]
 
 
-def plan(spec: Spec, out: str | Path, retry_failed: bool = False) -> Plan:
-    """Save the spec in ``out`` and list what is left to run: runs not recorded (and failed ones if asked)."""
+def plan(spec: Spec, out: str | Path, retry_failed: bool = False, force: bool = False) -> Plan:
+    """Check the spec fits, claim ``out`` for it, move damaged parts aside and list what is left to run: runs
+    not recorded (and failed ones if asked). The caller holds ``lock.writer(out)``."""
     out = Path(out)
-    runs = expand(spec)
-    _prepare(out, spec)
+    check_fits(spec)
+    runs = expand(spec)  # every point valid before the folder is claimed
+    _prepare(out, spec, force)
     table.compact(out)
-    recorded = table.run_status(table.read(out))
+    recorded = table.run_status(table.load(out, move=True)[0])
     todo = [r for r in runs if r.key not in recorded or (retry_failed and recorded[r.key] == "error")]
     return Plan(runs, todo, make_tasks(todo, spec.batch))
 
@@ -70,24 +98,29 @@ def run(
     executor: Any = None,
     *,
     retry_failed: bool = False,
+    force: bool = False,
     progress: Callable[[int], None] | None = None,
     planned: Plan | None = None,
 ) -> dict[str, Any]:
-    """Run every run of ``spec`` not yet recorded in ``out`` (and the failed ones with ``retry_failed``).
+    """Run every run of ``spec`` not yet recorded in ``out`` (and the failed ones with ``retry_failed``),
+    holding the folder's writer lock (a second writer is refused: ConfigError).
 
-    ``executor``: a ``LocalExecutor`` (default) or ``DaskExecutor``; ``progress(n)`` is called with the
-    number of runs each finished task held; ``planned``: a ``plan`` made beforehand (e.g. to size a progress
+    ``executor``: a ``LocalExecutor`` (default) or ``DaskExecutor``; ``force``: claim a folder of another spec
+    or a non-empty one (see the module docstring); ``progress(n)`` is called with the number of runs each
+    finished task held; ``planned``: a ``plan`` made beforehand under the same lock (e.g. to size a progress
     bar). Returns counts: runs, skipped, ran, done, error, tasks, wall_s.
     """
     start = time.perf_counter()
-    p = planned or plan(spec, out, retry_failed)
-    counts = {"done": 0, "error": 0}
-    for summary in (executor or LocalExecutor()).map(p.tasks, out, spec.observables):
-        counts["done"] += summary["done"]
-        counts["error"] += summary["error"]
-        if progress is not None:
-            progress(summary["runs"])
-    table.compact(out)
+    check_fits(spec)
+    with writer(out):
+        p = planned or plan(spec, out, retry_failed, force)
+        counts = {"done": 0, "error": 0}
+        for summary in (executor or LocalExecutor()).map(p.tasks, out, spec.observables):
+            counts["done"] += summary["done"]
+            counts["error"] += summary["error"]
+            if progress is not None:
+                progress(summary["runs"])
+        table.compact(out)
     return {
         "runs": len(p.runs),
         "skipped": len(p.runs) - len(p.todo),
@@ -99,22 +132,30 @@ def run(
 
 
 def load_saved_spec(out: str | Path) -> Spec:
-    """The spec saved in a sweep folder. Raises ConfigError if the folder holds no sweep."""
+    """The spec saved in a sweep folder. Raises ConfigError if the folder holds no sweep or a damaged one."""
     path = Path(out) / SPEC_FILE
     try:
         saved = json.loads(path.read_text(encoding="utf-8"))
     except OSError:
         raise ConfigError("out", str(out), f"holds no sweep ({SPEC_FILE} missing)") from None
     except ValueError as exc:
-        raise ConfigError("out", str(out), f"unreadable {SPEC_FILE} ({exc})") from None
-    return parse_spec(saved["spec"])
+        raise ConfigError("out", str(out), f"unreadable {SPEC_FILE} ({str(exc).splitlines()[0]})") from None
+    if not isinstance(saved, dict) or not isinstance(saved.get("spec"), dict):
+        raise ConfigError(
+            "out", str(out), f"{SPEC_FILE} holds no spec; rerun `sdeformer sweep SPEC --out` to rewrite it"
+        )
+    try:
+        return parse_spec(saved["spec"], max_runs=None)  # accepted when it ran (perhaps with --max-runs)
+    except ConfigError as exc:
+        raise ConfigError("out", str(out), f"{SPEC_FILE} holds an invalid spec ({exc})") from None
 
 
 def status(out: str | Path) -> dict[str, Any]:
-    """Runs of the saved spec that are done, failed (status=error) or pending, and the first error messages."""
+    """Runs of the saved spec that are done, failed (status=error) or pending, the first error messages, the
+    damaged parts found now (left out: their runs are pending) and those moved aside earlier (``damaged/``)."""
     spec = load_saved_spec(out)
     keys = [r.key for r in expand(spec)]
-    df = table.read(out)
+    df, damaged = table.load(out)
     recorded = table.run_status(df)
     done = sum(recorded.get(k) == "done" for k in keys)
     failed = sum(recorded.get(k) == "error" for k in keys)
@@ -125,6 +166,8 @@ def status(out: str | Path) -> dict[str, Any]:
         "done": done,
         "failed": failed,
         "pending": len(keys) - done - failed,
-        "parts": len(table.parts(out)),
+        "parts": len(table.parts(out)) - len(damaged),
         "errors": messages[:5],
+        "damaged": [f"{d.path} ({d.reason})" for d in damaged],
+        "moved_aside": [str(p) for p in damaged_files(out)],
     }

@@ -7,11 +7,17 @@ Each task writes one part atomically (temporary name, then ``os.replace``), so a
 ``pandas.read_parquet(OUT / "table")`` reads the union. A run recorded twice (a retried error, or a task
 finished by a worker that outlived its driver) is resolved by ``resolve``: a ``done`` record wins over errors,
 then the first part by name; ``compact`` rewrites the parts without the superseded rows.
+
+Every part carries two checks: its sha256 (``store.checksum_path``, verified on every read) and Parquet page
+checksums (CRC32 per data page, written and verified). A part that fails either, or cannot be parsed
+(truncated, damaged footer), is left out of what is read: its runs count as pending. A writer (``sweep run``:
+``load(out, move=True)``) moves it into ``OUT/damaged/`` (kept, never deleted), so the next run recomputes it.
 """
 
 from __future__ import annotations
 
 import io
+import sys
 import typing
 from collections.abc import Iterable
 from pathlib import Path
@@ -23,7 +29,7 @@ import pyarrow.parquet as pq
 
 from ..config import DEFAULTS, ModelConfig
 from ..core.errors import ConfigError
-from ..io.store import atomic_write_bytes
+from ..io.store import Damaged, atomic_write_bytes, checksum_path, move_aside, verified_bytes
 
 CONFIG_TYPES = typing.get_type_hints(ModelConfig)
 ARROW_TYPES = {int: pa.int64(), float: pa.float64(), str: pa.string(), bool: pa.bool_()}
@@ -50,12 +56,26 @@ def schema(columns: Iterable[str]) -> pa.Schema:
     return pa.schema(fixed + [(c, pa.float64()) for c in columns] + META)
 
 
+def _write(path: Path, table: pa.Table) -> Path:
+    """``table`` as Parquet with page checksums, atomically, with its sha256 file."""
+    buf = io.BytesIO()
+    pq.write_table(table, buf, write_page_checksum=True)
+    return atomic_write_bytes(path, buf.getvalue(), checksum=True)
+
+
+def read_part(path: Path) -> pa.Table:
+    """One part, verified (sha256 and page checksums); ``store.Damaged`` if it fails or cannot be parsed."""
+    data = verified_bytes(path)
+    try:
+        return pq.read_table(pa.BufferReader(data), page_checksum_verification=True)
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise Damaged(path, f"{type(exc).__name__}: {exc}") from None
+
+
 def write_part(out: str | Path, task: str, rows: dict[str, list[Any]], columns: Iterable[str]) -> Path:
     """Write one task's rows (column -> values) as ``part-<task>.parquet``, atomically."""
     table = pa.Table.from_pydict(rows, schema=schema(columns))
-    buf = pa.BufferOutputStream()
-    pq.write_table(table, buf)
-    return atomic_write_bytes(table_dir(out) / f"part-{task}.parquet", buf.getvalue().to_pybytes())
+    return _write(table_dir(out) / f"part-{task}.parquet", table)
 
 
 def parts(out: str | Path) -> list[Path]:
@@ -64,10 +84,19 @@ def parts(out: str | Path) -> list[Path]:
     return sorted(folder.glob("part-*.parquet")) if folder.is_dir() else []
 
 
-def _read_all(out: str | Path) -> pd.DataFrame:
+def _read_all(out: str | Path, move: bool, damaged: list[Damaged] | None = None) -> pd.DataFrame:
+    """Every verified part's rows, with ``_part`` and ``_mtime``. A damaged part is left out, appended to
+    ``damaged`` and, with ``move``, moved into ``OUT/damaged/`` (one line on stderr)."""
     frames = []
     for path in parts(out):
-        frame = pq.read_table(path).to_pandas()
+        try:
+            frame = read_part(path).to_pandas()
+        except Damaged as damage:
+            if damaged is not None:
+                damaged.append(damage)
+            if move:
+                move_aside(damage, out)
+            continue
         for name in DEFAULTS.keys() - set(frame.columns):  # a part written before the field existed
             frame[name] = DEFAULTS[name]
         frame["_part"], frame["_mtime"] = path.name, path.stat().st_mtime_ns
@@ -93,10 +122,21 @@ def resolve(df: pd.DataFrame) -> pd.DataFrame:
     return cast(pd.DataFrame, keep.sort_values([*KEY, "layer"], kind="stable").reset_index(drop=True))
 
 
+def load(out: str | Path, move: bool = False) -> tuple[pd.DataFrame, list[Damaged]]:
+    """The table (the union of the verified parts, one record per run: see ``resolve``) and the damaged parts
+    left out of it (moved into ``OUT/damaged/`` with ``move``: only a writer holding the folder's lock)."""
+    damaged: list[Damaged] = []
+    df = resolve(_read_all(out, move, damaged))
+    return df.drop(columns=["_part", "_mtime"], errors="ignore"), damaged
+
+
 def read(out: str | Path) -> pd.DataFrame:
-    """The table: the union of parts, one record per run (see ``resolve``)."""
-    df = resolve(_read_all(out))
-    return df.drop(columns=["_part", "_mtime"], errors="ignore")
+    """The table: the union of the verified parts, one record per run (see ``load``); one line on stderr per
+    damaged part left out."""
+    df, damaged = load(out)
+    for damage in damaged:
+        sys.stderr.write(f"warning: {damage}: left out; `sdeformer sweep run` moves it aside and reruns it\n")
+    return df
 
 
 def run_status(df: pd.DataFrame) -> dict[tuple[str, int], str]:
@@ -108,8 +148,9 @@ def run_status(df: pd.DataFrame) -> dict[tuple[str, int], str]:
 
 
 def compact(out: str | Path) -> int:
-    """Rewrite parts without superseded rows (atomically; a part left empty is removed). Returns rows dropped."""
-    df = _read_all(out)
+    """Rewrite parts without superseded rows (atomically; a part left empty is removed; damaged parts are moved
+    aside). Returns rows dropped. Only for a writer holding the folder's lock."""
+    df = _read_all(out, move=True)
     if df.empty:
         return 0
     winners = _winners(df).rename(columns={"_part": "_winner"})
@@ -117,14 +158,13 @@ def compact(out: str | Path) -> int:
     stale = df[df["_part"] != df["_winner"]]
     for name in sorted(set(stale["_part"])):
         path = table_dir(out) / name
-        table = pq.read_table(path)
+        table = read_part(path)
         mine = df[df["_part"] == name]
         mask = pa.array((mine["_part"] == mine["_winner"]).to_numpy())
         kept = table.filter(mask)
         if kept.num_rows == 0:
             path.unlink(missing_ok=True)
+            checksum_path(path).unlink(missing_ok=True)
         else:
-            buf = io.BytesIO()
-            pq.write_table(kept, buf)
-            atomic_write_bytes(path, buf.getvalue())
+            _write(path, kept)
     return len(stale)

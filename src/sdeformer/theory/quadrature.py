@@ -5,7 +5,9 @@ u = <x_1, x_2>. This module integrates, by Gauss-Legendre quadrature on interval
 u = +-1 (down to ``ENDPOINT_GAP``, with the power-law tails beyond integrated in closed form):
 
 - ``stationary_mean``: E[f(u)] under the stationary density p(u) ~ b(u)^-2 exp(int_0^u 2a/b^2) (BEYOND 1);
-- ``antipodal_probability``: P(u hits -1 before 1 | u0) from the scale function s'(u) = exp(-int_0^u 2a/b^2);
+- ``antipodal_probability``: P(u hits -1 before 1 | u0) from the scale function s'(u) = exp(-int_0^u 2a/b^2),
+  and ``exit_probability``, the same for the ends lo, hi of an absorption criterion;
+- ``stationary_sample``: draws from the stationary density, the start of the stationary-gap checks;
 - the coefficients of the models: ``partial_noise_coefficients`` (BEYOND 1), ``value_noise_coefficients`` and
   ``value_noise_beta_c`` (BEYOND 2), ``quadratic_form_coefficients`` (BEYOND 4), and ``logistic`` (BEYOND 3).
 """
@@ -17,6 +19,7 @@ from collections.abc import Callable
 
 import numpy as np
 import torch
+from scipy.integrate import solve_ivp
 
 from ..core.errors import ConfigError
 from ..core.kernel import kernel_theory
@@ -27,10 +30,10 @@ INTERVALS_PER_SIDE = 160  # geometric intervals between 0 and each end
 ORDER = 12  # Gauss-Legendre nodes per interval
 
 
-def _grid(split: float = 0.0) -> np.ndarray:
-    """Breakpoints in [-1 + gap, 1 - gap], refined geometrically towards both ends, with 0 and ``split``."""
+def _grid(*splits: float) -> np.ndarray:
+    """Breakpoints in [-1 + gap, 1 - gap], refined geometrically towards both ends, with 0 and ``splits``."""
     w = np.geomspace(ENDPOINT_GAP, 1.0, INTERVALS_PER_SIDE + 1)  # distance to the end
-    return np.union1d(np.concatenate([-1.0 + w, (1.0 - w)[::-1][1:]]), [split])
+    return np.union1d(np.concatenate([-1.0 + w, (1.0 - w)[::-1][1:]]), [0.0, *splits])
 
 
 def _nodes(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -40,9 +43,10 @@ def _nodes(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return (a + b)[..., None] / 2 + half * x, half * w
 
 
-def _log_weight(ratio: Coefficient, split: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Nodes u ``(M,)``, weights ``(M,)`` and I(u) = int_{-1+gap}^u ratio ``(M,)`` at the nodes."""
-    br = _grid(split)
+def _log_weight(ratio: Coefficient, *splits: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Nodes u ``(M,)``, weights ``(M,)`` and I(u) = int_{-1+gap}^u ratio ``(M,)`` at the nodes (the grid
+    broken at ``splits``, so that no interval straddles one)."""
+    br = _grid(*splits)
     u, w = _nodes(br[:-1], br[1:])  # (K, q)
     whole = (ratio(u) * w).sum(-1)  # (K,) integral over each interval
     start = np.concatenate([[0.0], np.cumsum(whole)[:-1]])  # (K,) integral up to each interval's start
@@ -81,7 +85,7 @@ def antipodal_probability(a: Coefficient, b2: Coefficient, u0: float = 0.0) -> f
     (BEYOND sections 2, 4). An end that is not reached (S infinite there) gets probability 0."""
     if not -1.0 < u0 < 1.0:
         raise ConfigError("u0", u0, "initial overlap must be in (-1, 1)")
-    u, w, inner = _log_weight(lambda v: 2 * a(v) / b2(v), split=u0)
+    u, w, inner = _log_weight(lambda v: 2 * a(v) / b2(v), u0)
     logs = -inner
     shift = logs.max()
     ds = np.exp(logs - shift) * w  # (M,)
@@ -91,6 +95,29 @@ def antipodal_probability(a: Coefficient, b2: Coefficient, u0: float = 0.0) -> f
     if math.isinf(hi):
         return 1.0
     return float((ds[u > u0].sum() + hi) / (lo + ds.sum() + hi))
+
+
+def exit_probability(a: Coefficient, b2: Coefficient, u0: float, lo: float, hi: float) -> float:
+    """P(u reaches ``lo`` before ``hi`` | u(0) = u0) = (S(hi) - S(u0)) / (S(hi) - S(lo)) for
+    -1 < lo < u0 < hi < 1: the absorption criterion of the P(antipodal) checks (BEYOND sections 2, 4)."""
+    if not -1.0 < lo < u0 < hi < 1.0:
+        raise ConfigError("u0", u0, f"need -1 < lo < u0 < hi < 1 (lo = {lo}, hi = {hi})")
+    u, w, inner = _log_weight(lambda v: 2 * a(v) / b2(v), lo, u0, hi)
+    logs = -inner
+    ds = np.exp(logs - logs[(u > lo) & (u < hi)].max()) * w  # (M,) S' du, scaled
+    return float(ds[(u > u0) & (u < hi)].sum() / ds[(u > lo) & (u < hi)].sum())
+
+
+def stationary_sample(a: Coefficient, b2: Coefficient, n: int, seed: int = 0) -> np.ndarray:
+    """``n`` stratified draws ``(n,)`` of u from the stationary density p(u) ~ b^-2 exp(int 2a/b^2) (BEYOND
+    section 1): the inverse of its distribution function on the quadrature nodes at (k + U_k) / n. Starting
+    paths there leaves no burn-in bias for the model whose law p is."""
+    u, w, inner = _log_weight(lambda v: 2 * a(v) / b2(v))
+    logp = inner - np.log(b2(u))
+    mass = np.exp(logp - logp.max()) * w  # (M,)
+    cdf = (np.cumsum(mass) - mass / 2) / mass.sum()  # (M,) at the nodes (each node the middle of its mass)
+    probs = (np.arange(n) + np.random.default_rng(seed).random(n)) / n  # (n,)
+    return np.interp(probs, cdf, u)
 
 
 # -- the models' two-token coefficients -------------------------------------------------------------------
@@ -164,3 +191,27 @@ def logistic(tau, m0: float):
     """Solution of m' = m(1 - m), m(0) = m0, at tau (BEYOND section 3)."""
     e = np.exp(np.asarray(tau, float))
     return m0 * e / (1.0 - m0 + m0 * e)
+
+
+def logistic_first_order(taus, m0: float, var0: float, tokens: int, dim: int) -> np.ndarray:
+    """E m(tau) of resampled heads at beta = 0 to first order in 1/(d - 1) (BEYOND section 3, project
+    derivation): E m = m_0 + m_1 / (d - 1), with m_0 the logistic solution from ``m0`` and
+
+        m_1' = (1 - 2 m_0) m_1 - v - m_0 (1 - 1/N)(1 - ubar^2),   ubar = (m_0 - 1/N) / (1 - 1/N)
+        v'   = 2 (1 - 2 m_0) v + 4 m_0^2 (1 - m_0)^2,             v = (d - 1) Var(m),  v(0) = (d - 1) ``var0``
+
+    the first term of m_1' from the exact drift of m, m(1 - m) - m N^-2 sum_ij (1 - u_ij^2) / (d - 1), along
+    the symmetric zeroth-order state u_ij = ubar (i != j); v from the quadratic variation of m,
+    4 m |(I - N^-1 sum_i x_i x_i^T) xbar|^2 / (d - 1) = 4 m^2 (1 - m)^2 / (d - 1) there. ``(len(taus),)``."""
+    n, taus = float(tokens), np.asarray(taus, float)
+
+    def rhs(tau, y):
+        m, m1, v = y
+        ubar = (m - 1.0 / n) / (1.0 - 1.0 / n)
+        dm1 = (1 - 2 * m) * m1 - v - m * (1 - 1.0 / n) * (1 - ubar * ubar)
+        return [m * (1 - m), dm1, 2 * (1 - 2 * m) * v + 4 * m * m * (1 - m) ** 2]
+
+    y0 = [m0, 0.0, (dim - 1) * var0]
+    sol = solve_ivp(rhs, (0.0, float(taus.max())), y0, t_eval=np.sort(taus), rtol=1e-10, atol=1e-12)
+    out = sol.y[0] + sol.y[1] / (dim - 1)  # (K,) at the sorted taus
+    return out[np.argsort(np.argsort(taus))]

@@ -1,26 +1,29 @@
 """Figures of report part 3 (BEYOND.md), each with its theory curve where BEYOND.md gives one:
-checks.png (partial-noise gap vs rho with the quadrature, value-noise P(antipodal) vs beta with the scale
-function and beta_c(d), quadratic-form P(antipodal) = theta_0 / pi, resampled-heads logistic law),
+checks.png (partial-noise gap vs rho with the quadrature; value-noise and quadratic-form P(antipodal) against
+the scale function's exit probability through -1 + delta before 1 - delta, the records' delta, with the
+delta -> 0 limit dashed and beta_c(d) dotted; resampled heads against the corrected logistic law the check
+uses, the records' ``predicted`` at ``tau_reached``, with the plain logistic dotted),
 partial_width.png (cluster width vs 1 - rho with attention on; dashed: attention off, BEYOND 1),
-side_by_side.png (E_beta, P(one cluster), antipodal pairs against t) and phase.png (P(one cluster) over (beta, d))."""
+side_by_side.png (E_beta, P(one cluster), antipodal pairs against t) and phase.png (P(one cluster) over (beta, d)).
+Each PNG is written atomically (``plots.save_figure``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.cm import ScalarMappable
+from matplotlib.colors import Normalize
 
+from ...plots import plt, save_figure
 from ...theory import quadrature as q
 
 ENERGY_FLOOR = 1e-17  # E_beta of coinciding tokens is 0 up to rounding (possibly negative): clipped for log axes
 
 
 def _points(ax, recs, x_key, label, **kw):
-    xs = [r["setting"][x_key] for r in recs]
+    """Measured values of ``recs`` at ``setting[x_key]`` (or the record's own ``x_key``), bars 3 s.e."""
+    xs = [r["setting"].get(x_key, r.get(x_key)) for r in recs]
     ax.errorbar(
         xs,
         [r["measured"] for r in recs],
@@ -48,47 +51,59 @@ def _checks_figure(checks: list[dict], path: Path) -> None:
             )
     ax.set(yscale="log", xlabel="share rho", ylabel="stationary E[1 - u]", title="partial noise, 2 tokens")
     ax.legend(fontsize=7)
-    ax = axes[1]
-    anti = [c for c in checks if c["model"] == "value_noise" and c["quantity"] == "p_antipodal"]
+    _value_panel(axes[1], [c for c in checks if c["model"] == "value_noise" and c["quantity"] == "p_antipodal"])
+    _quadratic_panel(axes[2], [c for c in checks if c["model"] == "quadratic_form" and c["quantity"] == "p_antipodal"])
+    _heads_panel(axes[3], [c for c in checks if c["model"] == "resampled_heads"])
+    fig.tight_layout()
+    save_figure(fig, path, dpi=110, tight=False)
+
+
+def _exit_ends(recs: list[dict]) -> tuple[float, float]:
+    """The absorption ends (-1 + delta, 1 - delta) of the P(antipodal) records (one delta for all)."""
+    delta = recs[0]["setting"]["delta"]
+    return -1.0 + delta, 1.0 - delta
+
+
+def _value_panel(ax, anti: list[dict]) -> None:
+    """BEYOND 2: P(antipodal | u0 = 0) against beta, the delta-exit curve (solid), its delta -> 0 limit
+    (dashed) and beta_c(d) (dotted)."""
+    betas = np.linspace(0.05, 5, 60)
     for dim in sorted({c["setting"]["dim"] for c in anti}):
-        betas = np.linspace(0.05, 5, 60)
-        (line,) = ax.plot(betas, [q.value_noise_antipodal(b, dim) for b in betas], label=f"scale function d={dim}")
+        lo, hi = _exit_ends(anti)
+        curve = [q.exit_probability(*q.value_noise_coefficients(b, dim), 0.0, lo, hi) for b in betas]
+        (line,) = ax.plot(betas, curve, label=f"exit through -1 + {1 + lo:g}, d={dim}")
+        ax.plot(betas, [q.value_noise_antipodal(b, dim) for b in betas], color=line.get_color(), ls="--", lw=0.8)
         ax.axvline(q.value_noise_beta_c(dim), color=line.get_color(), ls=":")
         _points(ax, [c for c in anti if c["setting"]["dim"] == dim], "beta", f"chain d={dim}", color=line.get_color())
-    ax.set(xlabel="beta", ylabel="P(antipodal | u0 = 0)", title="value noise (dotted: beta_c(d))")
+    ax.set(xlabel="beta", ylabel="P(antipodal | u0 = 0)", title="value noise (dashed: delta -> 0; dotted: beta_c)")
     ax.legend(fontsize=7)
-    ax = axes[2]
-    ax.plot([0, 1], [0, 1], "k-", label="theta0 / pi")
-    for dim in sorted(
-        {c["setting"]["dim"] for c in checks if c["quantity"] == "p_antipodal" and c["model"] == "quadratic_form"}
-    ):
-        _points(
-            ax,
-            [
-                c
-                for c in checks
-                if c["model"] == "quadratic_form" and c["quantity"] == "p_antipodal" and c["setting"]["dim"] == dim
-            ],
-            "theta0_over_pi",
-            f"chain n={dim}",
-        )
+
+
+def _quadratic_panel(ax, anti: list[dict]) -> None:
+    """BEYOND 4: P(antipodal) against theta_0 / pi, the delta-exit curve (solid) and theta_0 / pi (dashed)."""
+    ax.plot([0, 1], [0, 1], "k--", lw=0.8, label="theta0 / pi (delta -> 0)")
+    if anti:
+        lo, hi = _exit_ends(anti)
+        thetas = np.linspace(np.arccos(hi), np.arccos(lo), 80)[1:-1]  # u0 = cos theta inside (lo, hi)
+        curve = [q.exit_probability(*q.quadratic_form_coefficients(), np.cos(t), lo, hi) for t in thetas]
+        ax.plot(thetas / np.pi, curve, "k-", label=f"exit through -1 + {1 + lo:g}")
+    for dim in sorted({c["setting"]["dim"] for c in anti}):
+        _points(ax, [c for c in anti if c["setting"]["dim"] == dim], "theta0_over_pi", f"chain n={dim}")
     ax.set(xlabel="theta0 / pi", ylabel="P(antipodal)", title="random quadratic form")
     ax.legend(fontsize=7)
-    ax = axes[3]
-    heads = [c for c in checks if c["model"] == "resampled_heads"]
+
+
+def _heads_panel(ax, heads: list[dict]) -> None:
+    """BEYOND 3: E m against the tau each run reached, the corrected logistic law of the check (solid, the
+    records' ``predicted``) and the plain logistic from the same m(0) (dotted)."""
     for dim in sorted({c["setting"]["dim"] for c in heads}):
-        _points(ax, [c for c in heads if c["setting"]["dim"] == dim], "tau", f"d={dim}")
-    if heads:
-        m0 = heads[0]["predicted"]
-        tau0 = heads[0]["setting"]["tau"]
-        start = m0 / (m0 + (1 - m0) * np.exp(tau0))  # back out m(0) of the logistic through the first point
-        taus = np.linspace(0, max(c["setting"]["tau"] for c in heads), 100)
-        ax.plot(taus, q.logistic(taus, start), "k-", label="logistic")
-    ax.set(xlabel="tau = alpha eta l", ylabel="mean overlap m", title="resampled heads, beta = 0")
+        recs = sorted((c for c in heads if c["setting"]["dim"] == dim), key=lambda c: c["tau_reached"])
+        taus = [c["tau_reached"] for c in recs]
+        (line,) = ax.plot(taus, [c["predicted"] for c in recs], "-", label=f"corrected law d={dim}")
+        ax.plot(taus, [c["logistic"] for c in recs], ":", color=line.get_color())
+        _points(ax, recs, "tau_reached", f"measured d={dim}", color=line.get_color())
+    ax.set(xlabel="tau = alpha eta l", ylabel="mean overlap m", title="resampled heads, beta = 0 (dotted: logistic)")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
 
 
 def _width_figure(width: dict, path: Path) -> None:
@@ -120,8 +135,7 @@ def _width_figure(width: dict, path: Path) -> None:
     )
     ax.legend(fontsize=6)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110, tight=False)
 
 
 def _side_figure(side: dict, path: Path) -> None:
@@ -136,14 +150,13 @@ def _side_figure(side: dict, path: Path) -> None:
     axes[2].set(xlabel="t", ylabel="fraction of antipodal pairs")
     axes[0].legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110, tight=False)
 
 
 def _phase_figure(phase: dict, path: Path) -> None:
     fig, axes = plt.subplots(1, 4, figsize=(16, 3.8))
     for ax, name in zip(axes, ("mlp", "value", "quadratic", "heads")):
-        im = ax.imshow(np.array(phase[name]["p_one_cluster"]), origin="lower", vmin=0, vmax=1, aspect="auto")
+        ax.imshow(np.array(phase[name]["p_one_cluster"]), origin="lower", vmin=0, vmax=1, aspect="auto")
         ax.set(
             xticks=range(len(phase["betas"])),
             xticklabels=phase["betas"],
@@ -153,9 +166,8 @@ def _phase_figure(phase: dict, path: Path) -> None:
             ylabel="d",
             title=f"{name}: P(one cluster)",
         )
-    fig.colorbar(im, ax=axes.tolist())
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    fig.colorbar(ScalarMappable(Normalize(0, 1)), ax=axes.tolist())  # the panels' scale (default colour map)
+    save_figure(fig, path, dpi=110, tight=False)
 
 
 def write_figures(result, folder: Path) -> None:

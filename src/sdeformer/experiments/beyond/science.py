@@ -1,9 +1,17 @@
-"""Measurements of report part 3 (BEYOND.md): partial noise with attention on, the four noise models side by
-side at matched strength, and their (beta, d) phase diagrams. Pure functions: settings -> dict of numbers."""
+"""Measurements of report part 3 (BEYOND.md): partial noise with attention on (BEYOND 1's open question), the
+four noise models side by side at matched strength, and their (beta, d) phase diagrams. Pure functions:
+settings -> dict of numbers.
+
+Clusters of the partial-noise measurement are counted width-aware (``width_aware_clusters``, issue 17 point 8):
+with rho < 1 the tokens never merge and sit in caps of a stationary width, so a fixed cosine threshold (cos >
+0.999) counts the tokens of one cap as separate clusters; the count cuts the minimum spanning tree of the
+tokens only at edges much longer than its median edge (the spacing inside a cap).
+"""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -23,7 +31,7 @@ from ...noise.sources import BulkSource
 from ...noise.value import ValueNoise
 from ...observables import (
     antipodal_pairs,
-    cluster_count,
+    cosine_matrix,
     interaction_energy,
     loglog_slope,
     one_cluster,
@@ -34,6 +42,59 @@ from ...theory.montecarlo import run_steps
 ACTIVATIONS = (("relu", 0.1), ("silu", 0.0))  # lambda_bar < 0 and > 0 at d = 16 (non-odd fields)
 CLUSTER_COS = 0.99  # all-pairs / connected-components threshold for 'one cluster'
 MODELS = ("mlp", "value", "quadratic", "heads")
+GAP_FACTOR = 4.0  # a spanning-tree edge this many times its median edge separates two clusters
+GAP_CAP = 0.5  # an edge with 1 - cos above this (60 degrees) always does
+GAP_FLOOR = 1e-6  # one below this (merged tokens, up to rounding) never does
+CLUSTER_RULE = (
+    f"clusters = 1 + the edges of the tokens' minimum spanning tree (in 1 - cos) longer than {GAP_FACTOR:g} x its "
+    f"median edge (at least {GAP_FLOOR:g}, at most {GAP_CAP:g})"
+)
+
+
+def spanning_tree_edges(x: torch.Tensor) -> torch.Tensor:
+    """The N - 1 edge lengths 1 - cos of the minimum spanning tree of the tokens (Prim), ``(..., N, d) ->
+    (..., N - 1)``."""
+    dist = 1.0 - cosine_matrix(x)  # (..., N, N)
+    n = dist.shape[-1]
+    inside = torch.zeros(dist.shape[:-1], dtype=torch.bool, device=x.device)  # (..., N)
+    inside[..., 0] = True
+    best, edges = dist[..., 0, :].clone(), []  # (..., N): distance of each token to the tree
+    for _ in range(n - 1):
+        length, j = best.masked_fill(inside, torch.inf).min(-1)  # (...)
+        edges.append(length)
+        inside.scatter_(-1, j.unsqueeze(-1), True)
+        best = torch.minimum(best, dist.gather(-2, j[..., None, None].expand(*j.shape, 1, n)).squeeze(-2))
+    return torch.stack(edges, -1)
+
+
+def width_aware_clusters(x: torch.Tensor) -> torch.Tensor:
+    """Clusters whose separation is large against their own width (CLUSTER_RULE), ``(..., N, d) -> (...)``."""
+    edges = spanning_tree_edges(x)  # (..., N - 1)
+    cut = (GAP_FACTOR * edges.median(-1, keepdim=True).values).clamp(GAP_FLOOR, GAP_CAP)  # (..., 1)
+    return 1 + (edges > cut).sum(-1)
+
+
+@dataclass(frozen=True)
+class Ensemble:
+    """The runs of a side-by-side or phase measurement: ``paths`` runs of ``tokens`` uniform tokens, ``layers``
+    layers to ``horizon``; starts from ``seed``, noise from ``seed + 1``."""
+
+    tokens: int = 16
+    horizon: float = 30.0
+    layers: int = 300
+    paths: int = 16
+    seed: int = 0
+
+    def start(self, dim: int) -> torch.Tensor:
+        return uniform_sphere(self.tokens, dim, batch=(self.paths,), seed=self.seed, dtype=torch.float64)
+
+    def run(self, name: str, dim: int, beta: float, observe=None) -> tuple[StochasticTransformer, torch.Tensor]:
+        """The model ``name`` with softmax attention at ``beta``, and its final state from ``start(dim)``."""
+        model = StochasticTransformer(
+            self.layers, self.horizon, noise=noise_model(name, dim, beta), attention=SoftmaxAttention(beta)
+        )
+        source = BulkSource.seeded(self.seed + 1, (self.paths,))
+        return model, run_steps(model.step, self.start(dim), self.layers, source, observe)
 
 
 def partial_width(
@@ -67,7 +128,7 @@ def partial_width(
                 if k > 2 * steps // 3 and k % 5 == 0:
                     acc["width"] = acc["width"] + (1 - pairwise_cosines(x)).mean(-1)  # (B, R)
                     acc["energy"] = acc["energy"] + interaction_energy(x, 1.0)
-                    acc["clusters"] = acc["clusters"] + cluster_count(x, CLUSTER_COS).double()
+                    acc["clusters"] = acc["clusters"] + width_aware_clusters(x).double()
                     acc["count"] += 1
 
             final = run_steps(solver.step, x0, steps, BulkSource.seeded(seed + 1, (len(betas), paths)), observe)
@@ -121,60 +182,36 @@ def noise_model(name: str, dim: int, beta: float, *, activation: str = "relu", b
     return ResampledHeads(1, beta, sv=math.sqrt(k))
 
 
-def side_by_side(
-    *,
-    dim: int = 16,
-    tokens: int = 16,
-    beta: float = 1.0,
-    horizon: float = 30.0,
-    layers: int = 300,
-    paths: int = 16,
-    every: int = 10,
-    seed: int = 0,
-) -> dict:
+def side_by_side(ens: Ensemble, *, dim: int = 16, beta: float = 1.0, every: int = 10) -> dict:
     """E_beta(t), P(one cluster) and the fraction of antipodal pairs of the four noise models with softmax
     attention (Q^T K = beta I, V = I), the same initial tokens and the same matched noise strength."""
-    x0 = uniform_sphere(tokens, dim, batch=(paths,), seed=seed, dtype=torch.float64)
-    out = {"dim": dim, "tokens": tokens, "beta": beta, "horizon": horizon, "layers": layers, "paths": paths}
+    x0 = ens.start(dim)
+    out = {"dim": dim, "tokens": ens.tokens, "beta": beta, "horizon": ens.horizon, "layers": ens.layers}
+    out["paths"] = ens.paths
     for name in MODELS:
-        model = StochasticTransformer(
-            layers, horizon, noise=noise_model(name, dim, beta), attention=SoftmaxAttention(beta)
-        )
         t, e, one, anti = [0.0], [float(interaction_energy(x0, beta).mean())], [0.0], [0.0]
 
         def observe(k: int, x: torch.Tensor) -> None:
             if k % every == 0:
-                t.append(k * model.dt)
+                t.append(k * ens.horizon / ens.layers)
                 e.append(float(interaction_energy(x, beta).mean()))
                 one.append(float(one_cluster(x, CLUSTER_COS).double().mean()))
                 anti.append(float(antipodal_pairs(x, CLUSTER_COS).mean()))
 
-        run_steps(model.step, x0, layers, BulkSource.seeded(seed + 1, (paths,)), observe)
+        ens.run(name, dim, beta, observe)
         out[name] = {"t": t, "energy": e, "p_one_cluster": one, "antipodal_pairs": anti}
     return out
 
 
-def phase_diagram(
-    *,
-    betas=(0.5, 1.0, 2.0, 4.0),
-    dims=(4, 8, 16),
-    tokens: int = 16,
-    horizon: float = 20.0,
-    layers: int = 200,
-    paths: int = 8,
-    seed: int = 0,
-) -> dict:
+def phase_diagram(ens: Ensemble, *, betas=(0.5, 1.0, 2.0, 4.0), dims=(4, 8, 16)) -> dict:
     """P(one cluster) and the fraction of antipodal pairs at the horizon, per noise model over (beta, d)."""
-    out = {"betas": list(betas), "dims": list(dims), "tokens": tokens, "horizon": horizon, "paths": paths}
+    out = {"betas": list(betas), "dims": list(dims), "tokens": ens.tokens, "horizon": ens.horizon}
+    out["paths"] = ens.paths
     for name in MODELS:
         one, anti = np.zeros((len(dims), len(betas))), np.zeros((len(dims), len(betas)))
         for i, d in enumerate(dims):
-            x0 = uniform_sphere(tokens, d, batch=(paths,), seed=seed, dtype=torch.float64)
             for j, beta in enumerate(betas):
-                model = StochasticTransformer(
-                    layers, horizon, noise=noise_model(name, d, beta), attention=SoftmaxAttention(beta)
-                )
-                x = run_steps(model.step, x0, layers, BulkSource.seeded(seed + 1, (paths,)))
+                x = ens.run(name, d, beta)[1]
                 one[i, j] = float(one_cluster(x, CLUSTER_COS).double().mean())
                 anti[i, j] = float(antipodal_pairs(x, CLUSTER_COS).mean())
         out[name] = {"p_one_cluster": one.tolist(), "antipodal_pairs": anti.tolist()}

@@ -1,11 +1,29 @@
 """eps and the resolution floor of the synchronization check (THEORY section 5).
 
 eps bounds the growth rate of E_beta along the noiseless attention flow from *every* initial measure.
-For V = s I, Q^T K = beta I (the beta of E_beta) it is certified: ``certified_eps(s) = 4 max(0, -s)``
-(derivation in THEORY section 5; ``energy_rate`` is the exact dE_beta/dt it rests on). For any other
+For V = s I, Q^T K = beta I (the beta of E_beta, beta >= 0) it is certified: ``certified_eps(s) = 2 max(0, -s)``,
+and 2 is the sharpest constant (proof below; ``energy_rate`` is the exact dE_beta/dt it rests on). For any other
 attention it is the largest growth rate over a stated family of adversarial starts (``adversarial_eps``).
 ``resolution_floor`` is the smallest E_beta a run in a given dtype resolves; ``stable_energy`` computes
 E_beta without the cancellation of e^beta - e^{beta <x, y>}.
+
+Proof that dE_beta/dt <= 2 |s| E_beta for s < 0 (issue 17, point 10; it sharpens THEORY 5.1's 4 |s|).
+Write u_ik = <x_i, x_k>, w_ik = e^{beta u_ik} (w_ii = e^beta), Z_i = sum_k w_ik, m_i = sum_k w_ik x_k = Z_i y_i.
+THEORY 5.1 gives exactly dE/dt = -(beta s / N^2) sum_i Z_i |P_i y_i|^2 = (beta |s| / N^2) sum_i |P_i m_i|^2 / Z_i.
+
+1. P_i x_i = 0, so P_i m_i = P_i d_i with d_i = sum_k w_ik (x_k - x_i), and |P_i m_i| <= |d_i|.
+2. d_i = -(L X)_i for the graph Laplacian L = D - W of the weights (D = diag(Z_i)), so, coordinate by
+   coordinate, sum_i |d_i|^2 / Z_i = tr(X^T L D^-1 L X). W is positive semi-definite: e^{beta <x, y>} =
+   sum_n beta^n <x, y>^n / n! is a sum of Schur powers of the Gram matrix with coefficients >= 0. Hence the
+   normalised Laplacian D^-1/2 L D^-1/2 = I - D^-1/2 W D^-1/2 has its eigenvalues in [0, 1] (>= 0 as for every
+   Laplacian with weights >= 0, <= 1 since D^-1/2 W D^-1/2 >= 0), so L D^-1 L <= L and
+   sum_i |d_i|^2 / Z_i <= tr(X^T L X) = (1/2) sum_{i,k} w_ik |x_i - x_k|^2 = sum_{i,k} w_ik (1 - u_ik).
+3. Convexity of e^{beta u} (beta >= 0): e^beta - e^{beta u} >= beta e^{beta u} (1 - u).
+Together: dE/dt <= (|s| / N^2) sum_{i,k} beta w_ik (1 - u_ik) <= (|s| / N^2) sum_{i,k} (e^beta - w_ik)
+= 2 |s| E_beta, for every N, beta >= 0 and configuration. For s >= 0, dE/dt <= 0 (eps = 0).
+Sharpness: two tokens at overlap u -> 1 give dE/dt / E -> 2 |s| (each step above is an equality to first
+order in 1 - u), so no constant below 2 holds for all configurations. THEORY 5.1's Jensen step,
+|P_i y_i|^2 <= sum_k a_ik (1 - u_ik^2), drops the weight of x_i itself and loses the factor 2.
 """
 
 from __future__ import annotations
@@ -28,10 +46,13 @@ STARTS = (
 )
 
 
+CERTIFIED_FACTOR = 2.0  # dE_beta/dt <= 2 |s| E_beta, sharp (module docstring)
+
+
 def certified_eps(scale: float) -> float:
-    """eps = 4 max(0, -s) for V = s I, Q^T K = beta I: dE_beta/dt <= 4 |s| E_beta for s < 0, <= 0 for s >= 0,
-    for every N, beta and initial measure (THEORY section 5)."""
-    return 4.0 * max(0.0, -float(scale))
+    """eps = 2 max(0, -s) for V = s I, Q^T K = beta I: dE_beta/dt <= 2 |s| E_beta for s < 0, <= 0 for s >= 0,
+    for every N, beta >= 0 and initial measure (proof in the module docstring; THEORY section 5.1 states 4)."""
+    return CERTIFIED_FACTOR * max(0.0, -float(scale))
 
 
 def is_certified(attention: object, beta: float) -> bool:

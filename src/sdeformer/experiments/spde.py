@@ -1,0 +1,262 @@
+"""`sdeformer spde` and the report's SPDE section (THEORY section 4; docs/spde.md).
+
+``run_spde(settings, out)``: one run of the density solver on the circle or the 2-sphere, optionally with a
+coupled cloud of N particles on the same noise path, into a resumable run folder tied to its settings
+(``store.claim_run_folder``): ``spde.npz`` (per saved time: coefficients, degree energies, tail, resolved,
+E_beta, mass, min density, the density on a figure grid; with particles: the cloud's coefficients, weak
+distances and up to KEEP_POINTS of its tokens) and, last, ``spde.json`` (the ``SpdeRun``). A folder that holds
+the finished run of the same settings is read back instead of recomputed.
+
+``run_and_write(out, quick)`` runs the report's checks (``spde.study``) into ``out`` and returns the
+``SpdeReport``; ``sections(report)`` gives its report section. The callers draw the figures
+(``plots.spde``); this module never imports ``plots``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..core.errors import ConfigError
+from ..core.rng import Streams
+from ..core.validate import nonneg_float, positive_float, positive_int
+from ..io.report import Section
+from ..io.store import claim_run_folder, read_npz, write_json, write_npz
+from ..spde import study
+from ..spde.coupled import record
+from ..spde.diagnostics import (
+    TAIL_TOL,
+    density_map,
+    energy_beta,
+    low_mode_distance,
+    min_density,
+    negative_sobolev,
+    resolution,
+    tail_share,
+)
+from ..spde.fields import mlp_noise
+from ..spde.initial import sample_vmf, von_mises_fisher
+from ..spde.solver import ATTENTIONS, DensitySolver
+from .results import Result
+
+KEEP_POINTS = 400  # tokens of the cloud kept per saved time (for the figures)
+RUN_FILES = ("spde.npz", "spde.json")
+
+
+@dataclass(frozen=True)
+class SpdeSettings:
+    """One density run (``sdeformer spde``). ``noise_modes`` None: max(2, modes // 8). ConfigError for a bad value."""
+
+    dim: int = 2
+    activation: str = "relu"
+    bias_std: float = 0.5
+    noise_scale: float = 0.5
+    noise_modes: int | None = None
+    attention: str = "softmax"
+    beta: float = 2.0
+    attention_scale: float = 1.0
+    modes: int = 32
+    steps: int = 200
+    horizon: float = 2.0
+    concentration: float = 1.0
+    particles: int = 0
+    seed: int = 0
+    save_every: int = 4
+    tol: float = TAIL_TOL
+
+    def __post_init__(self) -> None:
+        if self.dim not in (2, 3):
+            raise ConfigError("dim", self.dim, "2 (the circle) or 3 (the 2-sphere)")
+        if self.attention not in ATTENTIONS:
+            raise ConfigError("attention", self.attention, f"one of {list(ATTENTIONS)}")
+        for name in ("modes", "steps", "save_every"):
+            positive_int(name, getattr(self, name))
+        if self.particles:
+            positive_int("particles", self.particles)
+        positive_float("horizon", self.horizon)
+        for name in ("bias_std", "noise_scale", "concentration"):
+            nonneg_float(name, getattr(self, name))
+        positive_float("tol", self.tol)
+
+    @property
+    def resolved_noise_modes(self) -> int:
+        return self.noise_modes if self.noise_modes is not None else max(2, self.modes // 8)
+
+    def solver(self) -> DensitySolver:
+        field = mlp_noise(
+            self.dim, self.activation, self.bias_std, self.bias_std, self.resolved_noise_modes, self.noise_scale
+        )
+        return DensitySolver(
+            field,
+            self.modes,
+            self.steps,
+            self.horizon,
+            attention=self.attention,
+            beta=self.beta,
+            scale=self.attention_scale,
+        )
+
+
+@dataclass(frozen=True)
+class SpdeRun(Result):
+    """The summary of one run (``spde.json``); ``arrays``: the contents of ``spde.npz`` (not in the JSON)."""
+
+    JSON_KEYS = (
+        "settings",
+        "solver",
+        "noise",
+        "mass_drift",
+        "min_density",
+        "energy",
+        "resolution",
+        "distance_low",
+        "distance_h1",
+        "wall_s",
+    )
+
+    settings: dict[str, Any]
+    solver: str
+    noise: dict[str, Any]
+    mass_drift: float
+    min_density: float
+    energy: tuple[float, float]
+    resolution: dict[str, Any]
+    distance_low: float | None
+    distance_h1: float | None
+    wall_s: float
+    arrays: dict[str, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
+
+    def summary(self) -> str:
+        res = self.resolution["first_unresolved_time"]
+        text = (
+            f"d = {self.settings['dim']}, {self.settings['modes']} modes: mass drift {self.mass_drift:.1e}, "
+            f"min density {self.min_density:.3g} x uniform, E_beta {self.energy[0]:.4g} -> {self.energy[1]:.4g}, "
+            + ("resolved throughout" if res is None else f"below resolution from t = {res:.3g}")
+        )
+        if self.distance_low is not None:
+            text += f"; cloud-density distance (first 8 modes, resolved times) <= {self.distance_low:.3g}"
+        return text
+
+
+def claim(settings: SpdeSettings, out: Path, force: bool = False) -> bool:
+    """Tie ``out`` to ``settings`` (``store.claim_run_folder``): True when it already belongs to them."""
+    return claim_run_folder(out, {"command": "spde", **asdict(settings)}, force=force)
+
+
+def run_spde(
+    settings: SpdeSettings, out: Path | None = None, progress: Callable[[int], None] | None = None, force: bool = False
+) -> SpdeRun:
+    """Run ``settings`` (into ``out`` if given; reads back a finished run of the same settings); ``progress(1)``
+    after each step. Raises ConfigError for a folder holding other settings (unless ``force``)."""
+    if out is not None and claim(settings, out, force) and all((out / f).exists() for f in RUN_FILES):
+        data = json.loads((out / "spde.json").read_text())
+        return SpdeRun(**{k: data[k] for k in SpdeRun.JSON_KEYS}, arrays=read_npz(out / "spde.npz"))
+    began = time.perf_counter()
+    solver = settings.solver()
+    basis = solver.basis
+    c0 = von_mises_fisher(basis, settings.concentration)
+    clouds = []
+    if settings.particles:
+        clouds = [sample_vmf(settings.dim, settings.particles, settings.concentration, Streams(settings.seed + 1, ()))]
+    steps = [k for k in range(1, settings.steps + 1) if k % settings.save_every == 0 or k == settings.steps]
+    tick = None if progress is None else (lambda _k: progress(1))
+    rec = record(solver, c0, clouds, settings.seed, steps, keep=KEEP_POINTS, progress=tick)
+    tail = tail_share(basis, rec.density).numpy()
+    verdict = resolution(rec.t, tail, settings.tol)
+    axes, values = density_map(basis, rec.density)
+    arrays: dict[str, Any] = {
+        "t": rec.t,
+        "coefficients": rec.density.numpy(),
+        "degree_energy": basis.energy(rec.density).numpy(),
+        "tail": tail,
+        "resolved": verdict.resolved,
+        "energy": energy_beta(basis, rec.density, settings.beta).numpy(),
+        "mass": basis.mass(rec.density).numpy(),
+        "min_density": min_density(basis, rec.density).numpy(),
+        "density": values,
+        **{f"axis{i}": a for i, a in enumerate(axes)},
+    }
+    low = h1 = None
+    if clouds:
+        cloud = rec.clouds[0]
+        arrays.update(
+            cloud_coefficients=cloud.numpy(),
+            points=rec.points[0].numpy(),
+            distance_low=low_mode_distance(basis, rec.density, cloud).numpy(),
+            distance_h1=negative_sobolev(basis, rec.density, cloud).numpy(),
+        )
+        low = float(np.max(arrays["distance_low"][verdict.resolved]))
+        h1 = float(np.max(arrays["distance_h1"][verdict.resolved]))
+    run = SpdeRun(
+        asdict(settings),
+        repr(solver),
+        solver.field.summary(),
+        float(np.abs(arrays["mass"] - 1).max()),
+        float(arrays["min_density"].min()),
+        (float(arrays["energy"][0]), float(arrays["energy"][-1])),
+        verdict.to_json(),
+        low,
+        h1,
+        time.perf_counter() - began,
+        arrays,
+    )
+    if out is not None:
+        write_npz(out / "spde.npz", checksum=True, **arrays)
+        write_json(out / "spde.json", run)  # last: its presence marks a finished run
+    return run
+
+
+# the report's two showcase runs: clusters forming under softmax attention (beta = 5) while the noise synchronizes
+SHOWCASE = {
+    2: SpdeSettings(2, modes=128, noise_modes=6, noise_scale=0.3, beta=5.0, steps=400, horizon=4.0, particles=2000),
+    3: SpdeSettings(3, modes=16, noise_modes=2, noise_scale=0.3, beta=5.0, steps=100, horizon=2.0, particles=1000),
+}
+
+
+@dataclass(frozen=True)
+class SpdeReport(Result):
+    """The report's SPDE checks (``spde.study``): rate tables, dominant modes, Monte Carlo moments, error
+    against N, a resolution example, and the two showcase runs drawn by ``plots.spde``."""
+
+    rates: list[dict[str, Any]]
+    dominant: list[dict[str, Any]]
+    moments: list[dict[str, Any]]
+    convergence: list[dict[str, Any]]
+    resolution: dict[str, Any]
+    showcase: dict[str, str]
+    quick: bool
+
+
+def run_and_write(out: Path, quick: bool = False, seed: int = 0) -> SpdeReport:
+    """Run the checks into ``out`` (``spde_report.json``, ``convergence_d*.npz``, the showcase run folders)."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    showcase = {}
+    for dim, settings in SHOWCASE.items():
+        name = f"run_d{dim}"
+        steps = settings.steps // 2 if quick else settings.steps
+        run_spde(SpdeSettings(**{**asdict(settings), "seed": seed, "steps": steps}), out / name)
+        showcase[f"d{dim}"] = name
+    conv = study.convergence_rows(out, quick, seed)
+    report = SpdeReport(
+        study.rate_rows(quick),
+        study.dominant_rows(quick),
+        study.moment_rows(quick, seed),
+        conv,
+        study.resolution_example(seed),
+        showcase,
+        quick,
+    )
+    write_json(out / "spde_report.json", report)
+    return report
+
+
+def sections(report: SpdeReport) -> list[Section]:
+    """The report section: tables of rates, dominant modes, moments and slopes; the figures of ``plots.spde``."""
+    return [study.section(report)]

@@ -1,0 +1,91 @@
+"""The ensembles of the synchronization check as jobs (THEORY section 5): one ``sweeps.Job`` per chunk of runs
+and model, the SDE and the discrete model, and for the power record the SDE with the noise covariance cut by
+``SyncSettings.power_factor``. Each finished job is one part (``sweeps.run_jobs``), so a rerun computes only
+the missing ones and the numbers do not depend on the executor or the chunk size."""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+from typing import Any
+
+import numpy as np
+import torch
+
+from ...dynamics.discrete import StochasticTransformer
+from ...dynamics.sde import LimitSDE, make_solver
+from ...noise.fields import GaussianField
+from ...noise.mlp import MLPNoise
+from ...noise.scaled import Scaled
+from ..threads import torch_threads
+from .eps import stable_energy
+from .settings import SyncSettings
+
+SAVE_POINTS = 100  # energy is recorded at this many times (plus t = 0)
+MODELS = ("sde", "discrete")  # the ensembles of the check; "power": the SDE of the power record
+
+
+def sync_runs(
+    model: str,
+    activation: str,
+    bias_std: float,
+    beta: float,
+    attention: Any,
+    width: int | None,
+    steps: int,
+    horizon: float,
+    x0: torch.Tensor,
+    seeds: list[int],
+    factor: float = 1.0,
+) -> dict[str, np.ndarray]:
+    """One chunk of runs of one model (a ``sweeps.Job``): from the starts ``x0`` ``(C, N, d)``, the limit SDE
+    (``model='sde'``, or ``'power'`` with the field's covariance times ``factor``) or the discrete model
+    (``'discrete'``) with ``seeds`` (one per run); returns t ``(S,)`` and E_beta ``(S, C)`` under the model's name.
+    One torch thread (tiny tensors)."""
+    with torch_threads(1):
+        field = GaussianField(activation, bias_std, bias_std, beta=beta, root="eigh")
+        save_every = max(1, steps // SAVE_POINTS)
+        if model == "discrete":
+            noise = field if width is None else MLPNoise(activation, width, bias_std, bias_std)
+            traj = StochasticTransformer(steps, horizon, noise, attention).run(x0, seed=seeds, saveat=save_every)
+        else:
+            sde = LimitSDE(field if factor == 1.0 else Scaled(field, factor), attention)
+            traj = make_solver(sde, steps, horizon).run(x0, seed=seeds, saveat=save_every)
+        return {"t": traj.t.numpy(), model: stable_energy(traj.x, beta).numpy()}  # (S,), (S, C)
+
+
+def attention_digest(attention: Any) -> str | None:
+    """A digest of the attention's state (its matrices: a long tensor's repr elides entries); None if it does
+    not pickle."""
+    try:
+        return hashlib.sha256(pickle.dumps(attention)).hexdigest()[:16]
+    except Exception:  # an object that does not pickle: its repr alone keys the cache
+        return None
+
+
+def energy_key(settings: SyncSettings, attention: Any) -> dict[str, Any]:
+    """Every setting the energies depend on (the chunk size and the power factor do not)."""
+    numbers = {k: v for k, v in settings.numbers().items() if k != "power_factor"}
+    return {"check": "sync", **numbers, "attention": repr(attention), "attention_state": attention_digest(attention)}
+
+
+def jobs(
+    settings: SyncSettings, attention: Any, x0: torch.Tensor, seeds: list[int], power: bool, fn: Any = sync_runs
+) -> list[Any]:
+    """The jobs of one check: per chunk of runs the SDE and the discrete model (seeds: the runs' SDE seeds,
+    then their discrete ones), and with ``power`` the power record's SDE (on the SDE seeds). ``fn``: the job."""
+    from ...sweeps import Job
+
+    s, key = settings, energy_key(settings, attention)
+    common = dict(activation=s.activation, bias_std=s.bias_std, beta=s.beta, attention=attention, width=s.width)
+    common |= dict(steps=s.steps, horizon=s.horizon)
+    out = []
+    for lo in range(0, s.runs, s.chunk):
+        hi = min(s.runs, lo + s.chunk)
+        xc = x0[lo:hi].clone()  # a copy: a slice would take the whole ensemble's storage to a worker
+        models = [("sde", 0, 1.0), ("discrete", s.runs, 1.0)] + ([("power", 0, 1 / s.power_factor)] if power else [])
+        for model, first, factor in models:
+            kwargs = {**common, "model": model, "x0": xc, "seeds": seeds[first + lo : first + hi], "factor": factor}
+            part = {**key, "lo": lo, "hi": hi, "model": model} | ({"factor": factor} if model == "power" else {})
+            out.append(Job(fn, kwargs, part, units=s.steps))
+    return out

@@ -1,0 +1,83 @@
+"""Clustering speed of each normalization scheme without noise, against arXiv:2510.22026 (BEYOND section 6):
+exponential (Post-LN, nGPT), polynomial t^-2 (Pre-, Peri-, Mix-LN), stretched exp(-4 sqrt t) (sqrt-scaling), each
+by a fit of log Var over [T/10, T]; a wrong law fails the same fit. With the paper's common noise on, the
+synchronization verdict is "not applicable" for the schemes whose radius grows (and the others off Post-LN)."""
+
+import dataclasses
+
+import pytest
+import torch
+
+from sdeformer.attention.softmax import SoftmaxAttention
+from sdeformer.core.errors import ConfigError
+from sdeformer.core.sphere import uniform_sphere
+from sdeformer.dynamics.discrete import StochasticTransformer
+from sdeformer.dynamics.norms import NGPT, MixLN, PeriLN, PostLN, PreLN, SqrtScaling
+from sdeformer.dynamics.norms.limits import sync_applicability, sync_verdict
+from sdeformer.dynamics.norms.rates import TOLERANCE, clustering_check, predicted_law
+from sdeformer.experiments.sync.check import VERDICTS
+from sdeformer.noise.mlp import MLPNoise
+
+STATED = {  # scheme: (kind, constant) as the paper's theorem and BEYOND section 6 state them, V = I
+    "post": (PostLN(), "exponential", 2.0),
+    "ngpt": (NGPT(0.5), "exponential", 1.0),
+    "pre": (PreLN(), "polynomial", 2.0),
+    "peri": (PeriLN(), "polynomial", 2.0),
+    "mix": (MixLN(2.0), "polynomial", 2.0),
+    "sqrt": (SqrtScaling(), "stretched", 4.0),
+}
+
+
+@pytest.mark.parametrize("name", STATED)
+def test_each_scheme_clusters_at_its_stated_rate(name, one_thread):
+    norm, kind, constant = STATED[name]
+    check = clustering_check(norm)
+    assert (check.law.kind, check.law.constant) == (kind, constant)
+    assert check.holds, check
+    assert abs(check.measured / constant - 1) <= TOLERANCE
+
+
+@pytest.mark.parametrize(
+    "name, wrong",
+    [
+        ("pre", PostLN()),  # Pre-LN does not cluster exponentially
+        ("post", PreLN()),  # Post-LN is not polynomial
+        ("ngpt", NGPT(1.0)),  # nGPT's constant is 2 alpha
+        ("sqrt", PostLN()),  # sqrt-scaling is not exponential in t
+    ],
+)
+def test_the_fit_fails_for_the_wrong_law(name, wrong, one_thread):
+    norm = STATED[name][0]
+    own = predicted_law(norm)
+    law = dataclasses.replace(predicted_law(wrong), horizon=own.horizon, layers=own.layers)  # the same run
+    assert not clustering_check(norm, law).holds
+
+
+def test_the_constant_scales_with_the_value_matrix_where_stated(one_thread):
+    assert predicted_law(PostLN(), 2.0).constant == 4.0 and predicted_law(PreLN(), 2.0).constant == 2.0
+    assert clustering_check(PostLN(), scale=2.0).holds
+    with pytest.raises(ConfigError, match="attention_scale"):
+        predicted_law(PostLN(), -1.0)
+
+
+@pytest.mark.parametrize("norm", [PostLN(), PreLN(), PeriLN(), MixLN(0.5), NGPT(), SqrtScaling()], ids=repr)
+def test_sync_verdict_is_not_applicable_where_the_theorem_fails(norm, one_thread):
+    """With the paper's MLP common noise on, Pre-, Peri- and Mix-LN grow a radius (the theorem's sphere SDE does
+    not hold); nGPT and sqrt-scaling stay on the sphere but change the drift and noise laws."""
+    model = StochasticTransformer(
+        40, 4.0, noise=MLPNoise("relu", 64, 0.3, 0.3), attention=SoftmaxAttention(1.0), norm=norm
+    )
+    radius = torch.linalg.vector_norm(model.run(uniform_sphere(6, 8, batch=(4,), seed=1), seed=0).final, dim=-1)
+    grows = bool((radius > 2.0).all())
+    assert grows == (not norm.on_sphere), radius.mean()
+    reason = sync_applicability(norm)
+    assert (reason is None) == isinstance(norm, PostLN)
+    assert not grows or (reason is not None and "radius grows" in reason)
+    for verdict in VERDICTS:
+        assert sync_verdict(norm, verdict) == (verdict if reason is None else "not applicable")
+    assert sync_applicability(norm.name) == reason  # by a config's name too
+
+
+def test_unknown_norm_names_are_refused_by_the_verdict():
+    with pytest.raises(ConfigError, match="norm"):
+        sync_applicability("layernorm")
