@@ -1,15 +1,17 @@
-"""The report's list of the model family: one table per registry (noise fields, attention drifts, SDE solvers,
-sweep observables), generated from ``registry`` so that a registered part (a plugin's too) is listed with the
-config fields it reads, the capabilities it claims and its one-line description (BEYOND section 0)."""
+"""The report's list of the model family: one table per registry (noise fields, attention drifts, normalization
+schemes, SDE solvers, sweep observables), generated from ``registry`` so that a registered part (a plugin's too)
+is listed with the config fields it reads, the capabilities it claims and its one-line description (BEYOND
+section 0)."""
 
 from __future__ import annotations
 
 from ..io.report import Section, Table
-from ..registry import ATTENTIONS, NOISES, OBSERVABLES, SOLVERS, Registry
+from ..registry import ATTENTIONS, NOISES, NORMS, OBSERVABLES, SOLVERS, Registry
 
 TITLES = {
     "noise": "noise fields (config key noise)",
     "attention": "attention drifts (config key attention)",
+    "norm": "normalization schemes (config key norm)",
     "scheme": "SDE solvers (scheme)",
     "observable": "sweep observables (spec key observables)",
 }
@@ -29,5 +31,5 @@ def parts_section() -> Section:
     return Section(
         "The model family",
         ["Every part a config, a spec or the command line can name, as registered (sdeformer.registry)."],
-        [parts_table(r) for r in (NOISES, ATTENTIONS, SOLVERS, OBSERVABLES)],
+        [parts_table(r) for r in (NOISES, ATTENTIONS, NORMS, SOLVERS, OBSERVABLES)],
     )
