@@ -171,9 +171,8 @@ class GaussianField(LimitFromNormals, IsotropicKernel):
         """sqrt(dt) R(y) z. ``y``, ``z``: (..., N, d) -> (..., N, d); with the eigh root, coinciding tokens get
         bit-identical increments (``roots.first_copies``)."""
         out = math.sqrt(dt) * (self.factor(y) @ z)  # (..., N, d)
-        if self.root_kind != "eigh":
-            return out
-        return out.gather(-2, first_copies(y).unsqueeze(-1).expand_as(out))
+        copies = first_copies(y) if self.root_kind == "eigh" else None
+        return out if copies is None else out.gather(-2, copies.unsqueeze(-1).expand_as(out))
 
     def apply_and_variance(
         self, y: torch.Tensor, dt: float, z: torch.Tensor, streams: RandomSource | None = None

@@ -42,10 +42,15 @@ def eigh_root(k: torch.Tensor) -> torch.Tensor:
     return k @ (evecs * inv_sqrt.unsqueeze(-2))  # (..., n, n)
 
 
-def first_copies(y: torch.Tensor) -> torch.Tensor:
+def first_copies(y: torch.Tensor) -> torch.Tensor | None:
     """For tokens ``y`` ``(..., N, d)``, the index ``(..., N)`` of the first token of the same run equal to each
-    (bit for bit). A product ``R z`` computed by a matrix kernel may round identical rows of R differently;
-    gathering its rows at these indices makes coinciding tokens' values bit-identical, as they are exactly."""
+    (bit for bit), or None when no two tokens of a run coincide. A product ``R z`` computed by a matrix kernel
+    may round identical rows of R differently; gathering its rows at these indices makes coinciding tokens'
+    values bit-identical, as they are exactly. The full row comparison runs only when two tokens of a run share
+    their first coordinate (a sort of ``(..., N)`` numbers: the common case costs next to nothing)."""
+    first_coordinate = y[..., 0].sort(-1).values  # (..., N)
+    if not bool((first_coordinate[..., 1:] == first_coordinate[..., :-1]).any()):
+        return None
     n = y.shape[-2]
     flat = y.reshape(-1, n, y.shape[-1])  # (B, N, d)
     runs = torch.arange(flat.shape[0], device=y.device).repeat_interleave(n)  # (B N,)
