@@ -7,7 +7,10 @@ figures and the report part 3 measurements) and ``PROBE_CLUSTER_COS`` (the probe
 
 from __future__ import annotations
 
+import contextlib
 import math
+import threading
+from collections.abc import Callable, Iterator
 
 import torch
 
@@ -33,11 +36,40 @@ section 7; ``sdeformer probe --threshold``): its 6 blocks leave the tokens of a 
 so a looser criterion than the figures' shows how they group."""
 
 
-def cosine_matrix(x: torch.Tensor) -> torch.Tensor:
-    """Pairwise cosine similarities ``(..., N, N)`` of the (normalised) tokens. Raises ConfigError unless ``x`` is
-    a float32/float64/bfloat16 tensor ``(..., N, d)`` of finite, non-zero tokens."""
+_SHARED = threading.local()  # .tokens, .values: the tensor of a ``shared_cosines`` block and what was computed
+
+
+@contextlib.contextmanager
+def shared_cosines(x: torch.Tensor) -> Iterator[None]:
+    """Inside the block, ``cosine_matrix(x)`` and ``pairwise_cosines(x)`` for this very tensor are computed (and
+    ``x`` validated) once, so that the observables of the same saved states share one all-pairs product
+    (issue 18, point 4). The shared results must not be changed in place."""
+    _SHARED.tokens, _SHARED.values = x, {}
+    try:
+        yield
+    finally:
+        _SHARED.tokens, _SHARED.values = None, {}
+
+
+def _once(x: torch.Tensor, key: str, compute: Callable[[torch.Tensor], torch.Tensor]) -> torch.Tensor:
+    """``compute(x)``, or inside ``shared_cosines(x)`` the value computed first for this ``key``."""
+    if getattr(_SHARED, "tokens", None) is not x:
+        return compute(x)
+    if key not in _SHARED.values:
+        _SHARED.values[key] = compute(x)
+    return _SHARED.values[key]
+
+
+def _cosines(x: torch.Tensor) -> torch.Tensor:
     u = project(sphere_tokens("x", token_tensor("x", x)))
     return u @ u.transpose(-1, -2)
+
+
+def cosine_matrix(x: torch.Tensor) -> torch.Tensor:
+    """Pairwise cosine similarities ``(..., N, N)`` of the (normalised) tokens. Raises ConfigError unless ``x`` is
+    a float32/float64/bfloat16 tensor ``(..., N, d)`` of finite, non-zero tokens (once per tensor inside
+    ``shared_cosines(x)``)."""
+    return _once(x, "cos", _cosines)
 
 
 def interaction_energy(x: torch.Tensor, beta: float = 1.0, *, normalize: bool = True) -> torch.Tensor:
@@ -50,11 +82,23 @@ def interaction_energy(x: torch.Tensor, beta: float = 1.0, *, normalize: bool = 
     if beta > BETA_MAX:
         raise ConfigError("beta", beta, f"inverse temperature must be <= {BETA_MAX:g} (e^beta overflows)")
     x = token_tensor("x", x)
-    g = cosine_matrix(x).clamp(max=1.0) if normalize else sphere_tokens("x", x, False) @ x.transpose(-1, -2)
-    n = x.shape[-2]
+    g = cosine_matrix(x) if normalize else sphere_tokens("x", x, False) @ x.transpose(-1, -2)
+    return energy_of_gram(g, beta, math.exp(beta), clamp=normalize)
+
+
+def energy_of_gram(
+    g: torch.Tensor, beta: float | torch.Tensor, exp_beta: float | torch.Tensor, *, clamp: bool = True
+) -> torch.Tensor:
+    """E_beta from the Gram matrix ``g`` ``(..., N, N)`` (unchanged; with ``clamp`` its entries above 1, rounding
+    of unit tokens, count as 1); ``beta`` and ``exp_beta`` = e^beta are numbers or tensors that broadcast
+    against ``(...)`` (one beta per run). ``(...)``. One temporary of g's size, updated in place."""
+    n = g.shape[-1]
+    if isinstance(beta, torch.Tensor):
+        beta = beta[..., None, None]
     # e^beta - e^{beta g} = e^beta (-expm1(beta (g - 1))): no cancellation near synchronization (each term >= 0
     # when g <= 1, so E_beta >= 0 up to rounding of the sum) and no overflow of e^{beta g} before the scaling
-    return (-torch.expm1(beta * (g - 1))).sum((-1, -2)) / (2 * n * n) * math.exp(beta)
+    t = (g.clamp(max=1.0).sub_(1) if clamp else g - 1).mul_(beta).expm1_()  # (..., N, N)
+    return t.sum((-1, -2)).neg_() / (2 * n * n) * exp_beta
 
 
 def _off_diagonal(c: torch.Tensor) -> torch.Tensor:
@@ -64,8 +108,8 @@ def _off_diagonal(c: torch.Tensor) -> torch.Tensor:
 
 
 def pairwise_cosines(x: torch.Tensor) -> torch.Tensor:
-    """Cosines of all distinct pairs i < j, ``(..., N (N-1) / 2)``."""
-    return _off_diagonal(cosine_matrix(x))
+    """Cosines of all distinct pairs i < j, ``(..., N (N-1) / 2)`` (once per tensor inside ``shared_cosines``)."""
+    return _once(x, "pairs", lambda t: _off_diagonal(cosine_matrix(t)))
 
 
 def cosine_histogram(cos: torch.Tensor, bins: int) -> torch.Tensor:

@@ -27,6 +27,7 @@ import torch.nn.functional as F
 from ..contracts import AttentionDrift, RandomSource
 from ..core.errors import ConfigError
 from ..core.rng import Seeds, Streams
+from ..core.shapes import broadcast_shape
 from ..core.validate import finite_float, per_run, positive_float, positive_int
 
 
@@ -39,6 +40,14 @@ def _batch_param(value, x: torch.Tensor) -> torch.Tensor:
 SCORE_BUDGET = 2**26  # most query-key scores one fused-attention call may hold (256 MB in fp32)
 
 
+def _batch_shape(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> tuple[int, ...]:
+    """The broadcast batch shape of q, k, v (ConfigError where they do not broadcast)."""
+    batch = broadcast_shape(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    if batch is None:
+        raise ConfigError("batch", (q.shape[:-2], k.shape[:-2], v.shape[:-2]), "batch shapes that broadcast")
+    return batch
+
+
 def softmax_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, chunk: int | None = None) -> torch.Tensor:
     """sum_j softmax_j(<q_i, k_j>) v_j with unit logit scale. q: ``(..., Nq, e)``, k: ``(..., Nk, e)``,
     v: ``(..., Nk, f)`` (batch shapes broadcast) -> ``(..., Nq, f)``.
@@ -49,7 +58,7 @@ def softmax_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, chun
     batch * chunk * Nk <= SCORE_BUDGET), which bounds memory even where torch picks its math kernel
     (e.g. float64 on CUDA).
     """
-    batch = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    batch = _batch_shape(q, k, v)
     nq, nk, flat = q.shape[-2], k.shape[-2], max(1, math.prod(batch))
     q4, k4, v4 = (t.expand(batch + t.shape[-2:]).reshape(flat, 1, *t.shape[-2:]) for t in (q, k, v))  # (B, 1, N, .)
     rows = chunk or max(1, SCORE_BUDGET // (flat * nk))
@@ -91,7 +100,7 @@ def random_batch_attention(
     batch_size = positive_int("batch_size", batch_size)
     if not q.shape[-2] == k.shape[-2] == v.shape[-2]:
         raise ConfigError("tokens", (q.shape[-2], k.shape[-2], v.shape[-2]), "q, k, v need the same N")
-    batch = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    batch = _batch_shape(q, k, v)
     n = q.shape[-2]
     keys = torch.rand(batch + (n,), generator=generator, dtype=torch.float64, device=q.device)  # (..., N)
     tensors = [t.expand(batch + t.shape[-2:]) for t in (q, k, v)]

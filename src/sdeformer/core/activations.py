@@ -28,9 +28,15 @@ class Activation:
     deriv: TensorFn
     odd: bool
     leak: float | None = None
+    inplace: TensorFn | None = None  # act computed in the input's memory (the built-ins that torch has in place)
 
     def __call__(self, z: torch.Tensor) -> torch.Tensor:
         return self.fn(z)
+
+    def apply_(self, z: torch.Tensor) -> torch.Tensor:
+        """act(z), overwriting ``z`` where an in-place kernel exists (same values bit for bit; no new
+        ``(..., N, m)`` buffer per layer); for a caller that no longer needs ``z``."""
+        return self.inplace(z) if self.inplace is not None else self.fn(z)
 
 
 def _sigmoid_deriv(z: torch.Tensor) -> torch.Tensor:
@@ -62,6 +68,13 @@ _BUILTIN: dict[str, tuple[TensorFn, TensorFn, bool]] = {
     "silu": (torch.nn.functional.silu, _silu_deriv, False),
     "sigmoid": (torch.sigmoid, _sigmoid_deriv, False),
     "tanh": (torch.tanh, lambda z: 1 - torch.tanh(z) ** 2, True),
+}
+
+_INPLACE: dict[str, TensorFn] = {
+    "relu": torch.relu_,
+    "silu": lambda z: torch.nn.functional.silu(z, inplace=True),
+    "sigmoid": torch.sigmoid_,
+    "tanh": torch.tanh_,
 }
 
 NAMES = tuple(sorted([*_BUILTIN, "leaky_relu"]))
@@ -123,4 +136,4 @@ def get_activation(act: str | Activation | TensorFn, **params: float) -> Activat
             raise ConfigError("activation parameter", arg or sorted(params), f"{name} takes no parameter")
         raise ConfigError("activation", act, f"one of {list(NAMES)} (leaky_relu:SLOPE) or a callable")
     fn, deriv, odd = _BUILTIN[name]
-    return Activation(name, fn, deriv, odd, leak=0.0 if name == "relu" else None)
+    return Activation(name, fn, deriv, odd, leak=0.0 if name == "relu" else None, inplace=_INPLACE.get(name))

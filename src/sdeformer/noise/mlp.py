@@ -22,6 +22,7 @@ from ..contracts import RandomSource
 from ..core.activations import Activation, get_activation
 from ..core.errors import ConfigError
 from ..core.kernel import KernelTheory, kernel_theory
+from ..core.shapes import broadcast_shape
 from ..core.sphere import project
 from ..core.validate import nonneg_std, positive_int
 from .covariance import IsotropicKernel
@@ -47,10 +48,7 @@ def _batch_std(value, batch: tuple[int, ...], y: torch.Tensor, name: str = "su")
 
 def _expands(shape: torch.Size, batch: tuple[int, ...]) -> bool:
     """Whether a tensor of ``shape`` expands to ``batch``."""
-    try:
-        return torch.broadcast_shapes(shape, batch) == torch.Size(batch)
-    except RuntimeError:
-        return False
+    return broadcast_shape(shape, batch) == tuple(batch)
 
 
 @dataclass(frozen=True)
@@ -154,7 +152,7 @@ class MLPNoise(IsotropicKernel):
         d = y.shape[-1]
         # scale the small operands, not the (..., N, m) hidden layer; add the bias in place
         pre = self._mm(y / math.sqrt(d), p.U.transpose(-1, -2)).add_(p.bU.unsqueeze(-2))  # (..., N, m)
-        out = self._mm(self.activation(pre), p.W.transpose(-1, -2))  # (..., N, d)
+        out = self._mm(self.activation.apply_(pre), p.W.transpose(-1, -2))  # (..., N, d)
         return out.mul_(1 / math.sqrt(self.width)).add_(p.bW.unsqueeze(-2))
 
     def increment(self, y: torch.Tensor, dt: float, streams: RandomSource) -> torch.Tensor:
@@ -194,5 +192,5 @@ class MLPNoise(IsotropicKernel):
         su = su.reshape(su.shape[:-1] + (1, 1)).expand(y.shape[:-1] + (1,))  # (..., N, 1)
         hidden = torch.cat([y / math.sqrt(d), su], dim=-1)  # (..., N, d+1)
         pre = self._gaussian_columns(hidden, self.width, streams)  # (..., N, m)
-        out = self._gaussian_columns(self.activation(pre) / math.sqrt(self.width), d, streams)  # (..., N, d)
+        out = self._gaussian_columns(self.activation.apply_(pre).div_(math.sqrt(self.width)), d, streams)  # (..., N, d)
         return out + (streams.randn((d,), y.dtype) * _batch_std(self.sw, batch, y, "sw")).unsqueeze(-2)

@@ -20,6 +20,7 @@ column so that one observable can be recorded with two thresholds.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -35,11 +36,8 @@ from ..registry import OBSERVABLES
 def _energy(x: torch.Tensor, beta: torch.Tensor, obs: Observable) -> torch.Tensor:
     if obs.beta is not None:
         return dg.interaction_energy(x, obs.beta)
-    out = torch.empty(x.shape[:-2], dtype=x.dtype)  # (...)
-    for b in torch.unique(beta).tolist():  # interaction_energy takes one beta: one call per distinct value
-        mask = beta == b  # (...) over the trailing batch dims of x
-        out[..., mask] = dg.interaction_energy(x[..., mask, :, :], b)
-    return out
+    exp_beta = torch.tensor([math.exp(b) for b in beta.reshape(-1).tolist()], dtype=x.dtype).reshape(beta.shape)
+    return dg.energy_of_gram(dg.cosine_matrix(x), beta.to(x.dtype), exp_beta)  # (...)
 
 
 def _mean_cos(x: torch.Tensor, b: torch.Tensor, o: Observable) -> torch.Tensor:
@@ -81,6 +79,7 @@ OBSERVABLES.register(
     doc="fraction of pairs with cos > threshold (mean over replicates: the peers' pooled fraction)",
 )  # fmt: skip
 OBSERVABLES.register("mean_radius", _mean_radius, doc="mean token norm, the radius of a Pre-LN stream (BEYOND 6)")
+GRAM_BUDGET = 1 << 21  # cosine-matrix entries per chunk of saved times in ``evaluate`` (16 MB in float64)
 DEFAULT_THRESHOLD = CLUSTER_COS  # observables.CLUSTER_COS, the one convention of the sweeps
 
 
@@ -149,7 +148,16 @@ def _number(value: Any, where: str, low: float, high: float | None) -> float:
 
 
 def evaluate(observables: tuple[Observable, ...], x: torch.Tensor, beta: torch.Tensor) -> dict[str, torch.Tensor]:
-    """Every observable on tokens ``(S, G, N, d)`` (S saved times, G runs) with beta ``(G,)``: column -> ``(S, G)``."""
-    x = x.to(torch.float64)
+    """Every observable on tokens ``(S, G, N, d)`` (S saved times, G runs) with beta ``(G,)``: column -> ``(S, G)``.
+    The saved times go in chunks of at most ``GRAM_BUDGET`` Gram entries, and the observables of one chunk share
+    one cosine matrix (``observables.shared_cosines``)."""
     beta = beta.to(torch.float64)
-    return {o.column: o(x, beta).to(torch.float64) for o in observables}
+    g, n = x.shape[1], x.shape[2]
+    step = max(1, GRAM_BUDGET // max(1, g * n * n))
+    parts: dict[str, list[torch.Tensor]] = {o.column: [] for o in observables}
+    for s0 in range(0, max(1, x.shape[0]), step):  # one (empty) chunk when nothing was saved
+        chunk = x[s0 : s0 + step].to(torch.float64)  # (s, G, N, d)
+        with dg.shared_cosines(chunk):
+            for o in observables:
+                parts[o.column].append(o(chunk, beta).to(torch.float64))
+    return {column: torch.cat(values) for column, values in parts.items()}
