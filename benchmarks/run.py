@@ -16,13 +16,14 @@ from sdeformer.io.store import write_json
 
 from .attention import RB_SIZE, bench_attention, bench_throughput
 from .grid import bench_grid
+from .phase import bench_phase
 from .precision import bench_precision
 from .rng import bench_rng
 from .sde import bench_sde
 from .spde import bench_spde
 from .timing import conditions, machine, peaks
 
-PARTS = ("grid", "sde", "attention", "throughput", "precision", "rng", "spde")
+PARTS = ("grid", "phase", "sde", "attention", "throughput", "precision", "rng", "spde")
 
 
 def check_device(device: str | torch.device) -> torch.device:
@@ -61,6 +62,7 @@ def run_benchmarks(
     results: dict = {"machine": machine(device), "quick": quick, "rounds": rounds, "rates": rates}
     runners = {
         "grid": lambda: bench_grid(device, rates, quick, rounds),
+        "phase": lambda: bench_phase(device, quick, rounds),
         "sde": lambda: bench_sde(device, quick, rounds),
         "attention": lambda: bench_attention(device, quick, rounds),
         "throughput": lambda: bench_throughput(device, quick, rounds),
@@ -98,6 +100,21 @@ def summary_rows(results: dict) -> list[tuple[str, str, str]]:
             ("grid: plain loop / engine (conditional sampling)", _x(r["loop_over_engine_conditional"]), ">= 1.5x"),
             ("grid: engine / floor (direct counts)", _x(r["engine_over_floor_direct"]), "<= 1.3x"),
             ("grid: engine conditional / its floor", _x(r["engine_conditional_over_floor_conditional"]), "<= 1.3x"),
+        ]
+    if "phase" in results:
+        r = results["phase"]["ratios"]
+        rows += [
+            (
+                "phase (attention only): plain script / ours, all beta in one batch",
+                _x(r["plain_over_all_beta"]),
+                ">= 1.5x",
+            ),
+            ("phase: ours per beta / all beta in one batch", _x(r["per_beta_over_all_beta"]), "> 1x"),
+            (
+                "phase: one-cluster test, share of the run",
+                "{median:.0%} [{min:.0%}-{max:.0%}]".format(**results["phase"]["one_cluster_test_share_of_all_beta"]),
+                "",
+            ),
         ]
     if "sde" in results and "skipped" not in results["sde"]:
         for name in ("gaussian", "random_feature_1024"):

@@ -17,7 +17,7 @@ import torch
 from .core.errors import ConfigError
 from .core.kernel import BETA_MAX  # e^beta overflows a float64 above ~709
 from .core.sphere import project
-from .core.validate import cosine_threshold, positive_float, sphere_tokens, token_tensor
+from .core.validate import cosine_threshold, positive_float, sphere_tokens, token_norms, token_tensor
 
 CLUSTER_COS = 0.999
 """Default cosine threshold of ``cluster_count``, ``one_cluster`` and ``antipodal_pairs``, and of the sweeps'
@@ -61,7 +61,8 @@ def _once(x: torch.Tensor, key: str, compute: Callable[[torch.Tensor], torch.Ten
 
 
 def _cosines(x: torch.Tensor) -> torch.Tensor:
-    u = project(sphere_tokens("x", token_tensor("x", x)))
+    x = token_tensor("x", x)
+    u = x / token_norms("x", x)  # project(x), validated on the way: (..., N, d)
     return u @ u.transpose(-1, -2)
 
 

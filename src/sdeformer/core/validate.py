@@ -189,11 +189,23 @@ def token_tensor(name: str, x: object) -> torch.Tensor:
 def sphere_tokens(name: str, x: torch.Tensor, normalize: bool = True) -> torch.Tensor:
     """Token values an observable can use: finite, and (``normalize``: projected to the sphere) non-zero. One
     pass over ``x``; ConfigError naming ``name`` otherwise (NaN tokens or a zero token would give NaN)."""
-    if not bool(torch.isfinite(x).all()):
+    if normalize:
+        token_norms(name, x)
+    elif not bool(torch.isfinite(x).all()):
         raise ConfigError(name, "non-finite entries", "tokens must be finite (no NaN or inf)")
-    if normalize and bool((torch.linalg.vector_norm(x, dim=-1) == 0).any()):
-        raise ConfigError(name, "a zero token", "tokens must be non-zero to be projected to the sphere")
     return x
+
+
+def token_norms(name: str, x: torch.Tensor) -> torch.Tensor:
+    """|x_i| ``(..., N, 1)`` of tokens ``(..., N, d)`` that can be projected to the sphere: ConfigError naming
+    ``name`` for a NaN or inf entry (its token's norm is not finite; so is a norm that overflows) or a zero
+    token. Checks the N norms, not the N d entries."""
+    norm = torch.linalg.vector_norm(x, dim=-1, keepdim=True)  # (..., N, 1)
+    if not bool(torch.isfinite(norm).all()):
+        raise ConfigError(name, "non-finite entries", "tokens must be finite (no NaN or inf)")
+    if bool((norm == 0).any()):
+        raise ConfigError(name, "a zero token", "tokens must be non-zero to be projected to the sphere")
+    return norm
 
 
 def cosine_threshold(name: str, value: object) -> float:
