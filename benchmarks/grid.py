@@ -13,7 +13,7 @@ from sdeformer.dynamics.engine import run_sweep
 from sdeformer.experiments.grid import MLP_CHOICES, grid_configs
 from sdeformer.noise.mlp import MLPNoise, root_pays
 
-from .timing import floor_seconds, interleaved, peaks, ratio, spread
+from .timing import floor_seconds, interleaved, peaks, qr_flops, ratio, spread
 
 
 def plain_grid_run(cfg: ModelConfig) -> torch.Tensor:
@@ -35,25 +35,30 @@ def plain_grid_run(cfg: ModelConfig) -> torch.Tensor:
     return torch.stack(states)
 
 
-def _mlp_flops(n: int, d: int, m: int, sampling: str) -> float:
-    """Matmul flops of one MLP layer (conditional mode: Householder QR and the smaller products)."""
+def _mlp_flops(n: int, d: int, m: int, sampling: str) -> tuple[float, float]:
+    """(matmul flops, QR flops) of one MLP layer (conditional mode: a Householder QR root where it pays, then
+    the smaller products)."""
     if sampling == "direct":
-        return 4.0 * n * m * d
-    k = d + 1
-    hidden = 2.0 * k * n * n + 2.0 * n * n * m if root_pays(n, k, m) else 2.0 * n * k * m
-    output = 2.0 * m * n * n + 2.0 * n * n * d if root_pays(n, m, d) else 2.0 * n * m * d
-    return hidden + output
+        return 4.0 * n * m * d, 0.0
+    k, flops, qr = d + 1, 0.0, 0.0
+    for rows, cols in ((k, m), (m, d)):  # the hidden stage f (N, d+1) Z (d+1, m), the output stage (N, m) (m, d)
+        if root_pays(n, rows, cols):
+            flops, qr = flops + 2.0 * n * n * cols, qr + qr_flops(rows, n)
+        else:
+            flops += 2.0 * n * rows * cols
+    return flops, qr
 
 
 def grid_counts(configs: list[ModelConfig], sampling: str) -> dict:
-    """Normals drawn and flops done by a sweep of configs (per layer and setting, times L)."""
-    normals = flops = 0.0
+    """Normals drawn, matmul flops and QR flops of a sweep of configs (per layer and setting, times L)."""
+    normals = flops = qr = 0.0
     for c in configs:
         attn = 4.0 * c.tokens**2 * c.dim
         mlp = MLPNoise(c.activation, c.width, sampling=sampling)
+        mm, root = _mlp_flops(c.tokens, c.dim, c.width, sampling) if c.mlp else (0.0, 0.0)
         normals += c.layers * (mlp.normals_per_layer(c.tokens, c.dim) if c.mlp else 0)
-        flops += c.layers * (attn + (_mlp_flops(c.tokens, c.dim, c.width, sampling) if c.mlp else 0))
-    return {"normals": normals, "flops": flops}
+        flops, qr = flops + c.layers * (attn + mm), qr + c.layers * root
+    return {"normals": normals, "flops": flops, "qr": qr}
 
 
 def bench_grid(device: torch.device, rates: dict, quick: bool, rounds: int = 3) -> dict:

@@ -159,9 +159,18 @@ def peaks(device: torch.device, quick: bool) -> dict:
         a = torch.randn(n, n, generator=g, device=device).to(dtype)
         seconds, _ = timed(lambda: a @ a, device, repeat=3)
         rates[name] = 2 * n**3 / seconds
+    tall = torch.randn(6, 2048, 64, generator=g, device=device)  # the conditional MLP's QR root (N = 64, m = 2048)
+    seconds, _ = timed(lambda: torch.linalg.qr(tall, mode="r"), device, repeat=5)
+    rates["qr_fp32_flops"] = 6 * qr_flops(2048, 64) / seconds
     return rates
 
 
-def floor_seconds(normals: float, flops: float, rates: dict) -> float:
-    """The floor of a workload: drawing its normals plus its matmul flops at this machine's fp32 rates."""
-    return normals / rates["randn_fp32_per_s"] + flops / rates["matmul_fp32_flops"]
+def qr_flops(rows: int, cols: int) -> float:
+    """Flops of a Householder QR (R only) of a rows x cols matrix, rows >= cols: 2 rows cols^2 - 2 cols^3 / 3."""
+    return 2.0 * rows * cols * cols - 2.0 * cols**3 / 3
+
+
+def floor_seconds(normals: float, flops: float, rates: dict, qr: float = 0.0) -> float:
+    """The floor of a workload: drawing its normals, its matmul flops and its QR flops (``qr``) at this machine's
+    fp32 rates (LAPACK's QR of a tall matrix runs at a fraction of the matmul rate: it is priced at its own)."""
+    return normals / rates["randn_fp32_per_s"] + flops / rates["matmul_fp32_flops"] + qr / rates["qr_fp32_flops"]

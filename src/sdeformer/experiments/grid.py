@@ -33,6 +33,7 @@ from ..observables import (
     interaction_energy,
     mean_cosine,
     pairwise_cosines,
+    shared_cosines,
 )
 from ..sweeps.jobs import Job, run_jobs
 from .kernel_cache import kernel_theory  # memoised: Table 1 and the 90 panels share 24 settings
@@ -160,10 +161,13 @@ class GridResult(Result):
 def _measure(traj: Trajectory) -> dict[str, torch.Tensor]:
     """The grid's observables of one batched run (``x``: (S, G, N, d)), each with the settings first."""
     x = traj.x.movedim(1, 0)  # (G, S, N, d)
+    with shared_cosines(x):  # the histograms and the energies read one cosine matrix
+        counts = cosine_histogram(pairwise_cosines(x), COSINE_BINS).to(torch.float32)  # (G, S, bins)
+        energy = interaction_energy(x)  # (G, S)
     return {
         "layers": traj.layers.expand(x.shape[0], -1),
-        "cos_counts": cosine_histogram(pairwise_cosines(x), COSINE_BINS).to(torch.float32),  # (G, S, bins)
-        "energy": interaction_energy(x),
+        "cos_counts": counts,
+        "energy": energy,
         "final_clusters": cluster_count(x[:, -1], FIGURE_CLUSTER_COS),
         "final_mean_cos": mean_cosine(x[:, -1]),
     }
