@@ -1,7 +1,8 @@
 """Counter-based normals (``core.counter``, issue 18): the Philox known answers, the bitwise guarantees (batched
 equals unbatched, any grouping, chunking and thread count, another process), resuming from the counter, the
-law (moments, KS) and independence (neighbouring seeds, consecutive draws, the lanes of one block), each
-check shown to fail for a named wrong generator."""
+layout (which bit of a block feeds which float32 normal), the law (moments, KS, tail frequencies) and
+independence (neighbouring seeds, consecutive draws, the lanes of one block), each check shown to fail for a
+named wrong generator."""
 
 from __future__ import annotations
 
@@ -129,21 +130,77 @@ def test_bad_input_raises_one_line_config_errors():
         assert name in str(info.value) and "\n" not in str(info.value)
 
 
+def _transform(words: list[int] | list[list[int]], n: int, dtype: torch.dtype) -> torch.Tensor:
+    """The normals ``(n,)`` of one stream's blocks whose four words are given (block by block, lane-major)."""
+    w = [torch.tensor(x, dtype=torch.int64).reshape(1, -1) for x in words]  # 4 words (1, Q)
+    out = torch.empty(1, n, dtype=dtype)
+    lanes = counter._lanes(out, slice(0, 1), 0, w[0].shape[1], w[0].shape[1])
+    if dtype == torch.float32:
+        counter._normals32(w, lanes, torch.zeros(4 * w[0].numel(), dtype=torch.uint8))
+    else:
+        counter._normals64(w, lanes)
+    counter._inverse_cdf(out)
+    return out[0]
+
+
 @pytest.mark.parametrize("dtype, bits", [(torch.float32, 24), (torch.float64, 53)])
 def test_the_transform_is_exact_symmetric_and_bounded(dtype, bits):
-    """Words 0 and 2^32 - 1 give the extremes -+sqrt(2) erfinv(1 - 2^-b), words just above and below the middle
-    +-sqrt(2) erfinv(2^-b): exactly opposite numbers, and no draw exceeds the extreme."""
-    if dtype == torch.float32:  # one block: lane i -> normal i
-        words, z = torch.tensor([0, MASK, 0x80000000, 0x7FFFFFFF]).reshape(4, 1, 1), torch.empty(4, 1, 1)
-    else:  # two blocks: lanes (2i, 2i + 1) of block q -> normal i of block q
-        words = torch.tensor([[0, 0x80000000], [0, 0], [MASK, 0x7FFFFFFF], [MASK, MASK]]).reshape(4, 1, 2)
-        z = torch.empty(2, 1, 2, dtype=dtype)
-    counter._to_normals(words, torch.empty(4, dtype=dtype), z)
-    z = z.permute(2, 1, 0).flatten()  # block by block: lowest, highest, just above and just below the middle
-    top = math.sqrt(2) * float(torch.erfinv(torch.tensor(1 - 2.0**-bits, dtype=torch.float64)))
-    assert float(z[1]) == pytest.approx(top, rel=1e-6) and z[0] == -z[1]
-    assert 0 < float(z[2]) < 1e-6 and z[3] == -z[2]
-    assert float(CounterStreams(8, ()).randn((10**5,), dtype).abs().max()) <= top * (1 + 1e-6)
+    """The lowest and highest fields give -+sqrt(2) erfinv(1 - 2^-b), the fields just above and below the middle
+    +-sqrt(2) erfinv(2^-b): exactly opposite numbers; the product words' bits above 31 are ignored; no draw
+    exceeds the extreme."""
+    junk = 123 << 32  # what a product word holds above bit 31
+    if dtype == torch.float32:  # lanes 0-3: low 24 bits of words 0-3; lane 4: their top bytes (words 0, 1, 2)
+        top = 0xFF000000
+        words = [[0, top], [0xFFFFFF | junk, top | junk], [0x800000, top], [0x7FFFFF | junk, junk]]
+        z = _transform(words, 10, dtype)  # lane i, block q -> normal 2 i + q
+        low, high, above, below, lane4 = z[0], z[2], z[4], z[6], z[8:]
+        assert z[9] == -lane4[0] == high  # lane 4: k = 0 in block 0, 2^24 - 1 in block 1
+    else:  # lanes (2i, 2i + 1) of block q -> normal i of block q: 21 high bits of word 2i, 32 of word 2i + 1
+        words = [[0, 0x80000000], [junk, junk], [MASK, 0x7FFFFFFF], [MASK | junk, MASK]]
+        z = _transform(words, 4, dtype)
+        low, above, high, below = z
+    extreme = math.sqrt(2) * float(torch.erfinv(torch.tensor(1 - 2.0**-bits, dtype=torch.float64)))
+    assert float(high) == pytest.approx(extreme, rel=1e-6) and low == -high
+    assert 0 < float(above) < 1e-6 and below == -above
+    assert float(CounterStreams(8, ()).randn((10**5,), dtype).abs().max()) <= extreme * (1 + 1e-6)
+
+
+def _feeds(normals32) -> dict[tuple[int, int], list[int]]:
+    """For each (word, bit) of a block, the float32 lanes whose integer k changes when that bit flips."""
+
+    def ks(words):
+        w = [torch.tensor([[x]], dtype=torch.int64) for x in words]
+        out = torch.empty(1, 5)
+        normals32(w, counter._lanes(out, slice(0, 1), 0, 1, 1), torch.zeros(4, dtype=torch.uint8))
+        return out[0]
+
+    base = [0x12345678, 0x9ABCDEF0, 0x0F1E2D3C, 0x4B5A6978]
+    ref = ks(base)
+    return {
+        (i, b): torch.nonzero(ks([x ^ (1 << b) if j == i else x for j, x in enumerate(base)]) != ref).flatten().tolist()
+        for i in range(4)
+        for b in range(32)
+    }
+
+
+def test_every_bit_of_a_block_feeds_at_most_one_float32_lane():
+    """Five 24-bit fields on disjoint bits of the 128: the low 24 of each word are lanes 0-3, the top bytes of
+    words 0, 1, 2 lane 4, the top byte of word 3 is unused. The check fails for the wrong model of a fifth lane
+    made from the low bytes, which lanes 0-2 already use."""
+    feeds = _feeds(counter._normals32)
+    for (word, bit), lanes in feeds.items():
+        expected = [word] if bit < 24 else [4] if word < 3 else []
+        assert lanes == expected, (word, bit, lanes)
+
+    def low_bytes(words, lanes, spare):
+        b = spare[:4].view(1, 1, 4)
+        for i in range(3):
+            b[..., i].copy_(words[i].view(torch.uint8)[..., 0::8])  # byte 0 instead of byte 3
+        words = [w.clone() for w in words]
+        counter._normals32(words[:4], lanes[:4], spare)
+        lanes[4].copy_(b.view(torch.int32)[..., 0])
+
+    assert any(len(lanes) > 1 for lanes in _feeds(low_bytes).values())
 
 
 def _standardised_moments(z: torch.Tensor) -> list[float]:
@@ -169,6 +226,23 @@ def test_moments_and_ks_against_the_standard_normal(dtype):
     assert max(abs(s) for s in _standardised_moments(wrong)) > 5
 
 
+def _tail_scores(z: torch.Tensor) -> list[float]:
+    """The counts beyond |z| = 2, 3, 4 against the normal's, in binomial standard deviations."""
+    x, n = z.double().abs(), z.numel()
+    scores = []
+    for t in (2.0, 3.0, 4.0):
+        p = math.erfc(t / math.sqrt(2))
+        scores.append((float((x > t).sum()) - n * p) / math.sqrt(n * p * (1 - p)))
+    return scores
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_tail_frequencies_match_the_normal(dtype):
+    z = CounterStreams(list(range(8)), (8,)).randn((2**17,), dtype)  # 2^20 normals, 8 streams
+    assert max(abs(s) for s in _tail_scores(z)) < 5
+    assert max(abs(s) for s in _tail_scores(z * 0.97)) > 5  # wrong: a transform 3% too narrow thins the tails
+
+
 def _max_corr(a: torch.Tensor, b: torch.Tensor) -> float:
     """The largest |correlation| of the rows of a and b (each (k, n)) in units of 1/sqrt(n)."""
     a, b = a.double(), b.double()
@@ -183,8 +257,10 @@ def test_no_correlation_between_neighbouring_seeds_consecutive_draws_and_lanes()
     assert _max_corr(first[:-2], first[1:-1]) < 4.5  # seeds s and s + 1
     assert _max_corr(first[:1], first[-1:]) < 4.5  # seeds 0 and 2^32 (the key's high word)
     assert _max_corr(first, second) < 4.5  # consecutive draws of each seed
-    quarter = 2**12  # lane-major: normals j and j + Q come from one Philox block
-    assert _max_corr(first[:, :quarter], first[:, quarter : 2 * quarter]) < 4.5
+    q = -(-(2**14) // 5)  # lane-major: normals j, j + Q, ..., j + 4Q come from one Philox block
+    assert _max_corr(first[:, :q], first[:, q : 2 * q]) < 4.5
+    for lane in range(3):  # lane 4 takes the top bytes of the words of lanes 0-2
+        assert _max_corr(first[:, lane * q : (lane + 1) * q][:, : 2**14 - 4 * q], first[:, 4 * q :]) < 4.5
     assert _max_corr(first[:, :-1], first[:, 1:]) < 4.5  # neighbouring indices
 
 

@@ -13,9 +13,8 @@ from sdeformer.core.errors import ConfigError
 from sdeformer.core.sphere import uniform_sphere
 from sdeformer.dynamics.discrete import StochasticTransformer
 from sdeformer.dynamics.norms import NGPT, MixLN, PeriLN, PostLN, PreLN, SqrtScaling
-from sdeformer.dynamics.norms.limits import sync_applicability, sync_verdict
 from sdeformer.dynamics.norms.rates import TOLERANCE, clustering_check, predicted_law
-from sdeformer.experiments.sync.check import VERDICTS
+from sdeformer.experiments.sync.architecture import part_reasons
 from sdeformer.noise.mlp import MLPNoise
 
 STATED = {  # scheme: (kind, constant) as the paper's theorem and BEYOND section 6 state them, V = I
@@ -70,14 +69,11 @@ def test_sync_verdict_is_not_applicable_where_the_theorem_fails(norm, one_thread
     radius = torch.linalg.vector_norm(model.run(uniform_sphere(6, 8, batch=(4,), seed=1), seed=0).final, dim=-1)
     grows = bool((radius > 2.0).all())
     assert grows == (not norm.on_sphere), radius.mean()
-    reason = sync_applicability(norm)
+    reason = part_reasons({"norm": norm.name}, 6).get("norm")  # the rule of the verdicts (tests/test_sync_arch.py)
     assert (reason is None) == isinstance(norm, PostLN)
     assert not grows or (reason is not None and "radius grows" in reason)
-    for verdict in VERDICTS:
-        assert sync_verdict(norm, verdict) == (verdict if reason is None else "not applicable")
-    assert sync_applicability(norm.name) == reason  # by a config's name too
 
 
 def test_unknown_norm_names_are_refused_by_the_verdict():
     with pytest.raises(ConfigError, match="norm"):
-        sync_applicability("layernorm")
+        part_reasons({"norm": "layernorm"}, 6)

@@ -62,8 +62,9 @@ def test_record_layers():
     cfg = expand(parse_spec({"base": {"layers": 10, "horizon": 2.0, "tokens": 4, "width": 8}}))[0].config
     assert record_layers(cfg, (0.0, 0.4, 2.0)) == (0, 2, 10) and save_every((0, 2, 10), 10) == 2
     assert record_layers(cfg, ("every", 4)) == (0, 4, 8, 10)
-    with pytest.raises(ConfigError, match="multiple of dt"):
-        record_layers(cfg, (0.3,))
+    assert record_layers(cfg, (0.3,)) == (2,)  # the peers' rule: the first layer whose time reaches t
+    with pytest.raises(ConfigError, match="must be in"):
+        record_layers(cfg, (2.5,))
 
 
 BAD = [
@@ -80,7 +81,7 @@ BAD = [
     ({"observables": ["nonsense"]}, "observables"),
     ({"observables": [{"name": "clusters", "threshold": 2.0}]}, "threshold"),
     ({"observables": [{"name": "energy", "column": "beta"}]}, "clashes"),
-    ({"times": [0.05]}, "multiple of dt"),
+    ({"times": [2.5]}, "must be in"),
     ({"batch": -1}, "batch"),
     ({"colour": 1}, "spec key"),
     ({"base": {"attention": "maybe"}}, "attention"),

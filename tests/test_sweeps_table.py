@@ -54,6 +54,8 @@ COLUMNS = [
     "alibi",
     "mask",
     "cross",
+    "cross_noise",
+    "rng",
     "layer",
     "t",
     "energy",
@@ -130,10 +132,10 @@ def test_resume_skips_recorded_runs_and_spec_growth_runs_only_new_points(tmp_pat
 def test_error_rows_then_retry_failed(tmp_path, spec, monkeypatch, one_thread):
     real = task_module.engine.run_group
 
-    def flaky(configs):
+    def flaky(configs, device="cpu"):
         if any(c.beta == 2.0 for c in configs):
             raise RuntimeError("boom at beta 2\nsecond line")
-        return real(configs)
+        return real(configs, device)
 
     monkeypatch.setattr(task_module.engine, "run_group", flaky)
     out = run(spec, tmp_path)
@@ -153,8 +155,8 @@ def test_error_rows_then_retry_failed(tmp_path, spec, monkeypatch, one_thread):
 def test_non_finite_tokens_are_errors(tmp_path, spec, monkeypatch, one_thread):
     real = task_module._batched
 
-    def poisoned(configs):
-        out = real(configs)
+    def poisoned(configs, device):
+        out = real(configs, device)
         layers, x = out[0]
         out[0] = (layers, torch.full_like(x, float("nan")))
         return out

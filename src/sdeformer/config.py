@@ -21,10 +21,11 @@ from .attention.masks import ARCHITECTURE_DEFAULTS, check_architecture
 from .core.activations import get_activation
 from .core.config_files import load_config_file as load_config_file  # re-exported: config.load_config_file
 from .core.errors import ConfigError
+from .core.rng import check_kind as check_rng
 from .core.sphere import uniform_sphere
 from .core.validate import dimension, finite_float, nonneg_float, positive_float, positive_int
 from .core.validate import seed as check_seed
-from .dynamics import blocks
+from .dynamics import blocks, species
 from .dynamics.discrete import StochasticTransformer
 from .noise.mlp import SAMPLING_MODES
 from .registry import ATTENTIONS, NOISES
@@ -32,6 +33,8 @@ from .registry import ATTENTIONS, NOISES
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16}
 # left out of to_dict at these values (the fields added after runs were recorded; their hashes stay unchanged)
 DEFAULTS: dict[str, Any] = {"noise": "mlp", "share": 1.0, "causal": False, "norm": "post", "x0": ""}
+DEFAULTS["cross_noise"] = "shared"  # two species (BEYOND 9): one common field
+DEFAULTS["rng"] = "generator"  # the random source (core.rng.make_streams)
 DEFAULTS.update(ARCHITECTURE_DEFAULTS)  # alibi, mask, cross (BEYOND 7-9)
 
 
@@ -63,6 +66,12 @@ class ModelConfig:
     alibi: float = 0.0  # ALiBi slope lambda per token of distance (attention "alibi"; BEYOND 7)
     mask: str = ""  # graph mask: path, cycle, complete, grid[:RxC], regular:K[:SEED] or a file (BEYOND 8)
     cross: int = 0  # encoder tokens K: the first K tokens form the encoder species, the rest the decoder (BEYOND 9)
+    cross_noise: str = "shared"  # two species: one common field (shared) or one draw per species (own) (BEYOND 9)
+    # random source (core.rng.make_streams): generator (a torch.Generator per run: the recorded runs' numbers) or
+    # counter (Philox for the whole batch in vectorised ops: the choice on a GPU, where the generator loop is one
+    # kernel launch per run and draw; on a CPU 1.6-1.9x slower than the loop at 10^3-10^4 runs, 30x for one run:
+    # docs/benchmarks.md, "Counter-based randomness"); the same law, other numbers
+    rng: str = "generator"
 
     def __post_init__(self) -> None:
         checks: dict[str, Callable[[str, object], float]] = dict.fromkeys(
@@ -79,11 +88,13 @@ class ModelConfig:
             raise ConfigError("mlp", self.mlp, "must be true or false (a boolean, not a string or number)")
         self._check_blocks()
         check_architecture(self)
+        species.check_species_noise(self)
         if self.sampling not in SAMPLING_MODES:
             raise ConfigError("sampling", self.sampling, f"one of {list(SAMPLING_MODES)}")
         if self.dtype not in DTYPES:
             raise ConfigError("dtype", self.dtype, f"one of {list(DTYPES)}")
         check_seed("seed", self.seed)
+        check_rng(self.rng)
         get_activation(self.activation)  # raises for an unknown name
 
     def _check_blocks(self) -> None:
@@ -143,7 +154,7 @@ class ModelConfig:
         return StochasticTransformer(
             self.layers,
             self.horizon,
-            noise=blocks.noise_field(self),
+            noise=species.species_noise(self, blocks.noise_field(self)),
             attention=blocks.attention(self),
             norm=blocks.norm(self),
         )

@@ -4,20 +4,19 @@ Each command resolves and checks its options, ties its ``--out`` folder to them 
 the same options resume, others are refused unless ``--force``), runs the check's ``run_and_write`` (the same
 call the reproduce report makes) and prints the result's ``to_json()`` (``--json``) or a summary line. rates,
 sync-check and phase run their pieces on the sweep executors (``--executor local|dask``, the options that
-``job_options`` gives a command), with the same numbers on either. The figures are drawn here, from the results
-(``plots.checks``).
+``job_options`` gives a command), with the same numbers on either. sync-check and phase take simulate's
+architecture options (``architecture_options``: --norm, --alibi, --mask, --causal, --cross; BEYOND sections 6-9),
+run their models with them, record them in the folder's config, and say "not applicable" with the reason where
+they break the theorem's assumptions. The figures are drawn here, from the results (``plots.checks``).
 """
 
 from __future__ import annotations
 
 import enum
-import functools
-import inspect
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import typer
 
@@ -25,55 +24,19 @@ from ..core.errors import ConfigError
 from ..experiments.sync.settings import HELP as SYNC_HELP
 from ..experiments.sync.settings import SyncSettings as SYNC
 from ..io.progress import progress_bar
-from .common import app, cli_errors, emit_json, err_console, job_executor
+from .common import (
+    DEFAULT_JOBS,
+    JobOptions,
+    app,
+    architecture_options,
+    cli_errors,
+    emit_json,
+    err_console,
+    job_executor,
+    job_options,
+)
 
-EXECUTOR_HELP = "local (this process) or dask (the check's jobs on Dask workers)"
-WORKERS_HELP = "worker processes of the local Dask cluster (one thread each)"
-SCHEDULER_HELP = "address of a running Dask scheduler (tcp://host:port), with --executor dask"
 FORCE_HELP = "write into OUT even if it holds another config's run"
-
-
-@dataclass(frozen=True)
-class JobOptions:
-    """The ``--executor``, ``--workers`` and ``--scheduler`` options of a command that runs jobs."""
-
-    executor: str = "local"
-    workers: int = 2
-    scheduler: str | None = None
-
-
-DEFAULT_JOBS = JobOptions()
-
-
-def job_options(executor_help: str = EXECUTOR_HELP) -> Callable[[Callable], Callable]:
-    """Decorator: give a command the options --executor, --workers and --scheduler (written once, here); the
-    command receives them as one ``jobs: JobOptions`` argument, and its ``--help`` lists them last."""
-    helps = {"executor": executor_help, "workers": WORKERS_HELP, "scheduler": SCHEDULER_HELP}
-    types = {"executor": str, "workers": int, "scheduler": str | None}
-    options = [
-        inspect.Parameter(
-            name,
-            inspect.Parameter.KEYWORD_ONLY,
-            default=typer.Option(getattr(DEFAULT_JOBS, name), help=text),
-            annotation=types[name],
-        )
-        for name, text in helps.items()
-    ]
-
-    def decorate(command: Callable) -> Callable:
-        signature = inspect.signature(command, eval_str=True)
-        own = [p for p in signature.parameters.values() if p.name != "jobs"]
-
-        @functools.wraps(command)
-        def wrapper(*args: Any, executor: str, workers: int, scheduler: str | None, **kwargs: Any) -> Any:
-            return command(*args, jobs=JobOptions(executor, workers, scheduler), **kwargs)
-
-        shown = signature.replace(parameters=[*own, *options])
-        cast(Any, wrapper).__signature__ = shown  # what typer reads (``inspect.signature``)
-        wrapper.__annotations__ = {p.name: p.annotation for p in shown.parameters.values()} | {"return": None}
-        return wrapper
-
-    return decorate
 
 
 class RateKind(str, enum.Enum):
@@ -166,6 +129,7 @@ def rates(
 @app.command("sync-check")
 @cli_errors
 @job_options()
+@architecture_options()
 def sync_check(
     activation: str = typer.Option(SYNC.activation, help=SYNC_HELP["activation"]),
     dim: int = typer.Option(SYNC.dim, help=SYNC_HELP["dim"]),
@@ -185,16 +149,18 @@ def sync_check(
     ),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
     json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    parts: dict[str, Any] | None = None,
     jobs: JobOptions = DEFAULT_JOBS,
 ) -> None:
     """Check E E_beta(t) <= exp((eps + lambda_bar_prime) t) E E_beta(0) on an SDE and a discrete ensemble, with
     the power record (the SDE with the noise covariance cut --power-factor times must fail); verdict: holds, not
-    resolved, fails, below resolution or not applicable. The chunks of runs are jobs on the executor; a rerun into
-    OUT computes only the chunks it lacks."""
+    resolved, fails, below resolution or not applicable (with the reason: a kernel condition, or an architecture
+    part that breaks the theorem's assumptions; the energies are simulated all the same). The chunks of runs are
+    jobs on the executor; a rerun into OUT computes only the chunks it lacks."""
     from ..experiments.sync import check as exp
     from ..plots.checks import energy_figure
 
-    settings = SYNC.of(locals()).check()  # the options that name a field of the settings
+    settings = SYNC.of({**locals(), **(parts or {})}).check()  # the options that name a field of the settings
     with (
         job_executor(jobs.executor, jobs.workers, jobs.scheduler) as ex,
         _claimed(out, {"command": "sync-check", **settings.numbers()}, force),
@@ -254,21 +220,24 @@ def lyapunov(
 @app.command()
 @cli_errors
 @job_options("local (one process, batched) or dask")
+@architecture_options()
 def phase(
     quick: bool = typer.Option(False, "--quick", help="a 2 x 3 x 3 x 2 grid with 2 seeds"),
     seeds: int | None = typer.Option(None, help="seeds per cell"),
     out: Path = typer.Option(Path("results/phase"), help="folder for phase.json/.npz/.png and the sweep in sweep/"),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
     json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    parts: dict[str, Any] | None = None,
     jobs: JobOptions = DEFAULT_JOBS,
 ) -> None:
-    """P(sync) over activation x d x bias std x attention scale, heat maps with lambda_bar = 0 (THEORY 5).
-    The ensemble is a resumable sweep in OUT/sweep (draw it with `sdeformer sweep plot OUT/sweep`)."""
+    """P(sync) over activation x d x bias std x attention scale, heat maps with lambda_bar = 0 (THEORY 5), and
+    each cell's theorem verdict ("not applicable" where an architecture part breaks its assumptions). The
+    ensemble is a resumable sweep in OUT/sweep (draw it with `sdeformer sweep plot OUT/sweep`)."""
     from ..experiments import phase as exp
     from ..plots.checks import phase_figure
     from ..sweeps import make_executor  # phase's tasks are batched sweeps: one torch thread each
 
-    settings = exp.settings_for(quick, seeds=seeds)
+    settings = exp.settings_for(quick, seeds=seeds, **(parts or {}))
     exp.check_settings(**settings)  # bad settings (a grid too large for memory) before any folder or progress
     cells = exp.progress_units(settings)
     with (
@@ -280,10 +249,11 @@ def phase(
     phase_figure(result, out / exp.FIGURE)
     if json:
         emit_json(result.to_json())
-    else:
-        err_console.print(
-            f"phase diagram: {cells // int(settings['seeds'])} cells x {settings['seeds']} seeds = {cells} runs; "
-            "noise-only agreement with the kernel verdict "
-            f"{result.agreement:.2f} (sign), {result.agreement_finite_t:.2f} (finite T), "
-            f"{result.wall_s:.1f} s; written to {out}"
-        )
+        return
+    why = "; ".join(f"{k}: {v}" for k, v in result.not_applicable.items())
+    agreement = f"{result.agreement:.2f} (sign), {result.agreement_finite_t:.2f} (finite T)"
+    said = f"theorem not applicable ({why})" if why else f"noise-only agreement with the kernel verdict {agreement}"
+    err_console.print(
+        f"phase diagram: {cells // int(settings['seeds'])} cells x {settings['seeds']} seeds = {cells} runs; {said}"
+        + f", {result.wall_s:.1f} s; written to {out}"
+    )

@@ -4,17 +4,22 @@ Every refusal is one line on stderr, ``error: ...``: bad input (``ConfigError``)
 path (``OSError``: the message names the command's parameter that holds the path), the parser's own refusals
 (an unknown option, a missing or malformed value: ``OneLineGroup``, exit 2) and Ctrl-C (exit 130, saying that a
 rerun resumes). Help is click's plain text (``rich_markup_mode=None``): no boxes, no type column for flags,
-paragraphs rewrapped to the terminal.
+paragraphs rewrapped to the terminal. Options that several commands share are written once, here: the job
+options (``job_options``: --executor, --workers, --scheduler) and the architecture options (``architecture_option``,
+``architecture_options``: --norm, --alibi, --mask, --causal, --cross of simulate, sync-check and phase; BEYOND
+sections 6-9), each given to a command as one argument by ``option_group``.
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 import sys
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import typer
 from rich.console import Console
@@ -22,6 +27,7 @@ from typer.core import TyperGroup
 
 from ..core.errors import ConfigError
 from ..io.progress import progress_bar  # noqa: F401  (the commands' progress bar)
+from ..registry import NORMS
 
 try:  # typer >= 0.23 ships its own copy of click
     from typer._click import exceptions as click_errors  # pyright: ignore[reportMissingImports]
@@ -123,3 +129,82 @@ def job_executor(kind: str, workers: int, scheduler: str | None) -> Any:
     if isinstance(ex, LocalExecutor):
         ex.threads = None
     return ex
+
+
+def option_group(target: str, build: Callable[..., Any], options: Mapping[str, tuple[Any, Any]]) -> Callable:
+    """Decorator: give a command the typer ``options`` (``{name: (annotation, typer.Option(...))}``); the command
+    receives them as one argument ``target`` = ``build(**values)``, and its ``--help`` lists them after its own."""
+    params = [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=annotation)
+        for name, (annotation, option) in options.items()
+    ]
+
+    def decorate(command: Callable) -> Callable:
+        signature = inspect.signature(command, eval_str=True)
+        own = [p for p in signature.parameters.values() if p.name != target]
+
+        @functools.wraps(command)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            values = {name: kwargs.pop(name) for name in options}
+            return command(*args, **{target: build(**values)}, **kwargs)
+
+        shown = signature.replace(parameters=[*own, *params])
+        cast(Any, wrapper).__signature__ = shown  # what typer reads (``inspect.signature``)
+        wrapper.__annotations__ = {p.name: p.annotation for p in shown.parameters.values()} | {"return": None}
+        return wrapper
+
+    return decorate
+
+
+EXECUTOR_HELP = "local (this process) or dask (the check's jobs on Dask workers)"
+JOB_HELP = {
+    "workers": "worker processes of the local Dask cluster (one thread each)",
+    "scheduler": "address of a running Dask scheduler (tcp://host:port), with --executor dask",
+}
+
+
+@dataclass(frozen=True)
+class JobOptions:
+    """The ``--executor``, ``--workers`` and ``--scheduler`` options of a command that runs jobs."""
+
+    executor: str = "local"
+    workers: int = 2
+    scheduler: str | None = None
+
+
+DEFAULT_JOBS = JobOptions()
+
+
+def job_options(executor_help: str = EXECUTOR_HELP) -> Callable[[Callable], Callable]:
+    """Decorator: give a command the options --executor, --workers and --scheduler; the command receives them as
+    one ``jobs: JobOptions`` argument, and its ``--help`` lists them last."""
+    helps = {"executor": executor_help, **JOB_HELP}
+    types = {"executor": str, "workers": int, "scheduler": str | None}
+    options = {n: (types[n], typer.Option(getattr(DEFAULT_JOBS, n), help=text)) for n, text in helps.items()}
+    return option_group("jobs", JobOptions, options)
+
+
+ARCHITECTURE_HELP = {  # BEYOND sections 6-9; the defaults are the paper's model
+    "norm": f"normalization scheme: {NORMS.choices()}; mix:F, ngpt:ALPHA [post]",
+    "alibi": "ALiBi slope lambda per token of distance (the alibi attention) [0]",
+    "mask": "graph mask: path, cycle, complete, grid[:RxC], regular:K or a file",
+    "causal": "causal attention mask [off]",
+    "cross": "the first K tokens are the encoder species (two species) [0]",
+}
+ARCHITECTURE_TYPES = {
+    "norm": str | None, "alibi": float | None, "mask": str | None, "causal": bool | None, "cross": int | None,
+}  # fmt: skip
+
+
+def architecture_option(name: str) -> Any:
+    """The option of one architecture part (a key of ARCHITECTURE_HELP), unset by default: the same spelling and
+    help in every command that takes it (the values are checked where the model is built, ``config.ModelConfig``)."""
+    flags = ("--causal/--no-causal",) if name == "causal" else ()
+    return typer.Option(None, *flags, help=ARCHITECTURE_HELP[name])
+
+
+def architecture_options() -> Callable[[Callable], Callable]:
+    """Decorator: give a command --norm, --alibi, --mask, --causal/--no-causal and --cross; it receives them as one
+    ``parts`` argument, ``{name: value}`` of the options given."""
+    options = {name: (kind, architecture_option(name)) for name, kind in ARCHITECTURE_TYPES.items()}
+    return option_group("parts", lambda **values: {k: v for k, v in values.items() if v is not None}, options)

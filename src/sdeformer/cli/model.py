@@ -10,8 +10,8 @@ from rich.table import Table as RichTable
 
 from ..core.errors import ConfigError
 from ..io.progress import progress_bar
-from ..registry import ATTENTIONS, NOISES, NORMS
-from .common import app, cli_errors, emit_json
+from ..registry import ATTENTIONS, NOISES
+from .common import app, architecture_option, cli_errors, emit_json
 
 
 @app.command()
@@ -55,17 +55,19 @@ def simulate(
     bias_std: float | None = typer.Option(None, help="sU = sW = this"),
     mlp: bool | None = typer.Option(None, "--mlp/--no-mlp", help="the noise (by default the MLP's) on/off [on]"),
     attention: str | None = typer.Option(None, help=f"{ATTENTIONS.choices()} or a plugin's [softmax]"),
-    causal: bool | None = typer.Option(None, "--causal/--no-causal", help="causal attention mask [off]"),
+    causal: bool | None = architecture_option("causal"),
     noise: str | None = typer.Option(None, help=f"noise model: {NOISES.choices()} or a plugin's [mlp]"),
     share: float | None = typer.Option(None, help="rho in [0, 1], the noise's shared fraction (1: common) [1.0]"),
-    norm: str | None = typer.Option(None, help=f"normalization scheme: {NORMS.choices()}; mix:F, ngpt:ALPHA [post]"),
-    alibi: float | None = typer.Option(None, help="ALiBi slope lambda (with --attention alibi) [0]"),
-    mask: str | None = typer.Option(None, help="graph mask: path, cycle, complete, grid[:RxC], regular:K or a file"),
-    cross: int | None = typer.Option(None, help="the first K tokens are the encoder species (two species) [0]"),
+    norm: str | None = architecture_option("norm"),
+    alibi: float | None = architecture_option("alibi"),
+    mask: str | None = architecture_option("mask"),
+    cross: int | None = architecture_option("cross"),
+    cross_noise: str | None = typer.Option(None, help="two species: shared (one field) or own (one per species)"),
     attention_scale: float | None = typer.Option(None, help="s in V = s I [1.0]"),
     beta: float | None = typer.Option(None, help="Q^T K = beta I [1.0]"),
     seed: int | None = typer.Option(None, help="random seed [0]"),
     dtype: str | None = typer.Option(None, help="float32, float64 or bfloat16 [float32]"),
+    rng: str | None = typer.Option(None, help="random source: generator, or counter (Philox; for GPUs) [generator]"),
     sampling: str | None = typer.Option(None, help="MLP field: direct or conditional (same law) [direct]"),
     save_every: int | None = typer.Option(None, help="save every k-th layer [1]"),
     plugin: list[str] | None = typer.Option(None, help="a module or .py file registering parts (repeatable)"),
@@ -89,7 +91,8 @@ def simulate(
         base.pop("bias_std", None)
         flags["su"] = flags["sw"] = nonneg_float("bias_std", bias_std, "bias std")
     cfg = ModelConfig.from_mapping(base, **flags)
-    ignored = [name for name, off in (("noise", cfg.noise != "mlp"), ("share", cfg.share != 1.0)) if off]
+    changed = (("noise", cfg.noise != "mlp"), ("share", cfg.share != 1.0), ("cross_noise", cfg.cross_noise != "shared"))
+    ignored = [name for name, off in changed if off]
     if not cfg.mlp and ignored:  # mlp = false turns every noise model off: its options would be ignored
         raise ConfigError(ignored[0], getattr(cfg, ignored[0]), "has no effect with --no-mlp (the noise is off)")
     check_fits(cfg)  # before the progress bar starts
@@ -111,6 +114,6 @@ MODEL_FLAGS = frozenset(
     {
         *("tokens", "dim", "width", "layers", "horizon", "activation", "su", "sw", "mlp", "attention"),
         *("attention_scale", "beta", "seed", "dtype", "sampling", "save_every", "causal", "noise", "share", "norm"),
-        *("alibi", "mask", "cross"),
+        *("alibi", "mask", "cross", "cross_noise", "rng"),
     }
 )

@@ -5,12 +5,18 @@ batched run draws exactly the numbers an unbatched run with the same seed draws:
 ``Seeds`` is an int (one run; or, for a batch, the root of ``derive_seeds``), a list or tuple of ints (one per
 batch element, row-major), or None (seed 0). Every seed is an int in [0, 2**63) (``validate.seed``): negative,
 larger, float, string and nested seeds raise ConfigError, so no two seeds alias the same stream.
+
+Two kinds of source, selected by name (``make_streams``, ``ModelConfig.rng``): ``"generator"`` (``Streams``, the
+default: the numbers of every recorded run) and ``"counter"`` (``core.counter.CounterStreams``: Philox, the
+whole batch in vectorised ops, state = one draw counter per stream). Both keep batched equal to unbatched and
+checkpoint through ``get_state`` / ``set_state``; their numbers differ (same law).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
 import torch
@@ -19,7 +25,12 @@ from .errors import ConfigError
 from .validate import seed as check_seed
 from .validate import seed_sequence
 
+if TYPE_CHECKING:
+    from .counter import CounterStreams
+
 Seeds = int | Sequence[int] | None
+RNG_KINDS = ("generator", "counter")
+StreamSource: TypeAlias = "Streams | CounterStreams"  # what make_streams returns: randn, get_state, set_state
 
 
 def derive_seeds(seed: int, count: int) -> list[int]:
@@ -88,3 +99,19 @@ def randn(
     """Standard normals ``(*batch, *shape)`` from ``generator`` if given, else from per-element seeded streams."""
     streams = Streams.from_generator(generator, batch) if generator is not None else Streams(seed, batch, device)
     return streams.randn(shape, dtype)
+
+
+def check_kind(kind: object) -> str:
+    """``kind`` if it names a source of ``RNG_KINDS``; ConfigError otherwise."""
+    if not isinstance(kind, str) or kind not in RNG_KINDS:
+        raise ConfigError("rng", kind, f"one of {list(RNG_KINDS)}")
+    return kind
+
+
+def make_streams(kind: str, seed: Seeds, batch: tuple[int, ...], device: str | torch.device = "cpu") -> StreamSource:
+    """The random source named ``kind`` (``RNG_KINDS``) for ``batch`` streams seeded by ``seed`` (as ``Streams``).
+    "counter" is the choice on a GPU, where the generator loop launches one kernel per run and draw; on a CPU
+    the loop is faster (docs/benchmarks.md, "Counter-based randomness"). Raises ConfigError for another name."""
+    from .counter import CounterStreams  # counter imports this module (seed_list)
+
+    return CounterStreams(seed, batch, device) if check_kind(kind) == "counter" else Streams(seed, batch, device)

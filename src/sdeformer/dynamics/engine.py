@@ -21,9 +21,9 @@ import torch
 
 from ..config import ModelConfig
 from ..core.errors import ConfigError
-from ..core.rng import Streams
+from ..core.rng import make_streams
 from ..core.threads import warn_threads
-from . import blocks
+from . import blocks, species
 from .discrete import StochasticTransformer
 from .loop import Trajectory
 
@@ -45,7 +45,7 @@ def build_batched(configs: Sequence[ModelConfig], **mlp_options) -> StochasticTr
     batched = blocks.batched_fields(c0)
 
     columns = {name: blocks.column(configs, name, c0.torch_dtype) for name in batched if name != "seed"}
-    noise = blocks.noise_field(c0, columns, **mlp_options)
+    noise = species.species_noise(c0, blocks.noise_field(c0, columns, **mlp_options))
     attn = blocks.attention(c0, columns, seeds=[c.seed for c in configs])
     return StochasticTransformer(c0.layers, c0.horizon, noise=noise, attention=attn, norm=blocks.norm(c0))
 
@@ -66,7 +66,7 @@ def run_group(
         )
     x0 = torch.stack([c.initial_tokens(device) for c in configs])  # (G, N, d)
     model = build_batched(configs, **mlp_options)
-    streams = Streams([c.seed for c in configs], (len(configs),), x0.device)
+    streams = make_streams(configs[0].rng, [c.seed for c in configs], (len(configs),), x0.device)  # rng: in group_key
     return model.run(x0, saveat=configs[0].save_every, streams=streams, progress=progress)
 
 

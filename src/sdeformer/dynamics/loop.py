@@ -21,7 +21,7 @@ import torch
 from ..contracts import RandomSource
 from ..core.errors import ConfigError
 from ..core.memory import keep_freed_memory
-from ..core.rng import Seeds, Streams
+from ..core.rng import Seeds, make_streams
 from ..core.sphere import project
 from ..core.validate import float_dtype, positive_float, positive_int
 
@@ -197,6 +197,7 @@ class TokenDynamics:
         saveat: SaveAt | int | None = None,
         *,
         streams: RandomSource | None = None,
+        rng: str = "generator",
         progress: Callable[[int], None] | None = None,
         start: int = 0,
         stop: int | None = None,
@@ -205,7 +206,8 @@ class TokenDynamics:
         ``(..., N, d)`` (``integrate``); ``t`` = k dt.
 
         ``seed``: int or one int per batch element (see :mod:`sdeformer.core.rng`); ``streams`` overrides it
-        (pass the same Streams to continue a run in segments). ``saveat`` (``SaveAt``, or an int k for every
+        (pass the same Streams to continue a run in segments); ``rng`` names the source made from ``seed`` without
+        ``streams`` (``core.rng.make_streams``: generator or counter). ``saveat`` (``SaveAt``, or an int k for every
         k-th step; default every step): the start state is always saved, and with ``every`` the model's last
         step too. ``progress(k)`` is called after each step. Raises ConfigError for bad tokens, step range or
         saveat."""
@@ -214,7 +216,7 @@ class TokenDynamics:
             raise ConfigError("stop", stop, f"need 0 <= start <= stop <= {self.total}")
         check_tokens(x0)
         keep_freed_memory()  # reuse the heap's freed blocks: no fresh pages per step (core.memory)
-        source = Streams(seed, tuple(x0.shape[:-2]), x0.device) if streams is None else streams
+        source = make_streams(rng, seed, tuple(x0.shape[:-2]), x0.device) if streams is None else streams
         self.begin(start)
         return integrate(
             self.step, self.start_state(x0), self.dt, stop, source=source, saveat=saveat, progress=progress,

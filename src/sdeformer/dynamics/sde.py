@@ -11,28 +11,47 @@ in mean.
 combines them in ``step`` and declares its strong and weak order; the ``Solver`` base owns the time loop,
 saving and observing (torchsde style). Schemes: ``ProjectedEulerMaruyama`` (step, then LN) and
 ``EulerMaruyama`` (plain).
+
+``LimitSDE(..., norm=...)`` is the limit of another normalization scheme (BEYOND section 6): Pre-, Mix-,
+Peri-LN, nGPT and sqrt-scaling (``norms.limit_sde.SchemeSDE``: the direction's drift and noise at the scheme's
+speed, their Ito correction, and the radius for the schemes that have one; the state is then the pair
+(theta, r)). Both solvers step every scheme: the same Euler-Maruyama step, the projected one putting theta back
+on the sphere. Post-LN (the default) is the equation above, step for step as before.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 from ..attention.softmax import NoAttention
-from ..contracts import AttentionDrift, LimitField, RandomSource, require
+from ..contracts import AttentionDrift, LimitField, NormScheme, RandomSource, require
+from ..core.errors import ConfigError
 from ..core.sphere import project, tangent
 from ..registry import SOLVERS
 from .loop import TokenDynamics
+from .norms.limit_sde import SchemeSDE
+from .norms.schemes import PostLN
 
 
 class LimitSDE:
-    """Drift and diffusion of THEORY section 3 for a ``LimitField`` and an attention (None: off)."""
+    """Drift and diffusion of THEORY section 3 for a ``LimitField`` and an attention (None: off); ``norm``: a
+    normalization scheme (None: Post-LN), whose limit (``norm_sde``, a ``SchemeSDE``; None for Post-LN) the solvers
+    step. Raises ConfigError for parts that lack their contract's methods and for a scheme without a derived
+    limit (naming ``norm``)."""
 
-    def __init__(self, field: LimitField, attention: AttentionDrift | None = None):
+    def __init__(self, field: LimitField, attention: AttentionDrift | None = None, norm: NormScheme | None = None):
         require(field, LimitField, "field")
         if attention is not None:
             require(attention, AttentionDrift, "attention")
+        if norm is not None:
+            require(norm, NormScheme, "norm")
         self.field = field
         self.attention = attention if attention is not None else NoAttention()
+        self.norm = norm if norm is not None else PostLN()
+        post = isinstance(self.norm, PostLN)
+        self.norm_sde = None if post else SchemeSDE(self.norm, field, None if attention is None else self.attention)
 
     @staticmethod
     def ito_correction(x: torch.Tensor, variance: torch.Tensor | float) -> torch.Tensor:
@@ -44,28 +63,46 @@ class LimitSDE:
         (random-batch attention) draws them from the run's ``source``. ``(..., N, d) -> (..., N, d)``."""
         return None if isinstance(self.attention, NoAttention) else self.attention.drift(x, source)
 
+    def post_only(self, what: str) -> None:
+        """Raise ConfigError naming ``norm`` unless the SDE is Post-LN's (``what``: the Post-LN-only piece)."""
+        if self.norm_sde is not None:
+            raise ConfigError("norm", repr(self.norm), f"{what} is the Post-LN limit's; run the scheme's solvers")
+
     def drift(self, x: torch.Tensor) -> torch.Tensor:
-        """b(x) = P_x Attn(x) - (d-1)/2 k(x, x) x. ``(..., N, d) -> (..., N, d)``."""
+        """b(x) = P_x Attn(x) - (d-1)/2 k(x, x) x (Post-LN). ``(..., N, d) -> (..., N, d)``."""
+        self.post_only("drift(x)")
         ito = self.ito_correction(x, self.field.variance(x))  # (..., N, d)
         attn = self.attention_drift(x)
         return ito if attn is None else tangent(x, attn) + ito
 
     def diffusion(self, x: torch.Tensor, dt: float, streams: RandomSource) -> torch.Tensor:
-        """P_x dW(t, x) over one step. ``(..., N, d) -> (..., N, d)``."""
+        """P_x dW(t, x) over one step (Post-LN). ``(..., N, d) -> (..., N, d)``."""
+        self.post_only("diffusion(x)")
         return tangent(x, self.field.increment(x, dt, streams))
 
 
 class Solver(TokenDynamics):
     """Base solver: ``steps`` equal steps on [0, horizon]; a scheme defines ``step`` and declares its
     ``strong_order`` and ``weak_order``; ``run(x0, seed, saveat)`` integrates (``loop.TokenDynamics.run``, the
-    discrete model's verb). Raises ConfigError for steps < 1 or a horizon that is not finite > 0."""
+    discrete model's verb). The step k (1-based) starts at t = (k - 1) dt, read from ``clock`` (steps done; ``run``
+    sets it to its ``start``): the schemes of BEYOND section 6 with a clock (Mix-LN, sqrt-scaling) need it.
+    Raises ConfigError for steps < 1 or a horizon that is not finite > 0."""
 
     strong_order: float
     weak_order: float
+    projected = False  # theta back on the sphere after each step
 
     def __init__(self, sde: LimitSDE, steps: int, horizon: float):
         super().__init__(steps, horizon)
         self.sde = sde
+        self.clock = 0
+
+    def begin(self, start: int) -> None:
+        self.clock = start
+
+    def start_state(self, x0: torch.Tensor) -> Any:
+        """LN(x0), or the scheme's start (``SchemeSDE.start``: (LN(x0), |x0|) for a scheme with a radius)."""
+        return super().start_state(x0) if self.sde.norm_sde is None else self.sde.norm_sde.start(x0)
 
     @property
     def steps(self) -> int:
@@ -88,23 +125,25 @@ class EulerMaruyama(Solver):
     strong_order = 0.5
     weak_order = 1.0
 
-    def step(self, x: torch.Tensor, source: RandomSource) -> torch.Tensor:
-        """One step. ``(..., N, d) -> (..., N, d)``."""
+    def step(self, x: Any, source: RandomSource) -> Any:
+        """One step. ``(..., N, d) -> (..., N, d)``; a scheme with a radius: (theta, r) -> (theta, r)."""
         dt, sde = self.dt, self.sde
+        t, self.clock = self.clock * dt, self.clock + 1
+        if sde.norm_sde is not None:
+            return sde.norm_sde.step(x, t, dt, source, self.projected)
         dw, var = sde.field.increment_and_variance(x, dt, source)  # (..., N, d), (..., N, 1) or ()
         attn = sde.attention_drift(x, source)  # (..., N, d) or None
         if attn is not None:
             dw = dw + dt * attn
-        return x + (tangent(x, dw) + dt * sde.ito_correction(x, var))
+        out = x + (tangent(x, dw) + dt * sde.ito_correction(x, var))
+        return project(out) if self.projected else out
 
 
 class ProjectedEulerMaruyama(EulerMaruyama):
     """LN(X + b(X) dt + P_X dW(X)): the Euler-Maruyama step, then renormalisation (stays on the sphere);
     strong order 1/2, weak order 1."""
 
-    def step(self, x: torch.Tensor, source: RandomSource) -> torch.Tensor:
-        """One step. ``(..., N, d) -> (..., N, d)``."""
-        return project(super().step(x, source))
+    projected = True
 
 
 def make_solver(sde: LimitSDE, steps: int, horizon: float, scheme: str = "projected") -> Solver:

@@ -8,9 +8,10 @@ state:
     (Y, X) <- LN((Y, X) + h D(Y, X)),   then   LN(. + xi)
 
 with the noise xi either ``"shared"`` (one field evaluated at all Ny + Nx tokens: common noise across the
-species) or ``"own"`` (an independent draw of the field for each species). The state is the tuple (X, Y) and
-runs through ``loop.integrate``. With shared noise the model equals the one-species model of the joint tokens
-[Y; X] with ``cross = Ny`` (``ModelConfig(cross=...)``), so batched runs and sweeps cover it.
+species) or ``"own"`` (an independent draw of the field for each species: ``SpeciesNoise``). The state is the
+tuple (X, Y) and runs through ``loop.integrate``. Either model equals the one-species model of the joint tokens
+[Y; X] with ``cross = Ny`` and ``cross_noise`` = the mode (``ModelConfig(cross=..., cross_noise=...)``, whose
+noise ``species_noise`` splits for "own"), so configs, batched runs and sweeps cover both.
 ``species_observables`` measures each species and the two together.
 """
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -31,6 +33,41 @@ from ..observables import CLUSTER_COS, cluster_count, cosine_matrix, interaction
 from .loop import SaveAt, Trajectory, check_tokens, integrate
 
 NOISE_MODES = ("shared", "own")
+
+
+class SpeciesNoise:
+    """Own noise (BEYOND section 9): an independent draw of ``field`` for each species of the joint tokens
+    [Y; X], the first ``encoder`` tokens (Y) then the rest (X), in that order from the run's source.
+    ``(..., N, d) -> (..., N, d)``. Raises ConfigError for a field that is no NoiseField or encoder < 1."""
+
+    def __init__(self, field: NoiseField, encoder: int):
+        require(field, NoiseField, "noise")
+        self.field, self.encoder = field, positive_int("cross", encoder)
+
+    def increment(self, y: torch.Tensor, dt: float, source: RandomSource) -> torch.Tensor:
+        k = self.encoder
+        encoder = self.field.increment(y[..., :k, :], dt, source)  # (..., K, d)
+        return torch.cat([encoder, self.field.increment(y[..., k:, :], dt, source)], dim=-2)  # (..., N, d)
+
+    def __repr__(self) -> str:
+        return f"SpeciesNoise({self.field!r}, encoder={self.encoder})"
+
+
+def check_species_noise(cfg: Any) -> None:
+    """A config's ``cross_noise``: one of NOISE_MODES, and "own" only with two species (``cross`` = K > 0).
+    Raises ConfigError naming ``cross_noise``."""
+    if not isinstance(cfg.cross_noise, str) or cfg.cross_noise not in NOISE_MODES:
+        raise ConfigError("cross_noise", cfg.cross_noise, f"one of {list(NOISE_MODES)}")
+    if cfg.cross_noise == "own" and not cfg.cross:
+        raise ConfigError("cross_noise", cfg.cross_noise, "own noise needs two species: cross = K > 0 encoder tokens")
+
+
+def species_noise(cfg: Any, field: NoiseField | None) -> NoiseField | None:
+    """The noise of a config's layer: ``field`` itself, but split per species (``SpeciesNoise``) where the config
+    has two species (``cross`` = K > 0) with ``cross_noise = "own"``."""
+    if field is None or not cfg.cross or cfg.cross_noise == "shared":
+        return field
+    return SpeciesNoise(field, cfg.cross)
 
 
 class TwoSpecies:
@@ -74,13 +111,10 @@ class TwoSpecies:
         ny = y.shape[-2]
         z = torch.cat([y, x], dim=-2)  # (..., Ny + Nx, d)
         z = project(z + self.dt * self._attention(ny).drift(z, source))
-        if self.noise is not None and self.mode == "shared":
-            z = project(z + self.noise.increment(z, self.dt, source))
-        y, x = z[..., :ny, :], z[..., ny:, :]
-        if self.noise is not None and self.mode == "own":
-            y = project(y + self.noise.increment(y, self.dt, source))
-            x = project(x + self.noise.increment(x, self.dt, source))
-        return x, y
+        if self.noise is not None:
+            noise = self.noise if self.mode == "shared" else SpeciesNoise(self.noise, ny)
+            z = project(z + noise.increment(z, self.dt, source))
+        return z[..., ny:, :], z[..., :ny, :]
 
     def run(
         self,

@@ -4,7 +4,10 @@ P(sync) = fraction of seeds whose final E_beta is below ``threshold``, over acti
 attention scale. The ensemble is a sweep (``sdeformer.sweeps``): the discrete chain driven by the exact
 Gaussian limit field (``noise = "gaussian"``, THEORY section 3), every run's seed derived from (replicate, config
 hash), all scales and seeds of one (activation, d, bias std) one batched tensor program, on the local or a Dask
-executor. The kernel criterion lambda_bar = 0 is computed on a fine (d, bias std) grid for the overlay.
+executor. The kernel criterion lambda_bar = 0 is computed on a fine (d, bias std) grid for the overlay. The
+architecture parts ``norm``, ``alibi``, ``mask``, ``causal``, ``cross`` (BEYOND sections 6-9; the sweep's base)
+run in every cell; each cell's theorem verdict (``sync.cells``) is "not applicable" where they break the
+theorem's assumptions (``sync.architecture``), and P(sync) is measured all the same.
 ``run_and_write`` writes ``phase.json`` (``PhaseResult.to_json()``), ``phase.npz`` (probability, final_energy,
 lambda_bar) and the sweep table under ``sweep/`` (``sdeformer sweep plot OUT/sweep --x dim --y su --color
 energy --below 1e-3 --where activation=relu --where attention_scale=0``); its caller draws ``FIGURE``
@@ -30,6 +33,9 @@ from ..core.validate import seed as check_seed
 from ..io.store import write_json, write_npz
 from ..observables import interaction_energy
 from .results import Result
+from .sync.architecture import DEFAULTS as PARTS
+from .sync.architecture import config_fields, given, model_config, part_reasons
+from .sync.cells import agreement_with_kernel, cell_grid
 from .threads import single_threaded
 
 THRESHOLD = 1e-3  # final E_beta below this counts as synchronized
@@ -62,22 +68,14 @@ QUICK: dict[str, Any] = dict(
 @dataclass(frozen=True)
 class PhaseResult(Result):
     """P(sync) ``probability`` (A, D, B, S) and ``final_energy`` (A, D, B, S, seeds) over the grid, E_beta(0)
-    ``initial_energy`` (A, D), ``lambda_bar`` (A, D, B) and the fine lambda_bar grids (per activation,
-    ``(FINE, FINE)`` over dims_fine x bias_fine)."""
+    ``initial_energy`` (A, D), ``lambda_bar`` (A, D, B), the fine lambda_bar grids (per activation,
+    ``(FINE, FINE)`` over dims_fine x bias_fine), the architecture ``parts`` set, why the theorem does not apply to
+    them (``not_applicable``, empty for the paper's model) and each cell's ``verdict`` (A, D, B, S)."""
 
     JSON_KEYS = (
-        "activations",
-        "dims",
-        "bias_stds",
-        "scales",
-        "seeds",
-        "threshold",
-        "probability",
-        "lambda_bar",
-        "agreement",
-        "agreement_finite_t",
-        "wall_s",
-    )
+        "activations", "dims", "bias_stds", "scales", "seeds", "threshold", "parts", "not_applicable", "verdict",
+        "probability", "lambda_bar", "agreement", "agreement_finite_t", "wall_s",
+    )  # fmt: skip
     activations: list[str]
     dims: list[int]
     bias_stds: list[float]
@@ -94,6 +92,9 @@ class PhaseResult(Result):
     dims_fine: np.ndarray
     bias_fine: np.ndarray
     lambda_bar_fine: dict[str, list[list[float]]]
+    parts: dict[str, object]
+    not_applicable: dict[str, str]
+    verdict: np.ndarray
     wall_s: float
 
     @property
@@ -108,8 +109,10 @@ class PhaseResult(Result):
 
 
 def settings_for(quick: bool = False, **overrides: Any) -> dict[str, Any]:
-    """The QUICK or FULL grid, with the given (not None) overrides."""
-    return {**(QUICK if quick else FULL), **{k: v for k, v in overrides.items() if v is not None}}
+    """The QUICK or FULL grid, with the given (not None) overrides; the architecture parts only where set off
+    their defaults (a default run's settings are the ones they were before the parts existed)."""
+    grid = {k: v for k, v in overrides.items() if v is not None and k not in PARTS}
+    return {**(QUICK if quick else FULL), **grid, **given(overrides)}
 
 
 def progress_units(settings: dict[str, Any]) -> int:
@@ -120,7 +123,8 @@ def progress_units(settings: dict[str, Any]) -> int:
 
 @dataclass(frozen=True)
 class PhaseGrid:
-    """The settings of one phase ensemble: its axes, replicates per cell, the runs' size and the root seed."""
+    """The settings of one phase ensemble: its axes, replicates per cell, the runs' size, the root seed and the
+    architecture parts (``sync.architecture``)."""
 
     activations: Sequence[str]
     dims: Sequence[int]
@@ -132,6 +136,15 @@ class PhaseGrid:
     horizon: float
     beta: float = 1.0
     seed: int = 0
+    norm: str = PARTS["norm"]
+    alibi: float = PARTS["alibi"]
+    mask: str = PARTS["mask"]
+    causal: bool = PARTS["causal"]
+    cross: int = PARTS["cross"]
+
+    def parts(self) -> dict[str, object]:
+        """The architecture parts set off their defaults."""
+        return given({k: getattr(self, k) for k in PARTS})
 
     def check(self) -> None:
         """Refuse bad settings (ConfigError naming the parameter), the memory estimate included, before any work
@@ -149,10 +162,12 @@ class PhaseGrid:
         fits_in_memory("seeds", seeds, estimate)  # the estimate: results + one batch
         if min(dims) < 4:
             raise ConfigError("dims", list(dims), "d >= 4 (lambda_bar < 0 needs d >= 4)")
+        model_config(self.parts(), tokens=self.tokens, dim=max(dims), layers=self.steps, horizon=self.horizon)
 
     def spec(self) -> sweeps.Spec:
         """The ensemble as a sweep spec: the axes crossed, ``seeds`` replicates, final E_beta recorded."""
         base = {"tokens": self.tokens, "layers": self.steps, "horizon": self.horizon, "noise": "gaussian"}
+        base |= config_fields(self.parts())
         axes = {"activation": self.activations, "dim": self.dims, "bias_std": self.bias_stds}
         axes["attention_scale"] = self.scales
         return sweeps.parse_spec(
@@ -193,10 +208,12 @@ def phase(
     progress: Callable[[int], None] | None = None,
     out: str | Path | None = None,
     executor: Any = None,
+    **parts: Any,
 ) -> PhaseResult:
     """Simulate the grid as a sweep (see module docstring) into ``out`` (resumable; None: a temporary folder)
-    on ``executor`` (default: ``sweeps.LocalExecutor``); ``progress(n)``: n more runs done."""
-    grid = PhaseGrid(activations, dims, bias_stds, scales, seeds, tokens, steps, horizon, beta, seed)
+    on ``executor`` (default: ``sweeps.LocalExecutor``); ``progress(n)``: n more runs done; ``parts``: the
+    architecture (``norm``, ``alibi``, ``mask``, ``causal``, ``cross``)."""
+    grid = PhaseGrid(activations, dims, bias_stds, scales, seeds, tokens, steps, horizon, beta, seed, **parts)
     grid.check()
     start = time.perf_counter()
     spec = grid.spec()
@@ -205,12 +222,8 @@ def phase(
             final, initial = _ensemble(spec, tmp, executor, progress)
     else:
         final, initial = _ensemble(spec, out, executor, progress)
-    lam = np.array(
-        [
-            [[kernel_theory(a, d, bias_std=b, beta=beta).lambda_bar for b in bias_stds] for d in dims]
-            for a in activations
-        ]
-    )
+    reasons = part_reasons(grid.parts(), tokens)
+    verdict, lam = cell_grid(activations, dims, bias_stds, scales, beta, reasons)
     dims_fine = np.linspace(min(dims), max(dims), FINE)
     bias_fine = np.linspace(min(bias_stds), max(bias_stds), FINE)
     lam_fine = {
@@ -234,6 +247,9 @@ def phase(
         dims_fine=dims_fine,
         bias_fine=bias_fine,
         lambda_bar_fine=lam_fine,
+        parts=grid.parts(),
+        not_applicable=reasons,
+        verdict=verdict,
         wall_s=time.perf_counter() - start,
     )
 
@@ -272,22 +288,3 @@ def run_and_write(
         lambda_bar=result.lambda_bar,
     )
     return result
-
-
-def agreement_with_kernel(result: PhaseResult, finite_time: bool = False) -> float:
-    """Fraction of noise-only cells (attention scale 0) where 'P(sync) >= 1/2' matches the kernel verdict:
-    lambda_bar < 0 and the field not odd; with ``finite_time`` also lambda_bar T < log(threshold / E_beta(0))
-    (the decay near synchrony is at rate lambda_bar, so a finite horizon needs that much). nan without scale 0."""
-    if 0.0 not in result.scales:
-        return float("nan")
-    lam = np.asarray(result.lambda_bar)  # (A, D, B)
-    predicted = lam < 0
-    if finite_time:
-        need = np.log(result.threshold / np.asarray(result.initial_energy))[:, :, None]  # (A, D, 1)
-        predicted &= lam * result.horizon < need
-    for a, act in enumerate(result.activations):
-        for j, b in enumerate(result.bias_stds):
-            if kernel_theory(act, 4).activation.odd and b == 0.0:
-                predicted[a, :, j] = False
-    observed = np.asarray(result.probability)[..., result.scales.index(0.0)] >= 0.5  # (A, D, B)
-    return float((observed == predicted).mean())

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from ..config import ModelConfig
-from ..core.rng import Streams
+from ..core.rng import StreamSource, make_streams
 from ..core.validate import finite_state, fits_in_memory
 from ..dynamics.loop import SaveAt
 from ..io.store import claim_run_folder, config_hash, read_npz, write_csv, write_json, write_npz, write_run_metadata
@@ -130,7 +130,9 @@ def _np(x: torch.Tensor) -> np.ndarray:
     return (x.float() if x.dtype == torch.bfloat16 else x).numpy()
 
 
-def _load_checkpoint(path: Path, key: str, streams: Streams, segments: _Segments) -> tuple[int, torch.Tensor] | None:
+def _load_checkpoint(
+    path: Path, key: str, streams: StreamSource, segments: _Segments
+) -> tuple[int, torch.Tensor] | None:
     """(next layer, tokens (N, d)) of a matching checkpoint, else None (and stale segments removed). Segments
     written after the checkpoint (an interruption between the two writes) are dropped."""
     data = read_npz(path) if path.exists() else None
@@ -163,7 +165,7 @@ def simulate(
         for stale in ("checkpoint.npz", "segments", "summary.json"):
             shutil.rmtree(out / stale) if (out / stale).is_dir() else (out / stale).unlink(missing_ok=True)
     model, x = cfg.build(), cfg.initial_tokens()
-    streams, segments = Streams(cfg.seed, (), x.device), _Segments(out)
+    streams, segments = make_streams(cfg.rng, cfg.seed, (), x.device), _Segments(out)
     ckpt = out / "checkpoint.npz" if out is not None else None
     state = _load_checkpoint(ckpt, key, streams, segments) if ckpt is not None else None
     if state is None:

@@ -69,15 +69,27 @@ def rows_per_run(times: Any, layers: int) -> int:
     return len(times)
 
 
-def check_memory(base: Mapping[str, Any], groups: Groups, runs: int, batch: int, times: Any = "final") -> int:
+def check_memory(base: Mapping[str, Any], groups: Groups, runs: int, batch: int | str, times: Any = "final") -> int:
     """ConfigError (naming the sizes and the GiB estimate) unless the spec's largest task fits in the memory
     available now; returns the estimate in bytes."""
     from ..experiments.simulate import memory_estimate
+    from .task import batch_size
 
     axes = {name: values for group in groups for name, values in group}
     sizes = {name: _largest(name, base, axes) for name in (*SIZES, "dtype")}
-    per_run = memory_estimate(ModelConfig(**sizes))
+    largest = ModelConfig(**sizes)
+    per_run = memory_estimate(largest)
     driver = runs * (RUN_BYTES + rows_per_run(times, sizes["layers"]) * ROW_BYTES)
-    estimate = min(batch, runs) * per_run + driver
+    estimate = min(batch_size(batch, largest), runs) * per_run + driver
     fits_in_memory("/".join(SIZES), tuple(sizes[n] for n in SIZES), estimate)
     return estimate
+
+
+def check_device(device: str) -> None:
+    """ConfigError when the spec's ``device`` is a GPU this machine does not have."""
+    if device.startswith("cuda"):
+        import torch
+
+        index = int(device.partition(":")[2] or 0)
+        if not torch.cuda.is_available() or index >= torch.cuda.device_count():
+            raise ConfigError("device", device, "a CUDA device this machine has (none here: use device: cpu)")

@@ -19,11 +19,12 @@ import numpy as np
 
 from ..config import ModelConfig
 from ..core.errors import ConfigError
+from ..dynamics.loop import SaveAt
 from ..io.store import config_hash
 from .spec import Spec, expand_fields
 
 HASH_EXCLUDES = ("seed", "save_every")
-TIME_TOLERANCE = 1e-9  # relative: a requested time must be a whole number of layers
+TIME_TOLERANCE = 1e-12  # relative: a time up to T (1 + this) is T (as loop.SaveAt allows)
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,9 @@ def run_seed(replicate: int, hash_: str) -> int:
 
 
 def record_layers(config: ModelConfig, times: Any) -> tuple[int, ...]:
-    """Layer indices to record for ``times`` (see ``spec``): t = k T / L must be whole layers."""
+    """Layer indices to record for ``times`` (see ``spec``). A list of times t in [0, T] records, for each t,
+    the first layer k whose time k T / L reaches t: the peers' rule, ``loop.SaveAt(times=...)``'s own (so a
+    multiple of dt is recorded at exactly its layer). Raises ConfigError naming ``times`` for a t past T."""
     L = config.layers
     if times == "final":
         return (L,)
@@ -62,14 +65,10 @@ def record_layers(config: ModelConfig, times: Any) -> tuple[int, ...]:
         return tuple(range(L + 1))
     if isinstance(times, tuple) and times and times[0] == "every":
         return tuple(sorted(set(range(0, L + 1, times[1])) | {L}))
-    dt = config.horizon / L
-    out = []
-    for t in times:
-        k = round(t / dt)
-        if abs(k * dt - t) > TIME_TOLERANCE * max(1.0, config.horizon) or not 0 <= k <= L:
-            raise ConfigError("times", t, f"must be a multiple of dt = T/L = {dt:g} in [0, T = {config.horizon:g}]")
-        out.append(k)
-    return tuple(sorted(set(out)))
+    late = [t for t in times if t > config.horizon * (1 + TIME_TOLERANCE)]
+    if late:
+        raise ConfigError("times", late[0], f"must be in [0, T = {config.horizon:g}]")
+    return tuple(sorted(SaveAt(times=times).keep(0, L, L, config.horizon / L)))
 
 
 def save_every(layers: tuple[int, ...], total: int) -> int:

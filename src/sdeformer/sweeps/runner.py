@@ -68,6 +68,7 @@ def check_fits(spec: Spec) -> None:
     """ConfigError, before any folder is made, when the spec's largest task cannot fit in memory (``limits``)."""
     runs = limits.count_runs(spec.groups, spec.seeds)
     limits.check_memory(spec.base, spec.groups, runs, spec.batch, spec.times)
+    limits.check_device(spec.device)
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,7 @@ def plan(spec: Spec, out: str | Path, retry_failed: bool = False, force: bool = 
     table.compact(out)
     recorded = table.run_status(table.load(out, move=True)[0])
     todo = [r for r in runs if r.key not in recorded or (retry_failed and recorded[r.key] == "error")]
-    return Plan(runs, todo, make_tasks(todo, spec.batch))
+    return Plan(runs, todo, make_tasks(todo, spec.batch, spec.device))
 
 
 def run(

@@ -13,8 +13,17 @@ seeds, the observables to record (THEORY section 5) and the times to record them
     seeds: 4                                            # or [3, 7, 11] or {start: 100, count: 8}
     observables: [energy, mean_cos, {name: clusters, threshold: 0.99}]
     times: final                                        # or all, [t1, t2, ...] (in units of t), {every: k} (layers)
-    batch: 64                                           # most runs per task (one batched tensor program)
+    batch: 64                                           # most runs per task (one batched tensor program), or auto
     x0: starts.npy                                      # initial tokens (N, d), or an axis over B starts (B, N, d)
+    device: cpu                                         # or cuda, cuda:K: where the runs are simulated
+
+``batch: auto`` sizes each task from a memory budget (``task.batch_size``: ``AUTO_TASK_BYTES`` per task, from
+``simulate.memory_estimate`` per run); batching changes no run's numbers. ``device: cuda`` simulates on the
+GPU (the observables are then computed on the CPU); a device the machine lacks is refused when the sweep runs.
+
+``times: [t1, t2, ...]`` takes any times in [0, T] and records each at the first layer k whose time k T / L
+reaches it (the peers' rule, ``loop.SaveAt(times=...)``): with dt = 0.1, t = 0.33 is recorded at layer 4
+(t = 0.4), a multiple of dt at exactly its layer; the table's ``t`` is the recorded layer's time k T / L.
 
 Files are safe-loaded (numbers as YAML 1.2 reads them: ``1e-2`` is a number); every bad entry raises a one-line
 ``ConfigError`` naming it. The spec's size (points x seeds) is counted from the axes before any value is
@@ -23,6 +32,7 @@ expanded (``limits``), and refused above ``max_runs``; the value rules are in ``
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -35,7 +45,7 @@ from .observables import Observable, parse_observables
 from .table import CONFIG_TYPES, schema
 from .values import SHORTHANDS, coerce, count, parse_range, seeds, times
 
-SPEC_KEYS = ("name", "base", "axes", "zipped", "seeds", "observables", "times", "batch", "x0")
+SPEC_KEYS = ("name", "base", "axes", "zipped", "seeds", "observables", "times", "batch", "x0", "device")
 RESERVED = {"seed": "use 'seeds:' for replicates", "save_every": "set by 'times:'"}
 FIELD_TYPES = CONFIG_TYPES
 DEFAULT_BATCH = 64
@@ -51,7 +61,8 @@ class Spec:
     seeds: Sequence[int]  # a range ({start, count} or a count) or a tuple
     observables: tuple[Observable, ...]
     times: Any  # "final", "all", ("every", k) or a tuple of floats
-    batch: int = DEFAULT_BATCH
+    batch: int | str = DEFAULT_BATCH  # or "auto": from a memory budget per task (``task.batch_size``)
+    device: str = "cpu"  # where the runs are simulated (cpu, cuda, cuda:K); the observables run on the CPU
     source: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -68,6 +79,7 @@ class Spec:
             "observables": [o.to_dict() for o in self.observables],
             "times": times,
             "batch": self.batch,
+            **({"device": self.device} if self.device != "cpu" else {}),  # cpu: the claims of older folders
         }
 
     @property
@@ -134,7 +146,8 @@ def parse_spec(
         seeds=replicates,
         observables=parse_observables(data.get("observables", ["energy"])),
         times=times(data.get("times", "final")),
-        batch=count("batch", data.get("batch", DEFAULT_BATCH)),
+        batch="auto" if data.get("batch") == "auto" else count("batch", data.get("batch", DEFAULT_BATCH)),
+        device=_device(data.get("device", "cpu")),
         source=dict(data),
     )
     ModelConfig.from_mapping(expand_fields(spec.base))  # the base alone must be a valid config
@@ -149,6 +162,13 @@ def expand_fields(values: Mapping[str, Any]) -> dict[str, Any]:
         for target in SHORTHANDS.get(name, (name,)):
             out[target] = value
     return out
+
+
+def _device(value: Any) -> str:
+    """A device name: cpu, cuda or cuda:K (whether it exists is checked when the sweep runs)."""
+    if not (isinstance(value, str) and re.fullmatch(r"cpu|cuda(:\d+)?", value)):
+        raise ConfigError("device", value, "cpu, cuda or cuda:K")
+    return value
 
 
 def _name(value: Any) -> str:

@@ -6,6 +6,7 @@
   where the synchronization theorem applies;
 - ``moments``: the one-step moment test of BEYOND section 0 with the radius;
 - ``rates``: the noiseless clustering laws of arXiv:2510.22026 and their fit.
+- ``limit_sde``: the limit SDE of each scheme as the solvers of ``dynamics.sde`` step it (state with radius).
 
 Only ``schemes`` is imported here (``dynamics.discrete`` uses it; the others import the model).
 """

@@ -61,10 +61,11 @@ def mean_cosine(rho: np.ndarray, d: int) -> np.ndarray:
 
 
 def normalized_kernel(kernel: torch.Tensor, d: int) -> torch.Tensor:
-    """E<LN(G_i), LN(G_j)> of a Gaussian field with covariance K_ij I_d, ``(N, N) -> (N, N)``."""
+    """E<LN(G_i), LN(G_j)> of a Gaussian field with covariance K_ij I_d, ``(..., N, N) -> (..., N, N)``."""
     k = kernel.detach().double().cpu().numpy()
-    diag = np.sqrt(np.diag(k))
-    return torch.as_tensor(mean_cosine(k / np.outer(diag, diag), d), dtype=kernel.dtype, device=kernel.device)
+    diag = np.sqrt(np.diagonal(k, axis1=-2, axis2=-1))  # (..., N)
+    rho = k / (diag[..., :, None] * diag[..., None, :])  # (..., N, N)
+    return torch.as_tensor(mean_cosine(rho, d), dtype=kernel.dtype, device=kernel.device)
 
 
 def _blocks(x: torch.Tensor, attention: Any, field: Any, normalized: bool) -> tuple[torch.Tensor, torch.Tensor]:
@@ -105,30 +106,3 @@ def limit(norm: Normalization, x: torch.Tensor, attention: Any = None, field: An
         rvar = torch.einsum("na,nab,nb->n", theta, cii, theta)
         return Limit(theta, r, a / r[:, None], c / (r[:, None, None, None] * r[None, :, None, None]), rdrift, rvar)
     raise ConfigError("norm", repr(norm), "no limit is derived for this scheme (BEYOND section 6)")
-
-
-SYNC_NOT_APPLICABLE = {
-    "pre": "the radius grows (dr = <theta, A> dt + ...), so the direction's drift and noise decay like 1/r and 1/r^2",
-    "peri": "the radius grows like t, so the direction's drift and noise decay like 1/r and 1/r^2",
-    "mix": "after the switch the radius grows (Pre-LN), so the direction's coefficients decay like 1/r",
-    "ngpt": "the drift is alpha A / |A| and the noise the normalized field: not the theorem's attention and kernel",
-    "sqrt": "the coefficients decay like 1/sqrt(1 + t) and 1/(1 + t): not a time-homogeneous SDE",
-}
-
-
-def sync_applicability(norm: str | Normalization) -> str | None:
-    """None where the synchronization theorem (THEORY section 5: a time-homogeneous SDE on the sphere with
-    softmax attention and the MLP kernel) can apply to a scheme (Post-LN), else why not: the verdict machinery
-    (``experiments.sync``, ``experiments.phase``) then says "not applicable". ``norm``: a config's name or a
-    scheme. Raises ConfigError for an unknown name."""
-    name = norm if isinstance(norm, str) else norm.name
-    base = name.partition(":")[0]
-    if base != "post" and base not in SYNC_NOT_APPLICABLE:
-        raise ConfigError("norm", name, f"one of {['post', *SYNC_NOT_APPLICABLE]}")
-    return SYNC_NOT_APPLICABLE.get(base)
-
-
-def sync_verdict(norm: str | Normalization, verdict: str) -> str:
-    """The verdict of the synchronization check for a scheme: ``verdict`` (one of ``sync.check.VERDICTS``) where
-    the theorem can apply, "not applicable" where ``sync_applicability`` says it cannot."""
-    return verdict if sync_applicability(norm) is None else "not applicable"

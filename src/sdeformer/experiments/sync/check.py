@@ -9,9 +9,15 @@ projected Euler-Maruyama) and from the discrete model (the Gaussian field at inf
 width-m MLP), with a 95% band, fits the exponential rate, and compares with the bound. eps comes from
 ``eps.attention_eps``: certified (2 max(0, -s) for V = s I, Q^T K = beta I, sharp: proof in ``eps``) or, for
 another attention, the max growth over stated adversarial starts (``eps_method`` says which). The Gaussian
-field uses the exact, jitter-free ``root='eigh'``.
+field uses the exact, jitter-free ``root='eigh'``. The settings' architecture parts (``norm``, ``alibi``, ``mask``,
+``causal``, ``cross``; BEYOND sections 6-9) go into both models: the attention ``architecture.attention_name``
+names, built from the registry, and the scheme (the SDE then the scheme's limit, BEYOND section 6; E_beta is
+that of the tokens' directions).
 
-Verdicts (``verdict``): "not applicable" unless the field is not odd, lambda_bar < 0 and eps + lambda_bar' < 0;
+Verdicts (``verdict``): "not applicable", with the reasons in ``not_applicable``, where a part breaks the
+theorem's assumptions (``architecture.part_reasons``: any scheme but Post-LN, ALiBi, a graph mask other than the
+complete graph, the causal mask, two species) or a kernel condition fails (``architecture.kernel_reasons``: the
+field is odd, lambda_bar >= 0 or eps + lambda_bar' >= 0); the energies are simulated and reported all the same;
 else "fails" if, at some time where the bound *or the measurement* is above the resolution floor
 (``eps.resolution_floor``), the mean minus its 95% half-width exceeds the bound (an ensemble resolved above
 the floor that stays above a bound below it fails); "below resolution" if neither is resolved at the end;
@@ -38,12 +44,12 @@ from typing import Any
 
 import numpy as np
 
-from ...attention.softmax import SoftmaxAttention
 from ...core.rng import derive_seeds
 from ...core.sphere import uniform_sphere
 from ...io.store import write_cached_npz, write_json
 from ...observables import exponential_rate
 from ..threads import single_threaded
+from .architecture import kernel_reasons, part_reasons
 from .eps import attention_eps, resolution_floor
 from .result import VERDICTS, Power, SyncResult
 from .runs import MODELS, energy_key, jobs, sync_runs
@@ -63,17 +69,23 @@ def progress_units(runs: int, steps: int, chunk: int = CHUNK, power: bool = Fals
 def settings_units(settings: SyncSettings) -> int:
     """``progress_units`` of these settings (with the power record where the theorem applies)."""
     s = settings.check()
-    return progress_units(s.runs, s.steps, s.chunk, _applies(s, attention_eps(_attention(s, None), s.dim, s.beta)[0]))
+    applies = not part_reasons(s.parts(), s.tokens) and not kernel_reasons(s.theory(), _eps(s, _model(s, None)[0])[0])
+    return progress_units(s.runs, s.steps, s.chunk, applies)
 
 
-def _attention(s: SyncSettings, attention: Any) -> Any:
-    return SoftmaxAttention(s.beta, s.attention_scale) if attention is None else attention
+def _model(s: SyncSettings, attention: Any) -> tuple[Any, Any]:
+    """(the attention, the scheme or None for Post-LN) of the settings' parts (``attention`` replaces the first)."""
+    from ...dynamics import blocks
+
+    cfg = s.model()
+    norm = blocks.norm(cfg)
+    return blocks.attention(cfg) if attention is None else attention, None if norm.name == "post" else norm
 
 
-def _applies(s: SyncSettings, eps: float) -> bool:
-    """Not odd, lambda_bar < 0, eps + lambda_bar' < 0 (THEORY section 5.2)."""
-    theory = s.theory()
-    return theory.synchronizes and eps + theory.lambda_bar_prime < 0
+def _eps(s: SyncSettings, attention: Any) -> tuple[float, str]:
+    """``attention_eps``; from starts of the run's N tokens where the parts make the attention depend on the
+    token positions (a mask, ALiBi, causal, two species: their patterns are built for N)."""
+    return attention_eps(attention, s.dim, s.beta, tokens=s.tokens if set(s.parts()) - {"norm"} else None)
 
 
 @single_threaded
@@ -87,22 +99,24 @@ def sync_check(
     **fields: Any,
 ) -> SyncResult:
     """Run the check (see module docstring) of ``settings`` (or of ``SyncSettings(**fields)``). ``width=None``
-    uses the infinite-width discrete model; ``attention`` replaces ``SoftmaxAttention(beta, attention_scale)``
-    (eps then by adversarial starts). The chunks of runs are jobs on ``executor`` (``sweeps.LocalExecutor`` or
-    ``DaskExecutor``; default: local); with ``out`` their parts live in ``out/parts``. ``progress(n)``
-    advances by the steps done (``progress_units``). Raises ConfigError for bad input."""
+    uses the infinite-width discrete model; ``attention`` replaces the parts' attention (by default
+    ``SoftmaxAttention(beta, attention_scale)``; eps then by adversarial starts). The chunks of runs are jobs on
+    ``executor`` (``sweeps.LocalExecutor`` or ``DaskExecutor``; default: local); with ``out`` their parts live in
+    ``out/parts``. ``progress(n)`` advances by the steps done (``progress_units``). Raises ConfigError for bad
+    input."""
     from ...sweeps import run_jobs
 
     if settings is not None and fields:
         raise TypeError(f"sync_check: settings given, and also {sorted(fields)}")
     s = (settings if settings is not None else SyncSettings(**fields)).check()
     theory, start = s.theory(), time.perf_counter()
-    attention = _attention(s, attention)
+    attention, norm = _model(s, attention)
     x_seed, noise_seed = derive_seeds(s.seed, 2)
     x0 = uniform_sphere(s.tokens, s.dim, batch=(s.runs,), seed=x_seed, dtype=s.torch_dtype)  # (R, N, d)
-    eps, eps_method = attention_eps(attention, s.dim, s.beta)
-    applies = _applies(s, eps)
-    todo = jobs(s, attention, x0, derive_seeds(noise_seed, 2 * s.runs), applies, sync_runs)
+    eps, eps_method = _eps(s, attention)
+    reasons = part_reasons(s.parts(), s.tokens) | kernel_reasons(theory, eps)
+    applies = not reasons
+    todo = jobs(s, attention, x0, derive_seeds(noise_seed, 2 * s.runs), applies, sync_runs, norm)
     if out is None:
         with tempfile.TemporaryDirectory() as tmp:
             parts = run_jobs(todo, tmp, executor, progress)
@@ -136,6 +150,7 @@ def sync_check(
         lambda1=theory.lambda1,
         odd_field=theory.odd_field,
         theorem_applies=applies,
+        not_applicable=reasons,
         eps=eps,
         eps_method=eps_method,
         floor=floor,

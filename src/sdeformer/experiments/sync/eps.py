@@ -32,10 +32,12 @@ import math
 
 import torch
 
+from ...attention.masks import MaskedAttention
 from ...attention.softmax import SoftmaxAttention
 from ...core.rng import Streams, derive_seeds
 from ...core.sphere import uniform_sphere
 from ...dynamics.discrete import StochasticTransformer
+from .architecture import all_to_all
 
 FLOOR_ULPS = 8.0  # resolution floor in units of the E_beta of tokens whose cosines all sit one ulp below 1
 CLUSTER_SPREAD = 1e-2  # std of the tokens about their centre in the clustered / antipodal starts
@@ -55,18 +57,18 @@ def certified_eps(scale: float) -> float:
     return CERTIFIED_FACTOR * max(0.0, -float(scale))
 
 
-def is_certified(attention: object, beta: float) -> bool:
+def is_certified(attention: object, beta: float, tokens: int | None = None) -> bool:
     """Whether ``attention`` is V = s I, Q^T K = beta I with the energy's beta (scalars), so ``certified_eps``
-    applies."""
-    return (
-        isinstance(attention, SoftmaxAttention)
-        and attention.Q is None
-        and attention.K is None
-        and attention.V is None
-        and isinstance(attention.scale, float | int)
-        and isinstance(attention.beta, float | int)
-        and float(attention.beta) == float(beta)
-    )
+    applies: ``SoftmaxAttention`` without matrices, or the masked softmax (``MaskedAttention``, no ALiBi) when it
+    attends all-to-all on ``tokens`` tokens (no causal mask, one species, the complete graph)."""
+    if type(attention) is MaskedAttention:
+        one_graph = not attention.causal and not attention.cross
+        plain = one_graph and tokens is not None and all_to_all(attention.mask, tokens)
+    else:
+        matrices = (getattr(attention, name, None) for name in "QKV")
+        plain = isinstance(attention, SoftmaxAttention) and all(m is None for m in matrices)
+    scale, own_beta = getattr(attention, "scale", None), getattr(attention, "beta", None)
+    return plain and isinstance(scale, float | int) and isinstance(own_beta, float | int) and own_beta == beta
 
 
 def stable_energy(x: torch.Tensor, beta: float) -> torch.Tensor:
@@ -147,8 +149,10 @@ def adversarial_eps(
     return max(growth_rate(x0, attention, steps, horizon, beta) for x0 in starts.values())
 
 
-def attention_eps(attention, dim: int, beta: float, **adversarial) -> tuple[float, str]:
-    """(eps, eps_method): ``certified_eps`` where ``is_certified``, else ``adversarial_eps`` and STARTS."""
-    if is_certified(attention, beta):
+def attention_eps(attention, dim: int, beta: float, tokens: int | None = None, **adversarial) -> tuple[float, str]:
+    """(eps, eps_method): ``certified_eps`` where ``is_certified`` (on ``tokens`` tokens), else ``adversarial_eps``
+    (from starts of ``tokens`` tokens if given) and STARTS."""
+    if is_certified(attention, beta, tokens):
         return certified_eps(float(attention.scale)), "certified"
-    return adversarial_eps(attention, dim, beta, **adversarial), STARTS
+    sizes = {} if tokens is None else {"tokens": tokens}
+    return adversarial_eps(attention, dim, beta, **sizes, **adversarial), STARTS

@@ -42,7 +42,9 @@ class SyncResult(Result):
     """The check of one setting: the kernel constants, eps and how it was obtained, E E_beta(t) mean and 95%
     half-width ``(S,)`` per model ('sde', 'discrete'), the bound ``(S,)`` at times ``t`` ``(S,)``, the resolution
     floor, the measured rates (beside the bound's ``predicted_rate``), the power record (None where the theorem
-    does not apply) and the verdicts (VERDICTS; ``bound_holds`` is None unless "holds" or "fails")."""
+    does not apply) and the verdicts (VERDICTS; ``bound_holds`` is None unless "holds" or "fails");
+    ``not_applicable``: why the theorem does not apply, ``{part or condition: reason}`` (``architecture``), empty
+    where it does."""
 
     settings: SyncSettings
     lambda_bar: float
@@ -50,6 +52,7 @@ class SyncResult(Result):
     lambda1: float
     odd_field: bool
     theorem_applies: bool
+    not_applicable: dict[str, str]
     eps: float
     eps_method: str
     floor: float
@@ -84,6 +87,13 @@ class SyncResult(Result):
         said = "would have caught" if self.power.caught else "NOT caught"
         return f"{said}: {self.power.perturbation} (rate {self.power.measured_rate:.3g}, {self.power.verdict})"
 
+    @property
+    def reasons_text(self) -> str:
+        """' (norm: why; mask: why)' where the theorem does not apply, '' where it does."""
+        if not self.not_applicable:
+            return ""
+        return " (" + "; ".join(f"{k}: {v}" for k, v in self.not_applicable.items()) + ")"
+
     def summary(self) -> str:
         """One line for the terminal."""
         return (
@@ -91,5 +101,6 @@ class SyncResult(Result):
             f"{self.predicted_rate:.4f} beside the measured rate SDE {self.measured_rate['sde']:.4f} / discrete "
             f"{self.measured_rate['discrete']:.4f}, E E_beta(T) SDE {self.final_energy['sde']:.3g} / discrete "
             f"{self.final_energy['discrete']:.3g}, eps {self.eps:g} ({self.eps_method.split(':')[0]}), floor "
-            f"{self.floor:.2g}, verdict: {self.verdict}; power: {self.power_text}; {self.wall_s:.1f} s"
+            f"{self.floor:.2g}, verdict: {self.verdict}{self.reasons_text}; power: {self.power_text}; "
+            f"{self.wall_s:.1f} s"
         )

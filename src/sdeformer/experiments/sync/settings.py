@@ -1,8 +1,11 @@
 """The settings of the synchronization check (THEORY section 5), written once: one frozen dataclass used by
 ``check.sync_check``, the ``sync-check`` command, the result (``SyncResult.settings``) and the report.
 
-``HELP`` holds each field's one-line help (the command's option help); ``SyncSettings.check()`` is the cheap
-input check a command runs before it claims its folder. No torch at import (the command line's ``--help``).
+``HELP`` holds each field's one-line help (the command's option help; the architecture parts ``norm``, ``alibi``,
+``mask``, ``causal``, ``cross`` take ``simulate``'s, ``cli.common.ARCHITECTURE_HELP``); ``SyncSettings.check()`` is
+the cheap input check a command runs before it claims its folder. The parts (BEYOND sections 6-9) are those of
+``architecture``: the check's models run with them, and its verdict is "not applicable" where they break the
+theorem's assumptions. No torch at import (the command line's ``--help``).
 """
 
 from __future__ import annotations
@@ -12,10 +15,13 @@ from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 from ...core.errors import ConfigError
+from .architecture import DEFAULTS as PARTS
+from .architecture import given, model_config
 
 if TYPE_CHECKING:
     import torch
 
+    from ...config import ModelConfig
     from ...core.kernel import KernelTheory
 
 CHUNK = 32  # runs per chunk (one job per chunk and model)
@@ -57,6 +63,11 @@ class SyncSettings:
     dtype: str = "float32"
     chunk: int = CHUNK
     power_factor: float = POWER_FACTOR
+    norm: str = PARTS["norm"]  # the architecture parts (BEYOND sections 6-9), as in config.ModelConfig
+    alibi: float = PARTS["alibi"]
+    mask: str = PARTS["mask"]
+    causal: bool = PARTS["causal"]
+    cross: int = PARTS["cross"]
 
     def __post_init__(self) -> None:
         if not isinstance(self.dtype, str):  # a torch dtype is accepted for its name
@@ -64,9 +75,9 @@ class SyncSettings:
 
     @classmethod
     def of(cls, values: dict[str, Any]) -> SyncSettings:
-        """The settings among ``values`` (e.g. a command's options): the keys that name a field."""
+        """The settings among ``values`` (e.g. a command's options): the keys that name a field, not None."""
         names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in values.items() if k in names})
+        return cls(**{k: v for k, v in values.items() if k in names and v is not None})
 
     def check(self) -> SyncSettings:
         """The input checks (cheap: before a command claims its folder); the settings with their numbers as int /
@@ -90,8 +101,20 @@ class SyncSettings:
             raise ConfigError("dtype", self.dtype, " or ".join(DTYPES))
         check_seed("seed", self.seed)
         self.theory()
+        cfg = self.model()  # the parts, checked as simulate checks them
         ints = {k: int(getattr(self, k)) for k in ("runs", "tokens", "steps", "chunk")}
-        return SyncSettings(**{**asdict(self), **ints, "horizon": float(self.horizon)})
+        return SyncSettings(**{**asdict(self), **ints, "horizon": float(self.horizon), "alibi": cfg.alibi})
+
+    def parts(self) -> dict[str, Any]:
+        """The architecture parts set off their defaults (``architecture.given``)."""
+        return given(asdict(self))
+
+    def model(self) -> ModelConfig:
+        """The model of the check as a ``config.ModelConfig`` (its parts and the attention that reads them; the
+        noise is the check's own). Raises ConfigError naming a bad part."""
+        sizes = dict(tokens=self.tokens, dim=self.dim, layers=self.steps, horizon=self.horizon, seed=self.seed)
+        sizes |= dict(activation=self.activation, su=self.bias_std, sw=self.bias_std, dtype=self.dtype)
+        return model_config(self.parts(), beta=self.beta, attention_scale=self.attention_scale, **sizes)
 
     def theory(self) -> KernelTheory:
         """The kernel constants of the setting (THEORY section 2)."""
@@ -107,11 +130,12 @@ class SyncSettings:
 
     @property
     def label(self) -> str:
-        """Short setting label, e.g. 'relu d=64 sigma=0.1 s=+1'."""
-        return f"{self.activation} d={self.dim} sigma={self.bias_std:g} s={self.attention_scale:+g}"
+        """Short setting label, e.g. 'relu d=64 sigma=0.1 s=+1' (then the parts set, e.g. 'norm=pre')."""
+        parts = "".join(f" {k}={v}" for k, v in self.parts().items())
+        return f"{self.activation} d={self.dim} sigma={self.bias_std:g} s={self.attention_scale:+g}{parts}"
 
     def numbers(self) -> dict[str, Any]:
-        """The settings the energies depend on (not the chunk size), for a folder's or a cache's key."""
-        out = asdict(self)
-        out.pop("chunk")
-        return out
+        """The settings the energies depend on (not the chunk size; the parts only where set, so a default run's
+        key is the one it had before the parts existed), for a folder's or a cache's key."""
+        out = {k: v for k, v in asdict(self).items() if k != "chunk" and k not in PARTS}
+        return out | self.parts()
