@@ -76,14 +76,16 @@ def spread(values: Sequence[float]) -> dict:
 
 
 def interleaved(
-    contenders: Mapping[str, Callable[[], Any]], device: torch.device, rounds: int = 3
+    contenders: Mapping[str, Callable[[], Any]], device: torch.device, rounds: int = 3, warmup: bool = False
 ) -> tuple[dict, dict[str, Any]]:
     """Time every contender once per round, interleaved: round i runs them in the order of ``contenders``
     rotated by i (A B C, B C A, ...). Returns (record, last result of each contender); record: ``rounds``,
     ``order`` (per round), ``seconds`` (per contender, per round), ``load_average`` (1-minute, before each
-    round), ``torch_threads``."""
+    round), ``torch_threads``, and with ``warmup`` the seconds of one untimed-for-the-result call of each
+    contender made first (``warmup_seconds``: the first call in a process pays allocations and lazy imports)."""
     if rounds < 1:
         raise ValueError(f"rounds={rounds}: need at least one round")
+    first = {name: _once(fn, device)[0] for name, fn in contenders.items()} if warmup else None
     names = list(contenders)
     seconds: dict[str, list[float]] = {name: [] for name in names}
     last: dict[str, Any] = {}
@@ -101,6 +103,7 @@ def interleaved(
         "seconds": seconds,
         "load_average": loads,
         "torch_threads": torch.get_num_threads(),
+        **({"warmup_seconds": first} if first is not None else {}),
     }
     return record, last
 

@@ -80,3 +80,16 @@ def test_cosines_are_computed_once_inside_a_block_and_afresh_outside():
         a, b = dg.cosine_matrix(x), dg.cosine_matrix(x)
         other = dg.cosine_matrix(x.clone())
     assert a is b and other is not a and dg.cosine_matrix(x) is not a and torch.equal(other, a)
+
+
+@pytest.mark.parametrize("threshold", [0.999, 0.5, -0.2])
+def test_all_within_by_rows_equals_the_full_matrix(threshold):
+    """The first-row pre-test decides only where the full matrix must agree: against the pairs' minimum on a
+    mix of spread, clustered and borderline runs (a pre-test without its margin would flip the borderline)."""
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(40, 12, 5, dtype=torch.float64, generator=g)  # (runs, N, d)
+    centre = torch.randn(5, dtype=torch.float64, generator=g)
+    x[10:30] = centre + 0.02 * x[10:30]  # clustered runs: cosines near 1
+    got = dg.all_within(x, threshold)
+    assert torch.equal(got, dg.pairwise_cosines(x).amin(-1) >= threshold)
+    assert 0 < int(got.sum()) < 40 or threshold < 0.9

@@ -26,9 +26,10 @@ if TYPE_CHECKING:
     from .contracts import AttentionDrift, LimitField, NoiseField, OnePoint, PairCovariance, RandomSource, Replayable
     from .core import kernel
     from .core.activations import Activation, get_activation
+    from .core.counter import CounterStreams
     from .core.errors import ConfigError
     from .core.kernel import KernelTheory, kernel_theory
-    from .core.rng import Streams, derive_seeds
+    from .core.rng import Streams, derive_seeds, make_streams
     from .core.sphere import project, tangent, uniform_sphere
     from .dynamics.discrete import StochasticTransformer
     from .dynamics.engine import run_sweep
@@ -117,6 +118,8 @@ _LAZY: dict[str, str] = {
     "BrownianPath": "noise.replay",
     "ReplayedNoise": "noise.replay",
     "Streams": "core.rng",
+    "CounterStreams": "core.counter",
+    "make_streams": "core.rng",
     "derive_seeds": "core.rng",
     "EulerMaruyama": "dynamics.sde",
     "LimitSDE": "dynamics.sde",
@@ -157,6 +160,7 @@ __all__ = [
     "AttentionDrift",
     "BrownianPath",
     "CommonNoise",
+    "CounterStreams",
     "ConfigError",
     "EulerMaruyama",
     "GaussianField",
@@ -213,6 +217,7 @@ __all__ = [
     "kernel",
     "kernel_theory",
     "make_solver",
+    "make_streams",
     "mean_abs_cosine",
     "mean_cosine",
     "one_cluster",

@@ -60,6 +60,28 @@ def _once(x: torch.Tensor, key: str, compute: Callable[[torch.Tensor], torch.Ten
     return _SHARED.values[key]
 
 
+DIAGONAL_PASSES = 1 - 1e-9  # thresholds up to this hold for every cos(x_i, x_i) of float64 unit tokens
+PRETEST_MARGIN = 1e-9  # a first-row cosine this far below the threshold decides "not within" exactly
+
+
+def all_within(x: torch.Tensor, threshold: float) -> torch.Tensor:
+    """True where every pair has cos(x_i, x_j) >= ``threshold`` (<= ``DIAGONAL_PASSES``), ``(...)`` bool: the
+    minimum of the cosine matrix (its diagonal, 1 to rounding, passes). A run whose first token has a cosine
+    below threshold - ``PRETEST_MARGIN`` with another is decided from that row alone (N d work, not N^2 d;
+    far beyond any rounding of the two products, so the result is the full matrix's); the rest from the matrix,
+    shared with the other observables inside ``shared_cosines``."""
+    if getattr(_SHARED, "tokens", None) is x and "cos" in _SHARED.values:
+        return _SHARED.values["cos"].amin((-1, -2)) >= threshold
+    x = token_tensor("x", x)
+    u = x / token_norms("x", x)  # (..., N, d)
+    undecided = ((u[..., :1, :] * u).sum(-1) >= threshold - PRETEST_MARGIN).all(-1)  # (...)
+    out = torch.zeros(x.shape[:-2], dtype=torch.bool, device=x.device)
+    if bool(undecided.any()):
+        v = u[undecided]  # (k, N, d)
+        out[undecided] = (v @ v.transpose(-1, -2)).amin((-1, -2)) >= threshold
+    return out
+
+
 def _cosines(x: torch.Tensor) -> torch.Tensor:
     x = token_tensor("x", x)
     u = x / token_norms("x", x)  # project(x), validated on the way: (..., N, d)

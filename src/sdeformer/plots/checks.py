@@ -113,7 +113,9 @@ def lyapunov_figure(rows: Sequence[LyapunovRow], path: Path) -> Path:
 
 def phase_figure(result: PhaseResult, path: Path) -> Path:
     """Heat maps of P(sync) over (d on a log axis, bias std), one panel per (activation, attention scale), with
-    the lambda_bar = 0 contour of the kernel theory overlaid and the lambda_bar < 0 side hatched."""
+    the lambda_bar = 0 contour of the kernel theory overlaid and the lambda_bar < 0 side hatched, unless the
+    theorem does not apply to the run's parts (``result.not_applicable``: then no prediction is drawn and the
+    colour bar says so)."""
     acts, scales = result.activations, result.scales
     dims, biases = np.asarray(result.dims), np.asarray(result.bias_stds)
     prob = np.asarray(result.probability)  # (A, D, B, S)
@@ -128,7 +130,7 @@ def phase_figure(result: PhaseResult, path: Path) -> Path:
             ax.pcolormesh(d_edges, b_edges, prob[j, :, :, i].T, vmin=0, vmax=1, cmap="viridis")
             ax.set_xscale("log")  # d is log-spaced
             fb = np.interp(result.bias_fine, biases, np.arange(len(biases)))
-            if lb.min() < 0 < lb.max():
+            if lb.min() < 0 < lb.max() and not result.not_applicable:
                 ax.contour(result.dims_fine, fb, lb.T, levels=[0.0], colors="red", linewidths=1.5)
                 ax.contourf(result.dims_fine, fb, lb.T, levels=[lb.min() - 1, 0.0], colors="none", hatches=["//"])
             ax.set_xticks(dims, [str(d) for d in dims], fontsize=7)
@@ -142,7 +144,10 @@ def phase_figure(result: PhaseResult, path: Path) -> Path:
                 ax.set_ylabel("bias std", fontsize=8)
     fig.subplots_adjust(hspace=0.35)
     scale = ScalarMappable(Normalize(0, 1), "viridis")  # the panels' colour scale (also with no panel)
-    fig.colorbar(scale, ax=axes, shrink=0.6, label="P(sync); hatched: lambda_bar < 0 (red: lambda_bar = 0)")
+    label = "P(sync); hatched: lambda_bar < 0 (red: lambda_bar = 0)"
+    if result.not_applicable:
+        label = "P(sync); theorem not applicable (" + ", ".join(result.not_applicable) + "): no prediction drawn"
+    fig.colorbar(scale, ax=axes, shrink=0.6, label=label)
     return save_figure(fig, path)
 
 

@@ -53,8 +53,8 @@ def _min_cos(x: torch.Tensor, b: torch.Tensor, o: Observable) -> torch.Tensor:
 
 
 def _all_within(x: torch.Tensor, b: torch.Tensor, o: Observable) -> torch.Tensor:
-    if o.threshold <= DIAGONAL_PASSES:  # the diagonal (1 up to rounding) passes: min over the matrix = over pairs
-        return (dg.cosine_matrix(x).amin((-1, -2)) >= o.threshold).to(x.dtype)  # 15x cheaper than gathering pairs
+    if o.threshold <= dg.DIAGONAL_PASSES:  # no pairs gathered; most runs decided from one row (dg.all_within)
+        return dg.all_within(x, o.threshold).to(x.dtype)
     return (dg.pairwise_cosines(x).amin(-1) >= o.threshold).to(x.dtype)
 
 
@@ -81,7 +81,6 @@ OBSERVABLES.register(
     doc="fraction of pairs with cos > threshold (mean over replicates: the peers' pooled fraction)",
 )  # fmt: skip
 OBSERVABLES.register("mean_radius", _mean_radius, doc="mean token norm, the radius of a Pre-LN stream (BEYOND 6)")
-DIAGONAL_PASSES = 1 - 1e-9  # thresholds up to this hold for every cos(x_i, x_i) of float64 unit tokens
 GRAM_BUDGET = 1 << 21  # cosine-matrix entries per chunk of saved times in ``evaluate`` (16 MB in float64)
 DEFAULT_THRESHOLD = CLUSTER_COS  # observables.CLUSTER_COS, the one convention of the sweeps
 
