@@ -88,3 +88,19 @@ def test_the_cli_takes_rng_and_exits_2_for_a_bad_name():
     bad = CliRunner().invoke(app, [*tiny, "--rng", "philox"])
     assert bad.exit_code == 2 and "rng" in bad.output
     assert CliRunner().invoke(app, [*tiny, "--rng", "counter"]).exit_code == 0
+
+
+def test_the_generator_loop_on_a_gpu_warns_once_and_the_cpu_never():
+    """On a GPU the per-run generator loop is one launch per run and draw (issue 18): say so, once."""
+    import warnings
+
+    from sdeformer.core.rng import GPU_LOOP_RUNS, launch_warning
+
+    launch_warning.cache_clear()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        text = launch_warning(torch.device("cuda"), GPU_LOOP_RUNS)
+        again = launch_warning(torch.device("cuda"), GPU_LOOP_RUNS)
+    assert text is not None and "rng='counter'" in text and again == text and len(caught) == 1
+    assert launch_warning(torch.device("cpu"), 10**4) is None
+    assert launch_warning(torch.device("cuda"), GPU_LOOP_RUNS - 1) is None

@@ -14,7 +14,9 @@ checkpoint through ``get_state`` / ``set_state``; their numbers differ (same law
 
 from __future__ import annotations
 
+import functools
 import math
+import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TypeAlias
 
@@ -114,4 +116,24 @@ def make_streams(kind: str, seed: Seeds, batch: tuple[int, ...], device: str | t
     the loop is faster (docs/benchmarks.md, "Counter-based randomness"). Raises ConfigError for another name."""
     from .counter import CounterStreams  # counter imports this module (seed_list)
 
-    return CounterStreams(seed, batch, device) if check_kind(kind) == "counter" else Streams(seed, batch, device)
+    if check_kind(kind) == "counter":
+        return CounterStreams(seed, batch, device)
+    launch_warning(torch.device(device), math.prod(batch))
+    return Streams(seed, batch, device)
+
+
+GPU_LOOP_RUNS = 64  # runs from which the generator loop on a GPU is worth a warning (one launch per run and draw)
+
+
+@functools.cache
+def launch_warning(device: torch.device, runs: int) -> str | None:
+    """Warn once per (device, runs) when the generator source would draw for ``runs`` >= ``GPU_LOOP_RUNS`` runs on
+    a GPU one kernel launch per run and draw (issue 18); returns the text, or None where there is nothing to say."""
+    if device.type == "cpu" or runs < GPU_LOOP_RUNS:
+        return None
+    text = (
+        f"rng='generator' on {device} draws for {runs} runs with one kernel launch per run and draw; "
+        "rng='counter' (ModelConfig.rng, --rng, a spec's base) draws the whole batch in one go"
+    )
+    warnings.warn(text, RuntimeWarning, stacklevel=3)
+    return text
