@@ -85,7 +85,8 @@ def test_cosines_are_computed_once_inside_a_block_and_afresh_outside():
 @pytest.mark.parametrize("threshold", [0.999, 0.5, -0.2])
 def test_all_within_by_rows_equals_the_full_matrix(threshold):
     """The first-row pre-test decides only where the full matrix must agree: against the pairs' minimum on a
-    mix of spread, clustered and borderline runs (a pre-test without its margin would flip the borderline)."""
+    mix of spread and clustered runs (a pre-test that decides too eagerly, margin -1e-3 instead of +1e-9, flips
+    clustered runs to "not within" and fails)."""
     g = torch.Generator().manual_seed(3)
     x = torch.randn(40, 12, 5, dtype=torch.float64, generator=g)  # (runs, N, d)
     centre = torch.randn(5, dtype=torch.float64, generator=g)

@@ -154,7 +154,7 @@ class ModelConfig:
         return StochasticTransformer(
             self.layers,
             self.horizon,
-            noise=species.species_noise(self, blocks.noise_field(self)),
+            noise=blocks.noise_field(self),
             attention=blocks.attention(self),
             norm=blocks.norm(self),
         )

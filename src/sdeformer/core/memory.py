@@ -4,8 +4,8 @@ A step of the batched engine allocates and frees the same large tensors every la
 ``(G, m, d)``, the hidden layer ``(G, N, m)``: 1-30 MB each). glibc's malloc hands blocks above its mmap
 threshold back to the kernel on ``free`` and trims the heap top above its trim threshold, so every layer
 pays fresh zeroed pages again: 114,000 minor page faults and 35% of the wall time of the quick grid
-(``python -m benchmarks.grid``-style run of 18 settings x 15 layers: 0.75 s -> 0.49 s with the thresholds
-raised, faults 114,293 -> under 100). ``keep_freed_memory()`` raises both thresholds once per process
+(18 settings x 15 layers, the second call in a process: 0.75 s -> 0.46 s with the thresholds raised,
+faults 114,293 -> 0). ``keep_freed_memory()`` raises both thresholds once per process
 (``mallopt(M_MMAP_THRESHOLD)``, ``mallopt(M_TRIM_THRESHOLD)``), so freed blocks are reused from the heap;
 the process then keeps up to ``TRIM_BYTES`` of freed memory instead of returning it. It is a no-op off
 glibc and when the environment sets ``SDEFORMER_KEEP_MEMORY=0``. ``TokenDynamics.run`` calls it.

@@ -17,6 +17,7 @@ import torch
 
 from ..noise.partial import PartialNoise
 from ..registry import ATTENTIONS, NOISES, NORMS, Params
+from .species import species_noise
 
 
 def batched_fields(cfg: Any) -> tuple[str, ...]:
@@ -30,12 +31,14 @@ def batched_fields(cfg: Any) -> tuple[str, ...]:
 
 
 def noise_field(cfg: Any, overrides: Mapping[str, Any] | None = None, **options: Any) -> Any:
-    """The noise field of ``cfg`` (None when ``cfg.mlp`` is off); ``overrides``: values replacing the config's
-    (e.g. ``(G,)`` tensors of a batched run); ``options`` go to the part (e.g. the MLP's fast paths)."""
+    """The noise field of ``cfg`` (None when ``cfg.mlp`` is off): the registered part, partly shared where
+    ``share`` < 1 (BEYOND 2), split per species where ``cross_noise`` is "own" (BEYOND 9); ``overrides``: values
+    replacing the config's (e.g. ``(G,)`` tensors of a batched run); ``options`` go to the part (e.g. the MLP's
+    fast paths)."""
     if not cfg.mlp:
         return None
     field = NOISES.build(cfg.noise, Params(cfg, overrides, **options))
-    return field if cfg.share == 1.0 else PartialNoise(field, cfg.share)
+    return species_noise(cfg, field if cfg.share == 1.0 else PartialNoise(field, cfg.share))
 
 
 def attention(cfg: Any, overrides: Mapping[str, Any] | None = None, seeds: Sequence[int] | None = None) -> Any:

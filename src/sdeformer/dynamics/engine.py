@@ -23,7 +23,7 @@ from ..config import ModelConfig
 from ..core.errors import ConfigError
 from ..core.rng import make_streams
 from ..core.threads import warn_threads
-from . import blocks, species
+from . import blocks
 from .discrete import StochasticTransformer
 from .loop import Trajectory
 
@@ -45,7 +45,7 @@ def build_batched(configs: Sequence[ModelConfig], **mlp_options) -> StochasticTr
     batched = blocks.batched_fields(c0)
 
     columns = {name: blocks.column(configs, name, c0.torch_dtype) for name in batched if name != "seed"}
-    noise = species.species_noise(c0, blocks.noise_field(c0, columns, **mlp_options))
+    noise = blocks.noise_field(c0, columns, **mlp_options)
     attn = blocks.attention(c0, columns, seeds=[c.seed for c in configs])
     return StochasticTransformer(c0.layers, c0.horizon, noise=noise, attention=attn, norm=blocks.norm(c0))
 
