@@ -26,7 +26,7 @@ from .core.sphere import uniform_sphere
 from .core.validate import dimension, finite_float, nonneg_float, positive_float, positive_int
 from .core.validate import seed as check_seed
 from .dynamics import blocks, species
-from .dynamics.discrete import StochasticTransformer
+from .dynamics.loop import TokenDynamics
 from .noise.mlp import SAMPLING_MODES
 from .registry import ATTENTIONS, NOISES
 
@@ -35,6 +35,7 @@ DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.
 DEFAULTS: dict[str, Any] = {"noise": "mlp", "share": 1.0, "causal": False, "norm": "post", "x0": ""}
 DEFAULTS["cross_noise"] = "shared"  # two species (BEYOND 9): one common field
 DEFAULTS["rng"] = "generator"  # the random source (core.rng.make_streams)
+DEFAULTS["solver"] = ""  # the discrete model (a registered SDE scheme otherwise)
 DEFAULTS.update(ARCHITECTURE_DEFAULTS)  # alibi, mask, cross (BEYOND 7-9)
 
 
@@ -72,6 +73,10 @@ class ModelConfig:
     # kernel launch per run and draw; on a CPU 1.6-1.9x slower than the loop at 10^3-10^4 runs, 30x for one run:
     # docs/benchmarks.md, "Counter-based randomness"); the same law, other numbers
     rng: str = "generator"
+    # "" = the discrete model of THEORY section 1 (``layers`` layers); a name of registry.SOLVERS (euler,
+    # projected) = that scheme for the limit SDE of THEORY section 3 with ``layers`` steps on [0, horizon], the
+    # noise replaced by its declared limit field (the MLP's: the Gaussian field of its kernel)
+    solver: str = ""
 
     def __post_init__(self) -> None:
         checks: dict[str, Callable[[str, object], float]] = dict.fromkeys(
@@ -81,7 +86,7 @@ class ModelConfig:
         checks.update(su=lambda n, v: nonneg_float(n, v, "bias std"), sw=lambda n, v: nonneg_float(n, v, "bias std"))
         for name, check in checks.items():  # plain int/float values: 64.0 -> 64, numpy scalars -> Python numbers
             object.__setattr__(self, name, check(name, getattr(self, name)))
-        for name in ("attention", "sampling", "dtype", "noise", "norm", "x0"):
+        for name in ("attention", "sampling", "dtype", "noise", "norm", "x0", "solver"):
             if not isinstance(getattr(self, name), str):
                 raise ConfigError(name, getattr(self, name), "must be a string")
         if not isinstance(self.mlp, bool):
@@ -110,6 +115,8 @@ class ModelConfig:
         for part in (noise, attention):
             if part.check is not None:
                 part.check(self)
+        if self.solver:
+            blocks.check_solver(self)
         blocks.norm(self)  # the scheme's parameter (mix:F, ngpt:ALPHA): ConfigError when bad
         if self.x0:
             file_tokens(self.x0, self.tokens, self.dim)
@@ -149,15 +156,10 @@ class ModelConfig:
     def torch_dtype(self) -> torch.dtype:
         return DTYPES[self.dtype]
 
-    def build(self) -> StochasticTransformer:
-        """The model this config describes."""
-        return StochasticTransformer(
-            self.layers,
-            self.horizon,
-            noise=blocks.noise_field(self),
-            attention=blocks.attention(self),
-            norm=blocks.norm(self),
-        )
+    def build(self) -> TokenDynamics:
+        """The model this config describes: the discrete model, or the SDE scheme named by ``solver``. Both run
+        with the one verb ``run(x0, seed, saveat)``."""
+        return blocks.model(self, blocks.noise_field(self), blocks.attention(self))
 
     def initial_tokens(self, device: str | torch.device = "cpu") -> torch.Tensor:
         """The tokens ``(N, d)`` of ``x0`` if given, else i.i.d. uniform ones from the config's seed (their own

@@ -43,7 +43,8 @@ class Entry:
     """One registered part. ``target``: the class or ``"module:Class"``; ``reads``: the config fields its
     ``from_config`` reads; ``batched``: those that may be ``(G,)`` tensors in one batched run (or a function of
     the config giving them); ``random``: draws from the run's source; ``claims``: capability names;
-    ``causal``: accepts a causal mask (attention); ``doc``: one line; ``check``: extra config validation."""
+    ``causal``: accepts a causal mask (attention); ``doc``: one line; ``check``: extra config validation;
+    ``limit``: (a noise) the registered field that is its limit, which the SDE schemes run (THEORY section 3)."""
 
     name: str
     target: Any
@@ -54,6 +55,7 @@ class Entry:
     causal: bool = False
     doc: str = ""
     check: Callable[[Any], None] | None = None
+    limit: str = ""
 
     def part(self) -> Any:
         """The implementing class (imported on first use for a ``"module:Class"`` target)."""
@@ -209,7 +211,7 @@ OBSERVABLES = Registry("observable", "observable", factory="__call__")  # entrie
 _N = "sdeformer.noise."
 NOISES.register(
     "mlp", _N + "mlp:MLPNoise", reads=("activation", "width", "su", "sw", "sampling"), batched=("su", "sw"),
-    random=True, claims=("variance", "one_point", "pair_covariance"),
+    random=True, claims=("variance", "one_point", "pair_covariance"), limit="gaussian",
     doc="the paper's fresh random width-m MLP per layer, shared by all tokens (THEORY section 1)",
 )  # fmt: skip
 NOISES.register(

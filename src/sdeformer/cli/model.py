@@ -10,7 +10,7 @@ from rich.table import Table as RichTable
 
 from ..core.errors import ConfigError
 from ..io.progress import progress_bar
-from ..registry import ATTENTIONS, NOISES
+from ..registry import ATTENTIONS, NOISES, SOLVERS
 from .common import app, architecture_option, cli_errors, emit_json
 
 
@@ -70,6 +70,9 @@ def simulate(
     rng: str | None = typer.Option(None, help="random source: generator, or counter (Philox; for GPUs) [generator]"),
     sampling: str | None = typer.Option(None, help="MLP field: direct or conditional (same law) [direct]"),
     save_every: int | None = typer.Option(None, help="save every k-th layer [1]"),
+    solver: str | None = typer.Option(
+        None, help=f"an SDE scheme ({SOLVERS.choices()}): run the limit SDE with LAYERS steps (unset: the discrete model)"
+    ),
     plugin: list[str] | None = typer.Option(None, help="a module or .py file registering parts (repeatable)"),
     out: Path | None = typer.Option(None, help="run directory (resumable; tied to the config)"),
     force: bool = typer.Option(False, "--force", help="overwrite a run directory that holds another config's run"),
@@ -114,6 +117,6 @@ MODEL_FLAGS = frozenset(
     {
         *("tokens", "dim", "width", "layers", "horizon", "activation", "su", "sw", "mlp", "attention"),
         *("attention_scale", "beta", "seed", "dtype", "sampling", "save_every", "causal", "noise", "share", "norm"),
-        *("alibi", "mask", "cross", "cross_noise", "rng"),
+        *("alibi", "mask", "cross", "cross_noise", "rng", "solver"),
     }
 )

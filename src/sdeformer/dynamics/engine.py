@@ -24,8 +24,7 @@ from ..core.errors import ConfigError
 from ..core.rng import make_streams
 from ..core.threads import warn_threads
 from . import blocks
-from .discrete import StochasticTransformer
-from .loop import Trajectory
+from .loop import TokenDynamics, Trajectory
 
 BATCHED_FIELDS = ("su", "sw", "attention_scale", "beta", "seed")  # the most a group may vary (MLP noise, softmax)
 
@@ -37,7 +36,7 @@ def group_key(cfg: ModelConfig) -> tuple:
     return tuple((k, v) for k, v in sorted(cfg.to_dict().items()) if k not in batched)
 
 
-def build_batched(configs: Sequence[ModelConfig], **mlp_options) -> StochasticTransformer:
+def build_batched(configs: Sequence[ModelConfig], **mlp_options) -> TokenDynamics:
     """One model for configs of one ``group_key``: the noise and attention parameters among
     ``blocks.batched_fields`` become ``(G,)`` tensors, one entry per config; the rest (the normalization scheme
     among them, BEYOND section 6) are the first config's."""
@@ -47,7 +46,7 @@ def build_batched(configs: Sequence[ModelConfig], **mlp_options) -> StochasticTr
     columns = {name: blocks.column(configs, name, c0.torch_dtype) for name in batched if name != "seed"}
     noise = blocks.noise_field(c0, columns, **mlp_options)
     attn = blocks.attention(c0, columns, seeds=[c.seed for c in configs])
-    return StochasticTransformer(c0.layers, c0.horizon, noise=noise, attention=attn, norm=blocks.norm(c0))
+    return blocks.model(c0, noise, attn)
 
 
 def run_group(
