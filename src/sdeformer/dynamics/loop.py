@@ -44,6 +44,14 @@ class Trajectory:
         """The last saved state, ``(..., N, d)`` for tokens."""
         return tuple(s[-1] for s in self.x) if isinstance(self.x, tuple) else self.x[-1]
 
+    def to_xarray(self, config: Any = None) -> Any:
+        """The saved states as an ``xarray.Dataset`` (dims time x [run] x token x dim; ``config``: a
+        ``ModelConfig`` or mapping whose values become coordinates); ``labels.trajectory_dataset``."""
+        from .labels import trajectory_dataset
+
+        values = config.to_dict() if hasattr(config, "to_dict") else config
+        return trajectory_dataset(self, values)
+
 
 @dataclass(frozen=True)
 class SaveAt:

@@ -1,0 +1,45 @@
+"""Labelled results: a run's saved states as an ``xarray.Dataset`` (docs/design.md, "Results and caching").
+
+xarray is the ecosystem's convention for labelled N-d results (NetCDF or Zarr on disk); it is imported only
+when a result is converted, so the library does not need it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+
+BATCH_DIMS = ("run",)  # the name of a single batch axis; more batch axes are run0, run1, ...
+
+
+def state_dims(ndim: int) -> tuple[str, ...]:
+    """The dims of one saved state array ``(S, ..., N, d)``: time, the batch axes, token, dim."""
+    batch = ndim - 3
+    names = BATCH_DIMS if batch == 1 else tuple(f"run{i}" for i in range(batch))
+    return ("time", *names, "token", "dim")
+
+
+def trajectory_dataset(traj: Any, config: Mapping[str, Any] | None = None) -> Any:
+    """``traj`` (a ``loop.Trajectory``) as an ``xarray.Dataset``: ``x`` with dims time x [run] x token x dim (a
+    tuple state gives ``x``, ``x1``, ... with the trailing dims of each), coordinates ``time`` (t = k dt) and
+    ``step`` (k), the run's stats as attributes and ``config`` (e.g. ``ModelConfig.to_dict()``) as scalar
+    coordinates (but a value named like a dim, ``dim``, which is that dim's size). Raises ImportError naming the extra that installs xarray."""
+    try:
+        import xarray as xr
+    except ImportError:  # pragma: no cover - the sweeps extra installs it
+        raise ImportError("to_xarray needs xarray: pip install 'sdeformer[sweeps]'") from None
+    states = traj.x if isinstance(traj.x, tuple) else (traj.x,)
+    data = {}
+    for i, state in enumerate(states):
+        array = state.detach().to("cpu", torch.float64).numpy() if state.is_floating_point() else state.cpu().numpy()
+        dims = state_dims(array.ndim) if array.ndim >= 3 else ("time", *(f"x{i}_{j}" for j in range(array.ndim - 1)))
+        if i and array.shape[-1] != states[0].shape[-1]:  # e.g. the radius (S, ..., N, 1) of a Pre-LN state
+            dims = (*dims[:-1], f"x{i}_{dims[-1]}")
+        data["x" if i == 0 else f"x{i}"] = (dims, array)
+    coords: dict[str, Any] = {"time": traj.t.cpu().numpy(), "step": ("time", traj.layers.cpu().numpy())}
+    dims = {d for dims, _ in data.values() for d in dims}
+    scalars = {k: v for k, v in (config or {}).items() if isinstance(v, (int, float, str, bool))}
+    coords.update({k: v for k, v in scalars.items() if k not in dims})  # ``dim``'s value is the size of dim
+    return xr.Dataset(data, coords=coords, attrs={k: float(v) for k, v in traj.stats.items()})

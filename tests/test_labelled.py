@@ -1,0 +1,55 @@
+"""Labelled results: ``Trajectory.to_xarray`` and ``sdf.open_sweep`` carry the numbers and their labels."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+import sdeformer as sdf
+from sdeformer import sweeps
+from sdeformer.core.errors import ConfigError
+
+xr = pytest.importorskip("xarray")
+
+
+def test_a_batched_run_converts_with_its_dims_times_and_config():
+    cfg = sdf.ModelConfig(tokens=5, dim=3, layers=6, width=16, horizon=1.5, dtype="float64", beta=2.0)
+    traj = cfg.build().run(cfg.initial_tokens().expand(2, 5, 3), seed=[0, 1], saveat=3)
+    ds = traj.to_xarray(cfg)
+    assert ds["x"].dims == ("time", "run", "token", "dim")
+    assert ds["x"].shape == (3, 2, 5, 3)
+    np.testing.assert_array_equal(ds["x"].values, traj.x.numpy())
+    np.testing.assert_allclose(ds["time"].values, [0.0, 0.75, 1.5])
+    np.testing.assert_array_equal(ds["step"].values, [0, 3, 6])
+    assert float(ds["beta"]) == 2.0 and ds.attrs["steps"] == 6.0
+
+
+def test_a_sweep_folder_opens_as_one_dataset_equal_to_its_table(tmp_path):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "name: labels\nbase: {tokens: 4, dim: 3, layers: 4, width: 16}\n"
+        "axes: {beta: [1.0, 2.0], solver: ['', projected]}\nseeds: 2\nobservables: [energy]\n"
+    )
+    out = tmp_path / "out"
+    sweeps.run(sweeps.load_spec(spec), out)
+    ds = sdf.open_sweep(out)
+    assert ds["energy"].dims == ("point", "replicate", "time") and ds.sizes["point"] == 4
+    table = pd.read_parquet(out / "table")
+    for point in ds["point"].values:
+        rows = table[table["config_hash"] == point].sort_values("replicate")
+        np.testing.assert_array_equal(ds["energy"].sel(point=point).values[:, -1], rows["energy"].to_numpy())
+        assert float(ds["beta"].sel(point=point)) == rows["beta"].iloc[0]
+        assert str(ds["solver"].sel(point=point).values) == rows["solver"].iloc[0]
+    ds.to_netcdf(tmp_path / "sweep.nc")
+    assert xr.open_dataset(tmp_path / "sweep.nc")["energy"].shape == ds["energy"].shape
+    with pytest.raises(ConfigError, match="sweep folder"):
+        sdf.open_sweep(tmp_path)
+
+
+def test_a_tuple_state_keeps_every_part():
+    x = (torch.zeros(2, 3, 4), torch.ones(2, 3, 1))
+    traj = sdf.Trajectory(x, torch.tensor([0, 1]), torch.tensor([0.0, 0.5]))
+    ds = traj.to_xarray()
+    assert set(ds.data_vars) == {"x", "x1"} and ds["x1"].shape == (2, 3, 1)
