@@ -3,12 +3,19 @@ quantity a check is about, or breaking a contract, fails it (the power of each c
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 import torch
-from plugin_parts import HalfGaussian, ShiftedSoftmax, order
 
 import sdeformer as sdf
+from sdeformer.registry import load_plugins
 from sdeformer.testing import PartCheckError, check_part
+
+load_plugins([str(Path(__file__).with_name("plugin_parts.py"))])  # as `--plugin FILE` loads it (registers once)
+_plugin = sys.modules["sdeformer_plugin_plugin_parts"]
+HalfGaussian, ShiftedSoftmax, order = _plugin.HalfGaussian, _plugin.ShiftedSoftmax, _plugin.order
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,7 @@ from sdeformer.dynamics.sde import LimitSDE, make_solver
 from sdeformer.experiments.parts import parts_section
 from sdeformer.noise.fields import GaussianField
 from sdeformer.noise.partial import PartialNoise
-from sdeformer.registry import ATTENTIONS, NOISES, OBSERVABLES, PLUGINS_ENV, SOLVERS, load_plugins
+from sdeformer.registry import ATTENTIONS, NOISES, OBSERVABLES, SOLVERS, load_plugins
 from sdeformer.sweeps import DaskExecutor, LocalExecutor, parse_spec, read, run
 from sdeformer.theory.moments import measured_pair_moments, predicted_pair_moments
 from sdeformer.theory.montecarlo import Estimate
@@ -32,15 +32,11 @@ CFG = dict(tokens=6, dim=4, width=16, layers=20, horizon=1.0, su=0.1, sw=0.1, dt
 
 @pytest.fixture(scope="module", autouse=True)
 def plugin():
-    before = os.environ.get(PLUGINS_ENV)
     load_plugins([PLUGIN])
     yield
+    assert "SDEFORMER_PLUGINS" not in os.environ  # loading a plugin leaves the environment alone
     for registry, name in ((NOISES, "half_gaussian"), (ATTENTIONS, "shifted_softmax"), (OBSERVABLES, "order")):
         registry.entries.pop(name, None)
-    if before is None:
-        os.environ.pop(PLUGINS_ENV, None)
-    else:
-        os.environ[PLUGINS_ENV] = before
 
 
 def _config(**changes):
@@ -154,7 +150,7 @@ SPEC = {
 def test_sweep_spec_runs_the_plugin_locally_and_on_dask(tmp_path):
     with LocalExecutor() as ex:
         run(parse_spec(SPEC), tmp_path / "local", ex)
-    with DaskExecutor(workers=1) as ex:  # a worker process: it loads the plugin from SDEFORMER_PLUGINS
+    with DaskExecutor(workers=1) as ex:  # a worker process: the executor's worker plugin loads it
         run(parse_spec(SPEC), tmp_path / "dask", ex)
     local, dask = (read(tmp_path / k).sort_values(["beta", "replicate", "t"]) for k in ("local", "dask"))
     assert len(local) == 8 and local["order"].between(0, 1).all()
@@ -199,3 +195,20 @@ def test_a_part_missing_a_required_method_is_refused_in_one_line():
         NOISES.register("mlp", _NoVariance)
     with pytest.raises(ConfigError, match="one_point"):
         PartialNoise(_NoVariance(), 0.5)  # no one_point: partial sharing refuses it
+
+
+@pytest.mark.parametrize("executor", ["local", "dask"])
+def test_sweep_command_takes_a_plugin_and_reaches_the_sde(tmp_path, executor):
+    """``sweep --plugin FILE`` with a spec whose base names the plugin's parts and an SDE scheme (``solver:``):
+    every run is done, on Dask workers too (the executor's worker plugin loads the file, no environment)."""
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "name: plug\nbase: {tokens: 5, dim: 3, layers: 6, noise: half_gaussian, attention: shifted_softmax,"
+        " solver: projected, bias_std: 0.1}\naxes: {beta: [0.5, 2.0]}\nseeds: 2\nobservables: [energy, order]\n"
+    )
+    args = ["sweep", str(spec), "--out", str(tmp_path / "out"), "--plugin", PLUGIN, "--json"]
+    result = CliRunner().invoke(app, [*args, "--executor", executor, "--workers", "1"])
+    assert result.exit_code == 0, result.output
+    table = read(tmp_path / "out")
+    assert (table["status"] == "done").sum() == 4 and set(table["solver"]) == {"projected"}
+    assert table["order"].between(0, 1).all()

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -94,20 +93,20 @@ class Registry:
         return entry
 
     def names(self) -> list[str]:
-        _env_plugins()
+        _entry_point_plugins()
         return list(self.entries)
 
     def __contains__(self, name: object) -> bool:
-        _env_plugins()
+        _entry_point_plugins()
         return name in self.entries
 
     def __iter__(self) -> Iterator[Entry]:
-        _env_plugins()
+        _entry_point_plugins()
         return iter(list(self.entries.values()))
 
     def __getitem__(self, name: str) -> Entry:
         """The entry ``name``; ConfigError (naming the registry's kind) for an unknown one."""
-        _env_plugins()
+        _entry_point_plugins()
         if name not in self.entries:
             raise ConfigError(self.kind, name, f"one of {self.names()}")
         return self.entries[name]
@@ -140,26 +139,31 @@ class Registry:
         return cls
 
 
-PLUGINS_ENV = "SDEFORMER_PLUGINS"  # plugins (modules or .py files, os.pathsep-separated) every process loads
-_loaded: set[str] = set()
+ENTRY_POINTS = "sdeformer.plugins"  # the package entry-point group whose modules every process loads
+_loaded: list[str] = []
+_entry_points_read = False
 
 
 def load_plugins(plugins: Iterable[str]) -> None:
-    """Import each plugin (a module name or a ``.py`` file), whose import registers its parts, and add it to
-    ``SDEFORMER_PLUGINS`` so that processes started afterwards (Dask workers) load it too. Raises ConfigError
-    naming a plugin that cannot be imported."""
+    """Import each plugin (a module name or a ``.py`` file), whose import registers its parts; the executors
+    load ``loaded_plugins()`` on their workers too. Raises ConfigError naming a plugin that cannot be imported
+    (an error or ``sys.exit`` at its import)."""
     for plugin in plugins:
         _load(str(plugin))
-    os.environ[PLUGINS_ENV] = os.pathsep.join(sorted(_loaded))
+
+
+def loaded_plugins() -> tuple[str, ...]:
+    """The plugins loaded in this process by ``load_plugins``, in load order (the executors hand them on)."""
+    return tuple(_loaded)
 
 
 def _load(plugin: str) -> None:
+    plugin = str(Path(plugin).resolve()) if plugin.endswith(".py") else plugin
     if plugin in _loaded:
         return
-    _loaded.add(plugin)
     try:
         if plugin.endswith(".py"):
-            path = Path(plugin).resolve()
+            path = Path(plugin)
             spec = importlib.util.spec_from_file_location(f"sdeformer_plugin_{path.stem}", path)
             if spec is None or spec.loader is None or not path.is_file():
                 raise ImportError(f"no such file {path}")
@@ -168,17 +172,22 @@ def _load(plugin: str) -> None:
             spec.loader.exec_module(module)
         else:
             importlib.import_module(plugin)
-    except ConfigError:
-        raise
-    except Exception as exc:
-        _loaded.discard(plugin)
+    except ConfigError as exc:
+        raise ConfigError("plugin", plugin, f"registers a bad part ({exc})") from None
+    except (Exception, SystemExit) as exc:
         raise ConfigError("plugin", plugin, f"cannot be imported ({type(exc).__name__}: {exc})") from None
+    _loaded.append(plugin)
 
 
-def _env_plugins() -> None:
-    """Load the plugins named in ``SDEFORMER_PLUGINS`` (once per process; the env var is set by ``load_plugins``)."""
-    for plugin in filter(None, os.environ.get(PLUGINS_ENV, "").split(os.pathsep)):
-        _load(plugin)
+def _entry_point_plugins() -> None:
+    """Load the modules of installed packages' ``sdeformer.plugins`` entry points (once per process)."""
+    global _entry_points_read
+    if _entry_points_read:
+        return
+    _entry_points_read = True
+    from importlib.metadata import entry_points
+
+    load_plugins(ep.value.partition(":")[0] for ep in entry_points(group=ENTRY_POINTS))
 
 
 def _capabilities() -> Mapping[str, type]:

@@ -78,4 +78,12 @@ show_all_defaults()  # at import: ``sdeformer.cli.app`` (tests, ``python -m``) s
 
 
 def main() -> None:
+    """The ``sdeformer`` entry point: the process-wide settings of the application (never of a library call or
+    an import) are made here: the heap keeps freed blocks (``core.memory``), figures draw off screen."""
+    import os
+
+    from ..core.memory import keep_freed_memory
+
+    keep_freed_memory()
+    os.environ.setdefault("MPLBACKEND", "Agg")  # read by matplotlib when (and if) a command imports it
     app()

@@ -196,6 +196,12 @@ ARCHITECTURE_TYPES = {
 }  # fmt: skip
 
 
+def plugin_option() -> Any:
+    """``--plugin FILE|MODULE`` (repeatable): a plugin whose import registers parts (docs/extending.md); loaded
+    with ``registry.load_plugins`` before the command reads its config, and on every Dask worker."""
+    return typer.Option(None, "--plugin", help="a module or .py file registering parts (repeatable)")
+
+
 def architecture_option(name: str) -> Any:
     """The option of one architecture part (a key of ARCHITECTURE_HELP), unset by default: the same spelling and
     help in every command that takes it (the values are checked where the model is built, ``config.ModelConfig``)."""

@@ -11,7 +11,7 @@ from rich.table import Table as RichTable
 from ..core.errors import ConfigError
 from ..io.progress import progress_bar
 from ..registry import ATTENTIONS, NOISES, SOLVERS
-from .common import app, architecture_option, cli_errors, emit_json
+from .common import app, architecture_option, cli_errors, emit_json, plugin_option
 
 
 @app.command()
@@ -73,7 +73,7 @@ def simulate(
     solver: str | None = typer.Option(
         None, help=f"an SDE scheme ({SOLVERS.choices()}): run the limit SDE with LAYERS steps (unset: the discrete model)"
     ),
-    plugin: list[str] | None = typer.Option(None, help="a module or .py file registering parts (repeatable)"),
+    plugin: list[str] | None = plugin_option(),
     out: Path | None = typer.Option(None, help="run directory (resumable; tied to the config)"),
     force: bool = typer.Option(False, "--force", help="overwrite a run directory that holds another config's run"),
     json: bool = typer.Option(False, "--json", help="print one JSON object"),

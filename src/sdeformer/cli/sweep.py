@@ -14,7 +14,7 @@ import typer
 from typer.core import TyperGroup
 
 from ..core.errors import ConfigError
-from .common import app, cli_errors, emit_json, err_console, progress_bar
+from .common import app, cli_errors, emit_json, err_console, plugin_option, progress_bar
 
 
 class DefaultRunGroup(TyperGroup):
@@ -57,14 +57,18 @@ def run_cmd(
     force: bool = typer.Option(
         False, "--force", help="write into OUT when it holds a sweep of another spec (its runs are kept) or other files"
     ),
+    plugin: list[str] | None = plugin_option(),
     json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
     """Run every run of SPEC not yet recorded in OUT (resumes after a crash; failed runs are kept as errors;
     damaged parts are moved into OUT/damaged and rerun). One sweep at a time writes into OUT."""
     from ..core.validate import positive_int
+    from ..registry import load_plugins
     from ..sweeps import load_spec, make_executor, runner
     from ..sweeps.limits import MAX_RUNS
     from ..sweeps.lock import writer
+
+    load_plugins(plugin or ())  # before the spec names the plugin's parts; the executors' workers load them too
 
     parsed = load_spec(spec, MAX_RUNS if max_runs is None else positive_int("max_runs", max_runs))
     runner.check_fits(parsed)  # before the folder is made
@@ -91,10 +95,14 @@ def run_cmd(
 @cli_errors
 def status_cmd(
     out: Path = typer.Argument(..., help="sweep folder"),
+    plugin: list[str] | None = plugin_option(),
     json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
     """Done / failed / pending runs of the folder's spec."""
+    from ..registry import load_plugins
     from ..sweeps import status
+
+    load_plugins(plugin or ())
 
     result = status(out)
     if json:
@@ -133,10 +141,14 @@ def plot_cmd(
     below: float | None = typer.Option(None, "--below", help="plot P(observable < BELOW) instead of the mean"),
     where: list[str] = typer.Option([], "--where", help="FIELD=VALUE filter (repeatable)"),
     out: Path | None = typer.Option(None, "--out", help="PNG path (default FOLDER/plots/<x>-<y>-<color>.png)"),
+    plugin: list[str] | None = plugin_option(),
     json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
     """Heat map or curves from the folder's table."""
+    from ..registry import load_plugins
     from ..sweeps import read
+
+    load_plugins(plugin or ())
     from ..sweeps.plot import plot
     from ..sweeps.runner import load_saved_spec
 

@@ -20,7 +20,6 @@ import torch
 
 from ..contracts import RandomSource
 from ..core.errors import ConfigError
-from ..core.memory import keep_freed_memory
 from ..core.rng import Seeds, make_streams
 from ..core.sphere import project
 from ..core.validate import float_dtype, positive_float, positive_int
@@ -223,7 +222,6 @@ class TokenDynamics:
         if not 0 <= start <= stop <= self.total:
             raise ConfigError("stop", stop, f"need 0 <= start <= stop <= {self.total}")
         check_tokens(x0)
-        keep_freed_memory()  # reuse the heap's freed blocks: no fresh pages per step (core.memory)
         source = make_streams(rng, seed, tuple(x0.shape[:-2]), x0.device) if streams is None else streams
         self.begin(start)
         return integrate(

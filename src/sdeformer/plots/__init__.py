@@ -1,4 +1,4 @@
-"""Figures (matplotlib, Agg backend): ``paper`` draws the paper's Figures 1-6 and single runs (THEORY section 6),
+"""Figures (matplotlib; the ``sdeformer`` entry point selects the off-screen Agg backend, never an import): ``paper`` draws the paper's Figures 1-6 and single runs (THEORY section 6),
 ``checks`` the theorem checks (THEORY sections 2-5). Every drawing function writes one PNG atomically.
 """
 
@@ -8,9 +8,6 @@ import io
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 from ..io.store import atomic_write_bytes

@@ -151,6 +151,10 @@ class DaskExecutor:
                 self.client = Client(scheduler, timeout="10s")
             except (OSError, TimeoutError, ValueError) as exc:
                 raise ConfigError("scheduler", scheduler, f"cannot connect ({str(exc).splitlines()[0]})") from None
+        from ..registry import loaded_plugins
+        from .worker import LoadPlugins
+
+        self.client.register_plugin(LoadPlugins(loaded_plugins()))
         self.client.run(warm_up, scheduler is None)  # torch and the engine imported before the first task
 
     def workers(self) -> int:
