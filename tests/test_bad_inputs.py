@@ -179,7 +179,7 @@ def test_kernel_dim_not_truncated():
         (torch.randn(4, 3), float("nan"), "beta"),
         (torch.randn(4, 3), -1.0, "beta"),
         (torch.randn(4, 3), 0.0, "beta"),
-        (torch.randn(4, 3), 1e4, "beta"),
+        (torch.randn(4, 3), float("inf"), "beta"),
         ("tokens", 1.0, "x"),
     ],
 )

@@ -53,7 +53,7 @@ def test_plateaus_found_in_rescaled_time_and_missed_in_linear_time():
     assert found[1].start == pytest.approx(switches[0] * 1.5, rel=0.6) and found[1].end == pytest.approx(
         switches[1] / 1.5, rel=0.6
     )
-    linear = ms.plateaus(t, synthetic(levels, switches, BETA, t), BETA, scale="linear", min_length=1e5)
+    linear = ms.plateaus(t, synthetic(levels, switches, BETA, t), BETA, scale="linear")
     assert len(linear) < len(levels)  # the wrong time scale: the early plateaus are too short to see
     with pytest.raises(ConfigError, match="times"):
         ms.plateaus(np.linspace(0, 1, 10), np.zeros(10), BETA)
@@ -74,7 +74,7 @@ def test_staircase_levels_are_the_saddles_of_equal_clusters():
     assert {c.setting["clusters"] for c in checks} == {4, 2}
     for c in checks:
         assert c.holds, c.record()  # level within 0.2% of E_8, and the wrong closed form caught
-    linear = ms.plateaus(t, energy[0], BETA, scale="linear", min_length=100.0)
+    linear = ms.plateaus(t, energy[0], BETA, scale="linear")
     assert all(abs(p.level - ms.equal_clusters_energy(4, BETA)) > 0.05 for p in linear)  # linear time misses E_4
 
 

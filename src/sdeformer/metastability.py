@@ -5,13 +5,16 @@ At large beta the tokens first gather into a few clusters, then stay near that m
 saddle of E_beta) for a time exponential in beta before two clusters merge. The escape time from k clusters at
 angular distance theta grows like e^{beta (1 - cos theta)}, so the plateaus of E_beta(t) have comparable lengths
 in the rescaled time ``tau = log(t) / beta`` (``rescaled_time``) and not in t. ``plateaus`` finds the maximal
-intervals where |dE/dtau| stays below ``tol`` times the largest energy, ``staircase`` adds to each the cluster
-count and sizes of the state at its middle, and ``equal_clusters_energy`` is the closed-form energy of k equal
-clusters at equal spacing on the circle,
+intervals where the energy is flat in u, tau measured as a fraction of the run's span (|dE/du| below ``tol``
+times the energy's range), so its defaults hold at any beta and for any energy scale (E_beta, its log, or
+``observables.normalized_energy``); ``staircase`` adds to each the cluster count and sizes of the state at its
+middle, ``saddle_level`` is the level sum_k m_k^2 / N^2 of any saddle (unequal sizes included) and
+``equal_clusters_energy`` is the closed-form energy of k equal clusters at equal spacing on the circle,
 
     E_k = (e^beta - (1/k) sum_{m=0}^{k-1} e^{beta cos(2 pi m / k)}) / 2,
 
-the level of the plateau at that saddle (``cluster_energy``: any cluster sizes and centres).
+the level of the plateau at that saddle (``cluster_energy``: any cluster sizes and centres). Energies are
+computed with e^beta factored out (the log domain): any beta > 0, ``log=True`` for log E.
 """
 
 from __future__ import annotations
@@ -29,8 +32,9 @@ from .core.validate import positive_float, positive_int
 from .observables import CLUSTER_COS, cosine_matrix
 
 SCALES = ("rescaled", "log", "linear")
-PLATEAU_TOL = 0.05  # |dE/dtau| below this fraction of max |E| per unit tau counts as flat
-PLATEAU_MIN = 0.05  # shortest plateau, in units of the time scale
+PLATEAU_TOL = 0.25  # |dE/du| below this fraction of the energy's range counts as flat (u: tau over its span)
+PLATEAU_MIN = 0.025  # shortest plateau, as a fraction of the run's span in the time scale
+LOG_FLOAT_MAX = math.log(np.finfo(np.float64).max)  # ~709.78
 
 
 def rescaled_time(t, beta: float, scale: str = "rescaled") -> np.ndarray:
@@ -73,20 +77,30 @@ class Plateau:
         """Time spent on the plateau, in t."""
         return self.end - self.start
 
+    @property
+    def saddle_level(self) -> float:
+        """``saddle_level(sizes)`` of the saddle visited (the level of a normalized energy; nan without sizes)."""
+        return saddle_level(self.sizes) if self.sizes else math.nan
+
 
 def plateaus(
     t, energy, beta: float, *, scale: str = "rescaled", tol: float = PLATEAU_TOL, min_length: float = PLATEAU_MIN
 ) -> list[Plateau]:
     """The plateaus of one run's energy ``(S,)`` at times ``t > 0`` ``(S,)``, in order: maximal runs of samples
-    (on a uniform grid of the time scale) where |dE/dtau| <= ``tol`` max |E|, at least ``min_length``
-    long. Raises ConfigError for mismatched or too short series or a bad scale."""
+    (on a uniform grid of u = (tau - tau_0) / (tau_S - tau_0), the time scale over the run's span) where
+    |dE/du| <= ``tol`` (max E - min E), at least ``min_length`` (a fraction of the span) long. The same plateaus
+    at any beta, for any affine change of the energy. Raises ConfigError for mismatched or too short series, a
+    non-finite energy or a bad scale."""
     tau, e = rescaled_time(t, beta, scale), np.asarray(energy, float)
     if e.shape != tau.shape or e.ndim != 1 or e.size < 3 or np.any(np.diff(tau) <= 0):
         raise ConfigError("energy", e.shape, "one value per time, at >= 3 increasing times")
+    if not np.all(np.isfinite(e)):
+        raise ConfigError("energy", "non-finite", "finite values (past e^709 pass log or normalized energies)")
     grid = np.linspace(tau[0], tau[-1], e.size)
+    u = np.linspace(0.0, 1.0, e.size)  # grid as a fraction of the span
     values = np.interp(grid, tau, e)
-    scale_e = max(float(np.abs(values).max()), 1e-300)
-    flat = np.abs(np.gradient(values, grid)) <= tol * scale_e  # (S,)
+    spread = max(float(values.max() - values.min()), 1e-300)
+    flat = np.abs(np.gradient(values, u)) <= tol * spread  # (S,)
     out: list[Plateau] = []
     k = 0
     while k < flat.size:
@@ -96,7 +110,7 @@ def plateaus(
         j = k
         while j + 1 < flat.size and flat[j + 1]:
             j += 1
-        if grid[j] - grid[k] >= min_length:
+        if u[j] - u[k] >= min_length:
             ends = np.interp([grid[k], grid[j]], tau, np.asarray(t, float))
             level = float(np.median(values[k : j + 1]))
             out.append(
@@ -128,18 +142,47 @@ def staircase(
     return out
 
 
-def equal_clusters_energy(k: int, beta: float) -> float:
-    """E_beta of k equal clusters at equal spacing on the circle (module docstring); E_1 = 0."""
+def _from_log(log_e: float, log: bool) -> float:
+    """log E, or E = e^{log E} (+inf where E exceeds the float64 range, never an OverflowError)."""
+    if log:
+        return log_e
+    return math.exp(log_e) if log_e < LOG_FLOAT_MAX else math.inf
+
+
+def _log_scaled(s: float) -> float:
+    return math.log(s) if s > 0 else -math.inf
+
+
+def equal_clusters_energy(k: int, beta: float, *, log: bool = False) -> float:
+    """E_beta of k equal clusters at equal spacing on the circle (module docstring); E_1 = 0. Any beta > 0, in
+    the log domain: e^beta factored out (``log=True``: log E_k, -inf for k = 1)."""
     k, beta = positive_int("clusters", k), positive_float("beta", beta, "inverse temperature")
     gaps = np.cos(2 * math.pi * np.arange(k) / k)
-    return float(math.exp(beta) * np.mean(-np.expm1(beta * (gaps - 1))) / 2)
+    scaled = float(np.mean(-np.expm1(beta * (gaps - 1))) / 2)  # e^{-beta} E_k
+    return _from_log(beta + _log_scaled(scaled), log)
 
 
-def cluster_energy(sizes: Sequence[int], centres: torch.Tensor, beta: float) -> float:
+def cluster_energy(sizes: Sequence[int], centres: torch.Tensor, beta: float, *, log: bool = False) -> float:
     """E_beta of point clusters: ``sizes`` (n_a) at unit ``centres`` ``(k, d)``,
-    sum_ab n_a n_b (e^beta - e^{beta <c_a, c_b>}) / (2 N^2)."""
+    sum_ab n_a n_b (e^beta - e^{beta <c_a, c_b>}) / (2 N^2), at any beta > 0 (``log=True``: log E). Raises
+    ConfigError for sizes that are not positive integers, one per centre."""
+    beta = positive_float("beta", beta, "inverse temperature")
+    if len(sizes) != centres.shape[0] or any(int(m) != m or m < 1 for m in sizes):
+        raise ConfigError("sizes", list(sizes), f"one positive integer per centre ({centres.shape[0]})")
     n = torch.as_tensor(list(sizes), dtype=torch.float64)
     c = centres.to(torch.float64)
     gram = (c @ c.T).clamp(max=1.0)  # (k, k)
     total = float(n.sum())
-    return float((n[:, None] * n[None, :] * -torch.expm1(beta * (gram - 1))).sum()) * math.exp(beta) / (2 * total**2)
+    scaled = float((n[:, None] * n[None, :] * -torch.expm1(beta * (gram - 1))).sum()) / (2 * total**2)
+    return _from_log(beta + _log_scaled(scaled), log)
+
+
+def saddle_level(sizes: Sequence[int]) -> float:
+    """sum_k m_k^2 / N^2 for clusters of sizes m_k (N = sum m_k): the plateau level of ``normalized_energy`` at
+    that saddle as beta -> infinity (the clusters' cross terms e^{beta (cos - 1)} vanish), for any sizes, equal
+    or not; the level of E_beta is e^beta (1 - saddle_level) / 2 (BEYOND section 10). E.g. N = 5: 0.20, 0.28,
+    0.36, 0.44, 0.52, 0.68, 1."""
+    if not sizes or any(int(m) != m or m < 1 for m in sizes):
+        raise ConfigError("sizes", list(sizes), "positive integer cluster sizes")
+    total = sum(sizes)
+    return sum(m * m for m in sizes) / total**2

@@ -14,8 +14,7 @@ from collections.abc import Callable, Iterator
 
 import torch
 
-from .core.errors import ConfigError
-from .core.kernel import BETA_MAX  # e^beta overflows a float64 above ~709
+from .core.kernel import BETA_MAX  # e^beta overflows a float64 above ~709: log domain beyond
 from .core.sphere import project
 from .core.validate import cosine_threshold, positive_float, sphere_tokens, token_norms, token_tensor
 
@@ -98,15 +97,40 @@ def cosine_matrix(x: torch.Tensor) -> torch.Tensor:
 def interaction_energy(x: torch.Tensor, beta: float = 1.0, *, normalize: bool = True) -> torch.Tensor:
     """E_beta(X) = 1/(2 N^2) sum_{i,j} (e^beta - e^{beta <X_i, X_j>}), ``(..., N, d) -> (...)``.
 
-    Zero exactly when all tokens coincide. Tokens are normalised first unless ``normalize=False``.
-    Raises ConfigError for an integer, float16 or 1-D ``x``, NaN or zero tokens, and for beta NaN, <= 0 or > 700.
+    Zero exactly when all tokens coincide. Tokens are normalised first unless ``normalize=False``. Any beta > 0:
+    above ``BETA_MAX`` it is e^{log E} (``log_interaction_energy``), +inf only where E itself exceeds the float64
+    range (BEYOND section 10: read such runs with ``log_interaction_energy`` or ``normalized_energy``).
+    Raises ConfigError for an integer, float16 or 1-D ``x``, NaN or zero tokens, and for beta NaN or <= 0.
     """
     beta = positive_float("beta", beta, "inverse temperature")
     if beta > BETA_MAX:
-        raise ConfigError("beta", beta, f"inverse temperature must be <= {BETA_MAX:g} (e^beta overflows)")
+        return log_interaction_energy(x, beta, normalize=normalize).exp()
     x = token_tensor("x", x)
     g = cosine_matrix(x) if normalize else sphere_tokens("x", x, False) @ x.transpose(-1, -2)
     return energy_of_gram(g, beta, math.exp(beta), clamp=normalize)
+
+
+def _scaled_energy(x: torch.Tensor, beta: float, normalize: bool) -> torch.Tensor:
+    """e^{-beta} E_beta(X) = 1/(2 N^2) sum_{i,j} -expm1(beta (<X_i, X_j> - 1)), in [0, 1/2] for unit tokens."""
+    beta = positive_float("beta", beta, "inverse temperature")
+    x = token_tensor("x", x)
+    g = cosine_matrix(x) if normalize else sphere_tokens("x", x, False) @ x.transpose(-1, -2)
+    return energy_of_gram(g, beta, 1.0, clamp=normalize)  # (...)
+
+
+def log_interaction_energy(x: torch.Tensor, beta: float = 1.0, *, normalize: bool = True) -> torch.Tensor:
+    """log E_beta(X) = beta + log(e^{-beta} E_beta(X)), ``(..., N, d) -> (...)``: finite at every beta > 0
+    (-inf when all tokens coincide), equal to log of ``interaction_energy`` where that is finite (BEYOND
+    section 10). Raises ConfigError as ``interaction_energy``."""
+    return _scaled_energy(x, beta, normalize).log() + beta
+
+
+def normalized_energy(x: torch.Tensor, beta: float = 1.0, *, normalize: bool = True) -> torch.Tensor:
+    """The energy in the metastability paper's normalisation, (1/N^2) sum_{i,j} e^{beta (<X_i, X_j> - 1)}
+    = 1 - 2 e^{-beta} E_beta(X), ``(..., N, d) -> (...)``: in (0, 1], 1 for one cluster, and at large beta
+    sum_k m_k^2 / N^2 at a saddle of clusters of sizes m_k (``metastability.saddle_level``; BEYOND section 10).
+    Finite at every beta > 0. Raises ConfigError as ``interaction_energy``."""
+    return 1 - 2 * _scaled_energy(x, beta, normalize)
 
 
 def energy_of_gram(

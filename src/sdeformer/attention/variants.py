@@ -78,8 +78,14 @@ class UnnormalizedAttention:
         self.beta, self.scale, self.V, self.causal = _check_beta(beta, True), scale, V, causal
 
     def weights(self, x: torch.Tensor) -> torch.Tensor:
-        """e^{beta <x_i, x_j>} / N (0 for masked pairs), ``(..., N, N)``."""
-        return torch.exp(_masked(self.beta * (x @ x.transpose(-1, -2)), self.causal)) / x.shape[-2]
+        """e^{beta <x_i, x_j>} / N (0 for masked pairs), ``(..., N, N)``, log N taken into the exponent. Raises
+        ConfigError naming ``beta`` where a row of weights would exceed the dtype (beta above ~709 in float64,
+        ~88 in float32 for unit tokens), never a silent inf or NaN."""
+        logits = _masked(self.beta * (x @ x.transpose(-1, -2)), self.causal) - math.log(x.shape[-2])  # (..., N, N)
+        top, bound = float(logits.max()), math.log(torch.finfo(x.dtype).max / x.shape[-2])
+        if not top < bound:
+            raise ConfigError("beta", self.beta, f"e^(beta <x_i, x_j>) exceeds {x.dtype} ({top:.4g} > {bound:.4g})")
+        return torch.exp(logits)
 
     def drift(self, x: torch.Tensor, source: RandomSource | None = None) -> torch.Tensor:
         return self.weights(x) @ _value(x, self.V, self.scale)  # (..., N, d)
