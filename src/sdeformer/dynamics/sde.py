@@ -3,16 +3,17 @@
     dX_i = [ P_{X_i} Attn(mu_t^N, X_i) - (d-1)/2 k(X_i, X_i) X_i ] dt + P_{X_i} dW(t, X_i)
 
 with W the common Brownian field (a ``LimitField``: ``GaussianField``, k = kappa(1); ``RandomFeatureField``,
-its own variance; ``ReplayedNoise`` of either) and the attention drift always taken from
-``attention.drift(x)``, so any Attention plugs in. The radial term is the Ito correction that keeps |X| = 1
-in mean.
+its own variance; ``ReplayedNoise`` of either; None: ``NO_FIELD``, the noise-free limit ODE) and the attention
+drift always taken from ``attention.drift(x)``, so any Attention plugs in. The radial term is the Ito
+correction that keeps |X| = 1 in mean.
 
 ``LimitSDE`` exposes the pieces (attention drift, Ito correction, field increment and variance); a scheme
 combines them in ``step`` and declares its strong and weak order; the ``Solver`` base owns the time loop,
 saving and observing (torchsde style). Schemes: ``ProjectedEulerMaruyama`` (step, then LN) and
 ``EulerMaruyama`` (plain).
 
-``LimitSDE(..., norm=...)`` is the limit of another normalization scheme (BEYOND section 6): Pre-, Mix-,
+``LimitSDE(..., norm=...)`` (a scheme or its ``registry.NORMS`` name) is the limit of another normalization
+scheme (BEYOND section 6): Pre-, Mix-,
 Peri-LN, nGPT and sqrt-scaling (``norms.limit_sde.SchemeSDE``: the direction's drift and noise at the scheme's
 speed, their Ito correction, and the radius for the schemes that have one; the state is then the pair
 (theta, r)). Both solvers step every scheme: the same Euler-Maruyama step, the projected one putting theta back
@@ -21,7 +22,8 @@ on the sphere. Post-LN (the default) is the equation above, step for step as bef
 
 from __future__ import annotations
 
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import torch
 
@@ -29,29 +31,78 @@ from ..attention.softmax import NoAttention
 from ..contracts import AttentionDrift, LimitField, NormScheme, RandomSource, require
 from ..core.errors import ConfigError
 from ..core.sphere import project, tangent
-from ..registry import SOLVERS
+from ..core.validate import positive_float
+from ..registry import NORMS, SOLVERS, Params
 from .loop import TokenDynamics
 from .norms.limit_sde import SchemeSDE
 from .norms.schemes import PostLN
 
 
-class LimitSDE:
-    """Drift and diffusion of THEORY section 3 for a ``LimitField`` and an attention (None: off); ``norm``: a
-    normalization scheme (None: Post-LN), whose limit (``norm_sde``, a ``SchemeSDE``; None for Post-LN) the solvers
-    step. Raises ConfigError for parts that lack their contract's methods and for a scheme without a derived
-    limit (naming ``norm``)."""
+class NoField:
+    """The zero field: the noise-free limit ODE dX = P_X Attn(X) dt (``LimitSDE(None, attention)``), stepped by
+    every solver with no increment and no Ito correction (k = 0)."""
 
-    def __init__(self, field: LimitField, attention: AttentionDrift | None = None, norm: NormScheme | None = None):
-        require(field, LimitField, "field")
+    def increment(self, y: torch.Tensor, dt: float, source: RandomSource | None = None) -> torch.Tensor:
+        return torch.zeros_like(y)  # (..., N, d)
+
+    def variance(self, y: torch.Tensor) -> torch.Tensor:
+        return torch.zeros((), dtype=y.dtype, device=y.device)
+
+    def increment_and_variance(self, y: torch.Tensor, dt: float, source: RandomSource | None = None) -> Any:
+        return self.increment(y, dt), self.variance(y)
+
+    def kernel(self, y: torch.Tensor) -> torch.Tensor:
+        """K = 0 ``(..., N, N)``: a scheme that normalizes the field's output has no field either."""
+        return y.new_zeros(y.shape[:-1] + y.shape[-2:-1])
+
+
+NO_FIELD = NoField()
+LIMIT_LAYERS = 1 << 30  # a scheme named in the limit reads dt = horizon / layers -> 0 (nGPT's step check)
+
+
+def norm_scheme(norm: NormScheme | str | None, horizon: float = 1.0) -> NormScheme:
+    """A scheme, or one named in ``registry.NORMS`` (``"pre"``, ``"mix:0.5"``, ``"ngpt:2"``, ...) built as a
+    config would build it at this ``horizon`` (Mix-LN's switch time), in the limit dt -> 0; None: Post-LN.
+    Raises ConfigError naming ``norm`` for an unknown name or parameter."""
+    if norm is None:
+        return PostLN()
+    if isinstance(norm, str):
+        cfg = SimpleNamespace(norm=norm, horizon=positive_float("horizon", horizon), layers=LIMIT_LAYERS)
+        return NORMS.build(norm.partition(":")[0], Params(cfg))
+    require(norm, NormScheme, "norm")
+    return norm
+
+
+class LimitSDE:
+    """Drift and diffusion of THEORY section 3 for a ``LimitField`` (None: the noise-free limit ODE,
+    ``NO_FIELD``) and an attention (None: off); ``norm``: a normalization scheme or its ``registry.NORMS`` name
+    (None: Post-LN; a name is built at ``horizon``, see ``norm_scheme``), whose limit (``norm_sde``, a
+    ``SchemeSDE``; None for Post-LN) the solvers step (BEYOND section 6). Raises ConfigError for parts that lack
+    their contract's methods and for a scheme without a derived limit (naming ``norm``)."""
+
+    def __init__(
+        self,
+        field: LimitField | None,
+        attention: AttentionDrift | None = None,
+        norm: NormScheme | str | None = None,
+        *,
+        horizon: float = 1.0,
+    ):
+        if field is not None:
+            require(field, LimitField, "field")
         if attention is not None:
             require(attention, AttentionDrift, "attention")
-        if norm is not None:
-            require(norm, NormScheme, "norm")
-        self.field = field
+        self.field: LimitField = field if field is not None else NO_FIELD
         self.attention = attention if attention is not None else NoAttention()
-        self.norm = norm if norm is not None else PostLN()
+        self.norm = norm_scheme(norm, horizon)
         post = isinstance(self.norm, PostLN)
-        self.norm_sde = None if post else SchemeSDE(self.norm, field, None if attention is None else self.attention)
+        self.norm_sde = (
+            None if post else SchemeSDE(self.norm, self.field, None if attention is None else self.attention)
+        )
+        if self.norm_sde is not None and self.norm_sde.normalized is not None and field is None:
+            cast(
+                Any, self.norm_sde
+            ).normalized = NO_FIELD  # LN of no field: no increment and k = 0, not the 1/d of a field
 
     @staticmethod
     def ito_correction(x: torch.Tensor, variance: torch.Tensor | float) -> torch.Tensor:
