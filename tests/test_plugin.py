@@ -212,3 +212,38 @@ def test_sweep_command_takes_a_plugin_and_reaches_the_sde(tmp_path, executor):
     table = read(tmp_path / "out")
     assert (table["status"] == "done").sum() == 4 and set(table["solver"]) == {"projected"}
     assert table["order"].between(0, 1).all()
+
+
+def test_a_plugin_declares_parameters_of_its_own():
+    """``noise.fraction`` and ``attention.shift`` (tests/plugin_parts.py): set by KIND.NAME in a config, checked
+    against their declared range, batched per run; at fraction 1 and shift 0 the plugin is the built-in pair."""
+    base = {**CFG, "noise": "half_gaussian", "attention": "shifted_softmax"}
+    cfg = sdf.ModelConfig.from_mapping({**base, "noise.fraction": 1.0, "attention.shift": 0.0})
+    plain = sdf.ModelConfig.from_mapping({**base, "noise": "gaussian", "attention": "softmax"})
+    x0 = cfg.initial_tokens()
+    assert torch.equal(cfg.build().run(x0, seed=2).x, plain.build().run(x0, seed=2).x)
+    assert sdf.ModelConfig.from_mapping(base).value("noise.fraction") == 0.5  # the declared default
+    with pytest.raises(ConfigError, match=r"noise.fraction.*\[0.0, 1.0\]"):
+        sdf.ModelConfig.from_mapping({**base, "noise.fraction": 1.5})
+    with pytest.raises(ConfigError, match="not declared"):
+        sdf.ModelConfig.from_mapping({**base, "noise.gain": 1.0})
+    configs = [sdf.ModelConfig.from_mapping({**base, "attention.shift": s}) for s in (0.0, 3.0)]
+    batched = run_sweep(configs)  # one batched run, shift a (2,) tensor
+    for c, traj in zip(configs, batched):
+        assert torch.allclose(traj.x, c.build().run(c.initial_tokens(), seed=c.seed).x, atol=1e-12)
+    assert not torch.allclose(batched[0].x, batched[1].x)
+
+
+@pytest.mark.parametrize("executor", ["local", "dask"])
+def test_a_plugins_own_parameter_is_a_sweep_axis(tmp_path, executor):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "name: own\nbase: {tokens: 5, dim: 3, layers: 6, noise: half_gaussian, attention: shifted_softmax,"
+        " bias_std: 0.1, noise.fraction: 0.3}\naxes: {attention.shift: [0.0, 4.0]}\nseeds: 2\nobservables: [order]\n"
+    )
+    args = ["sweep", str(spec), "--out", str(tmp_path / "out"), "--plugin", PLUGIN, "--json", "--executor", executor]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    ds = sdf.open_sweep(tmp_path / "out")
+    assert sorted(ds["attention.shift"].values.tolist()) == [0.0, 4.0] and ds.attrs["noise.fraction"] == 0.3
+    assert ds["order"].shape == (2, 2, 1)

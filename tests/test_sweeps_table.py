@@ -56,6 +56,7 @@ COLUMNS = [
     "cross",
     "cross_noise",
     "rng",
+    "solver",
     "layer",
     "t",
     "energy",

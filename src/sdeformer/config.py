@@ -10,7 +10,7 @@ import dataclasses
 import functools
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import InitVar, dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,7 @@ from .core.validate import seed as check_seed
 from .dynamics import blocks, species
 from .dynamics.loop import TokenDynamics
 from .noise.mlp import SAMPLING_MODES
-from .registry import ATTENTIONS, NOISES
+from .registry import ATTENTIONS, NOISES, part_entry
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16}
 # left out of to_dict at these values (the fields added after runs were recorded; their hashes stay unchanged)
@@ -36,6 +36,7 @@ DEFAULTS: dict[str, Any] = {"noise": "mlp", "share": 1.0, "causal": False, "norm
 DEFAULTS["cross_noise"] = "shared"  # two species (BEYOND 9): one common field
 DEFAULTS["rng"] = "generator"  # the random source (core.rng.make_streams)
 DEFAULTS["solver"] = ""  # the discrete model (a registered SDE scheme otherwise)
+DEFAULTS["params"] = ()  # no parameter declared by a part (registry.Param) is set
 DEFAULTS.update(ARCHITECTURE_DEFAULTS)  # alibi, mask, cross (BEYOND 7-9)
 
 
@@ -77,8 +78,24 @@ class ModelConfig:
     # projected) = that scheme for the limit SDE of THEORY section 3 with ``layers`` steps on [0, horizon], the
     # noise replaced by its declared limit field (the MLP's: the Gaussian field of its kernel)
     solver: str = ""
+    # the parameters the chosen parts declare for themselves (registry.Param), as sorted (KIND.NAME, value) pairs;
+    # given as a mapping {"noise.gain": 0.5} too; read with value("noise.gain") (the declared default if unset)
+    params: tuple[tuple[str, Any], ...] = ()
+    bias_std: InitVar[float | None] = None  # shorthand: su = sw = bias_std (not a field)
 
-    def __post_init__(self) -> None:
+    def __new__(cls, *args: Any, **kwargs: Any) -> ModelConfig:
+        """Refuse an unknown keyword in one line (a ConfigError, not a TypeError)."""
+        for key in kwargs:
+            if key not in _KNOWN:
+                raise ConfigError("config key", key, f"unknown; allowed keys: {sorted(_KNOWN)}")
+        return super().__new__(cls)
+
+    def __post_init__(self, bias_std: float | None = None) -> None:
+        if bias_std is not None:
+            if self.su or self.sw:
+                raise ConfigError("bias_std", bias_std, "give either bias_std or su/sw, not both")
+            object.__setattr__(self, "su", bias_std)
+            object.__setattr__(self, "sw", bias_std)
         checks: dict[str, Callable[[str, object], float]] = dict.fromkeys(
             ("tokens", "width", "layers", "save_every"), positive_int
         )
@@ -92,6 +109,7 @@ class ModelConfig:
         if not isinstance(self.mlp, bool):
             raise ConfigError("mlp", self.mlp, "must be true or false (a boolean, not a string or number)")
         self._check_blocks()
+        object.__setattr__(self, "params", _part_params(self, self.params))
         check_architecture(self)
         species.check_species_noise(self)
         if self.sampling not in SAMPLING_MODES:
@@ -134,23 +152,46 @@ class ModelConfig:
             if "su" in data or "sw" in data:
                 raise ConfigError("bias_std", b, "give either bias_std or su/sw, not both")
             data["su"] = data["sw"] = b
-        known = {f.name for f in fields(cls)}
+        params = dict(data.pop("params", None) or {})
+        for key in [k for k in data if "." in k]:  # KIND.NAME: a field the part reads (alias), else its own
+            kind, _, name = key.partition(".")
+            if name in _KNOWN and name != "params":
+                if name in data:
+                    raise ConfigError(key, data[key], f"give either {key} or {name}, not both")
+                data[name] = data.pop(key)
+            else:
+                params[key] = data.pop(key)
         for key in data:
-            if key not in known:
-                raise ConfigError("config key", key, f"unknown; allowed keys: {sorted(known | {'bias_std'})}")
+            if key not in _KNOWN:
+                raise ConfigError("config key", key, f"unknown; allowed keys: {sorted(_KNOWN)} or KIND.NAME")
         for key, value in data.items():
             if isinstance(value, float) and math.isnan(value):
                 raise ConfigError(key, value, "must not be NaN")
-        return cls(**data)
+        return cls(**data, params=tuple(params.items()))
 
     def replace(self, **changes: Any) -> ModelConfig:
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as a dict; the fields of ``DEFAULTS`` only when not at their defaults, so the config hashes
-        of runs made before those fields existed are unchanged."""
+        of runs made before those fields existed are unchanged; the parts' own parameters as ``KIND.NAME`` keys."""
         d = dataclasses.asdict(self)
+        d.update(d.pop("params"))
         return {k: v for k, v in d.items() if k not in DEFAULTS or v != DEFAULTS[k]}
+
+    def value(self, name: str) -> Any:
+        """A field, or a part's own parameter ``KIND.NAME`` (the declared default when unset). Raises
+        ConfigError for a name that is neither."""
+        if "." not in name:
+            return getattr(self, name)
+        given = dict(self.params)
+        if name in given:
+            return given[name]
+        kind, _, param = name.partition(".")
+        declared = part_entry(self, kind).param(param)
+        if declared is None:
+            raise ConfigError("parameter", name, f"not declared by the {kind} {getattr(self, kind)!r}")
+        return declared.default
 
     @property
     def torch_dtype(self) -> torch.dtype:
@@ -217,16 +258,23 @@ def _init_seed(seed: int) -> int:
     return (int(seed) * 2654435761 + 97531) % (2**63)
 
 
-_dataclass_init = ModelConfig.__init__
+def _part_params(cfg: ModelConfig, given: Any) -> tuple[tuple[str, Any], ...]:
+    """``given`` (a mapping or (KIND.NAME, value) pairs) checked against the declarations of ``cfg``'s parts
+    (``registry.Param``: type, range), as sorted pairs. Raises ConfigError naming the parameter."""
+    try:
+        pairs = dict(given)
+    except (TypeError, ValueError):
+        raise ConfigError("params", given, "a mapping of KIND.NAME to values") from None
+    out = {}
+    for key, value in pairs.items():
+        kind, _, name = str(key).partition(".")
+        declared = part_entry(cfg, kind).param(name) if name else None
+        if declared is None:
+            entry = part_entry(cfg, kind) if name else None
+            names = [f"{kind}.{p.name}" for p in entry.params] if entry else []
+            raise ConfigError("parameter", key, f"not declared by the {kind} {getattr(cfg, kind, '')!r}; declared: {names}")
+        out[key] = declared.check(key, value)
+    return tuple(sorted(out.items()))
 
 
-def _init(self: ModelConfig, *args: Any, **kwargs: Any) -> None:
-    """ModelConfig(...) with an unknown field name refused in one line (not a TypeError)."""
-    known = {f.name for f in fields(ModelConfig)}
-    for key in kwargs:
-        if key not in known:
-            raise ConfigError("config key", key, f"unknown; allowed keys: {sorted(known)}")
-    _dataclass_init(self, *args, **kwargs)
-
-
-ModelConfig.__init__ = _init  # type: ignore[method-assign]
+_KNOWN = frozenset({f.name for f in fields(ModelConfig)} | {"bias_std"})

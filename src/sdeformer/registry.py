@@ -24,6 +24,7 @@ import importlib.util
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from math import inf
 from pathlib import Path
 from typing import Any
 
@@ -38,12 +39,45 @@ CAPABILITY_NAMES = (
 
 
 @dataclass(frozen=True)
+class Param:
+    """A parameter a part declares for itself (one that is not a field of ``ModelConfig``), addressed in configs,
+    specs and sweep axes as ``KIND.NAME`` (``noise.gain``): its type (float, int, str or bool), default, allowed
+    closed range [low, high] (numbers), whether one batched run may take one value per run (``batched``: the part
+    then receives a ``(G,)`` tensor) and a one-line doc."""
+
+    name: str
+    kind: type = float
+    default: Any = None
+    low: float | None = None
+    high: float | None = None
+    batched: bool = False
+    doc: str = ""
+
+    def check(self, key: str, value: Any) -> Any:
+        """``value`` of this parameter's type and range (integral floats taken as ints); ConfigError naming
+        ``key`` otherwise."""
+        if self.kind in (str, bool):
+            if not isinstance(value, self.kind):
+                raise ConfigError(key, value, f"must be a {self.kind.__name__}")
+            return value
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or abs(value) == inf:
+            raise ConfigError(key, value, "must be a finite number")
+        if self.kind is int and float(value) != int(value):
+            raise ConfigError(key, value, "must be an integer")
+        value = self.kind(value)
+        if (self.low is not None and value < self.low) or (self.high is not None and value > self.high):
+            raise ConfigError(key, value, f"must lie in [{self.low}, {self.high}]")
+        return value
+
+
+@dataclass(frozen=True)
 class Entry:
     """One registered part. ``target``: the class or ``"module:Class"``; ``reads``: the config fields its
     ``from_config`` reads; ``batched``: those that may be ``(G,)`` tensors in one batched run (or a function of
     the config giving them); ``random``: draws from the run's source; ``claims``: capability names;
     ``causal``: accepts a causal mask (attention); ``doc``: one line; ``check``: extra config validation;
-    ``limit``: (a noise) the registered field that is its limit, which the SDE schemes run (THEORY section 3)."""
+    ``limit``: (a noise) the registered field that is its limit, which the SDE schemes run (THEORY section 3);
+    ``params``: the parameters it declares for itself (``Param``), read by ``from_config`` as ``params.NAME``."""
 
     name: str
     target: Any
@@ -55,6 +89,7 @@ class Entry:
     doc: str = ""
     check: Callable[[Any], None] | None = None
     limit: str = ""
+    params: tuple[Param, ...] = ()
 
     def part(self) -> Any:
         """The implementing class (imported on first use for a ``"module:Class"`` target)."""
@@ -65,6 +100,10 @@ class Entry:
 
     def batched_fields(self, cfg: Any) -> tuple[str, ...]:
         return self.batched(cfg) if callable(self.batched) else self.batched
+
+    def param(self, name: str) -> Param | None:
+        """The declared parameter ``name`` (None if the part declares none of that name)."""
+        return next((p for p in self.params if p.name == name), None)
 
 
 @dataclass
@@ -123,7 +162,9 @@ class Registry:
         ]
 
     def build(self, name: str, params: Params) -> Any:
-        """The part ``name`` built from ``params``: ``part().from_config(params)``."""
+        """The part ``name`` built from ``params``: ``part().from_config(params)`` (its own parameters are read as
+        ``KIND.NAME`` of this registry's kind)."""
+        params.kind = params.kind or self.kind
         return self.check(self[name]).from_config(params)
 
     def check(self, entry: Entry) -> Any:
@@ -190,6 +231,15 @@ def _entry_point_plugins() -> None:
     load_plugins(ep.value.partition(":")[0] for ep in entry_points(group=ENTRY_POINTS))
 
 
+def part_entry(cfg: Any, kind: str) -> Entry:
+    """The entry of the part of ``kind`` (noise, attention or norm) that ``cfg`` chooses; ConfigError for
+    another kind."""
+    registries = {"noise": NOISES, "attention": ATTENTIONS, "norm": NORMS}
+    if kind not in registries:
+        raise ConfigError("parameter", kind, f"a part parameter is KIND.NAME with KIND one of {list(registries)}")
+    return registries[kind][str(getattr(cfg, kind)).partition(":")[0]]
+
+
 def _capabilities() -> Mapping[str, type]:
     from .contracts import CAPABILITIES
 
@@ -201,17 +251,26 @@ class Params:
     batched run) or the config's own value; ``params.options`` holds extra keyword options (e.g. the MLP's
     fast paths); ``params.seeds`` the runs' config seeds of a batch (None for one run)."""
 
-    def __init__(self, cfg: Any, overrides: Mapping[str, Any] | None = None, *, seeds: Any = None, **options: Any):
-        self.cfg, self.overrides, self.seeds, self.options = cfg, dict(overrides or {}), seeds, options
+    def __init__(
+        self, cfg: Any, overrides: Mapping[str, Any] | None = None, *, seeds: Any = None, kind: str = "", **options: Any
+    ):
+        self.cfg, self.overrides, self.seeds, self.kind, self.options = cfg, dict(overrides or {}), seeds, kind, options
 
     def __getattr__(self, name: str) -> Any:
-        if name in ("cfg", "overrides", "seeds", "options"):
+        """A config field, or (for a part of ``kind``) a parameter the part declares (``KIND.NAME``: the config's
+        value or the declared default); an override (a batched ``(G,)`` tensor) wins."""
+        if name in ("cfg", "overrides", "seeds", "kind", "options"):
             raise AttributeError(name)
-        value = self.overrides.get(name)
-        return getattr(self.cfg, name) if value is None else value
+        key = f"{self.kind}.{name}"
+        for k in (name, key):
+            if self.overrides.get(k) is not None:
+                return self.overrides[k]
+        if hasattr(self.cfg, name):
+            return getattr(self.cfg, name)
+        return self.cfg.value(key)
 
 
-NOISES = Registry("noise", "noise")
+NOISES = Registry("noise", "noise")  # every registry's kind names its config field (``cfg.noise``)
 NORMS = Registry("norm", "norm")  # BEYOND section 6
 ATTENTIONS = Registry("attention", "attention")
 SOLVERS = Registry("scheme", "scheme", factory="step")

@@ -57,6 +57,8 @@ def batched_fields(cfg: Any) -> tuple[str, ...]:
     fields: list[str] = ["seed"]
     for part, other in ((noise, attention), (attention, noise)):
         fields += [f for f in part.batched_fields(cfg) if f not in other.reads or f in other.batched_fields(cfg)]
+    for kind, part in (("noise", noise), ("attention", attention)):  # the parts' own batched parameters
+        fields += [f"{kind}.{p.name}" for p in part.params if p.batched]
     return tuple(dict.fromkeys(fields))
 
 
@@ -68,21 +70,21 @@ def noise_field(cfg: Any, overrides: Mapping[str, Any] | None = None, **options:
     if not cfg.mlp:
         return None
     entry = noise_entry(cfg)
-    field = NOISES.build(entry.name, Params(cfg, overrides, **(options if entry.name == cfg.noise else {})))
+    field = NOISES.build(entry.name, Params(cfg, overrides, kind="noise", **(options if entry.name == cfg.noise else {})))
     return species_noise(cfg, field if cfg.share == 1.0 else PartialNoise(field, cfg.share))
 
 
 def attention(cfg: Any, overrides: Mapping[str, Any] | None = None, seeds: Sequence[int] | None = None) -> Any:
     """The attention drift of ``cfg``; ``overrides`` as in ``noise_field``; ``seeds``: the runs' config seeds of
     a batch (random attention draws one Q^T K, V per run)."""
-    return ATTENTIONS.build(cfg.attention, Params(cfg, overrides, seeds=seeds))
+    return ATTENTIONS.build(cfg.attention, Params(cfg, overrides, seeds=seeds, kind="attention"))
 
 
 def column(configs: Sequence[Any], name: str, dtype: torch.dtype) -> torch.Tensor:
-    """One config field over a batch of configs as a ``(G,)`` tensor."""
-    return torch.tensor([getattr(c, name) for c in configs], dtype=dtype)
+    """One config field (or a part's own parameter ``KIND.NAME``) over a batch of configs as a ``(G,)`` tensor."""
+    return torch.tensor([c.value(name) for c in configs], dtype=dtype)
 
 
 def norm(cfg: Any) -> Any:
     """The normalization scheme of ``cfg`` (``registry.NORMS``: ``NAME`` or ``NAME:PARAMETER``; BEYOND section 6)."""
-    return NORMS.build(cfg.norm.partition(":")[0], Params(cfg))
+    return NORMS.build(cfg.norm.partition(":")[0], Params(cfg, kind="norm"))

@@ -30,6 +30,7 @@ def open_sweep(out: str | Path) -> Any:
     df = read(out)
     df = df[df["status"] == "done"]
     config = [c for c in field_names() if c in df.columns and c not in CONFIG_COLUMNS_EXCLUDED]
+    config += [c for c in df.columns if "." in c]  # the parts' own parameters (KIND.NAME)
     fixed = [name for name, _ in (*TRAILING, *META)] + list(KEY) + ["seed"]
     observables = [c for c in df.columns if c not in fixed and c not in config]
     table = df.rename(columns={"config_hash": "point", "t": "time"}).set_index(["point", "replicate", "time"])

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -221,6 +221,8 @@ def _typed(group: tuple, where: str) -> tuple:
 
 
 def _check_field(name: str, where: str) -> None:
+    if "." in name:  # KIND.NAME: a part's own parameter (or an alias of a field), checked by ModelConfig
+        return
     if name in RESERVED:
         raise ConfigError(f"{where}.{name}", name, RESERVED[name])
     if name not in FIELD_TYPES and name not in SHORTHANDS:
@@ -242,4 +244,4 @@ def _values(name: str, value: Any, where: str) -> Sequence[Any]:
 
 def field_names() -> list[str]:
     """The config fields, in declaration order (the table's config columns)."""
-    return [f.name for f in fields(ModelConfig)]
+    return list(CONFIG_TYPES)

@@ -20,6 +20,7 @@ import io
 import sys
 import typing
 from collections.abc import Iterable
+from dataclasses import fields
 from pathlib import Path
 from typing import Any, cast
 
@@ -31,7 +32,8 @@ from ..config import DEFAULTS, ModelConfig
 from ..core.errors import ConfigError
 from ..io.store import Damaged, atomic_write_bytes, checksum_path, move_aside, verified_bytes
 
-CONFIG_TYPES = typing.get_type_hints(ModelConfig)
+# the config fields with a column each (the parts' own parameters, KIND.NAME, get float columns of their own)
+CONFIG_TYPES = {f.name: typing.get_type_hints(ModelConfig)[f.name] for f in fields(ModelConfig) if f.name != "params"}
 ARROW_TYPES = {int: pa.int64(), float: pa.float64(), str: pa.string(), bool: pa.bool_()}
 KEY = ["config_hash", "replicate"]
 LEADING = [("config_hash", pa.string()), ("replicate", pa.int64())]
@@ -97,7 +99,7 @@ def _read_all(out: str | Path, move: bool, damaged: list[Damaged] | None = None)
             if move:
                 move_aside(damage, out)
             continue
-        for name in DEFAULTS.keys() - set(frame.columns):  # a part written before the field existed
+        for name in (DEFAULTS.keys() & CONFIG_TYPES.keys()) - set(frame.columns):  # written before the field existed
             frame[name] = DEFAULTS[name]
         frame["_part"], frame["_mtime"] = path.name, path.stat().st_mtime_ns
         frames.append(frame)

@@ -126,6 +126,7 @@ def execute(task: Task, out: str | Path, observables: Sequence[Observable], thre
     """Simulate a task, compute its observables and write its part. Returns a summary: counts, ``wall_s`` (the
     simulation and observables, as in the table) and ``total_s`` (with the table rows and the part written)."""
     observables = tuple(observables)
+    params = [k for k, _ in task.runs[0].config.params]  # the parts' own parameters: one float column each
     columns = [o.column for o in observables]
     start = time.perf_counter()
     with torch_threads(threads):
@@ -146,6 +147,7 @@ def execute(task: Task, out: str | Path, observables: Sequence[Observable], thre
             "layer",
             "t",
             *columns,
+            *params,
             "status",
             "error",
             "wall_s",
@@ -165,11 +167,13 @@ def execute(task: Task, out: str | Path, observables: Sequence[Observable], thre
             rows["t"].append(k * (run.config.horizon / run.config.layers))
             for c in columns:
                 rows[c].append(float("nan") if failed else float(values[c][s, position[i]]))
+            for key, value in run.config.params:
+                rows[key].append(float(value))
             rows["status"].append("error" if failed else "done")
             rows["error"].append(_message(states[i]) if failed else None)
             rows["wall_s"].append(wall / len(task.runs))
             rows["task"].append(task.id)
-    write_part(out, task.id, rows, columns)
+    write_part(out, task.id, rows, [*columns, *params])
     errors = len(task.runs) - len(ok)
     total = time.perf_counter() - start
     return {"task": task.id, "runs": len(task.runs), "done": len(ok), "error": errors, "wall_s": wall, "total_s": total}

@@ -80,7 +80,13 @@ def parse_range(value: Mapping[str, Any], where: str) -> Sequence[Any]:
 
 
 def coerce(name: str, value: Any, where: str) -> Any:
-    """A value of the config field's type: integral floats become ints; NaN, inf and other types raise."""
+    """A value of the config field's type: integral floats become ints; NaN, inf and other types raise. A part's
+    own parameter (``KIND.NAME``, recorded in a float column of the table) must be a number; ModelConfig checks
+    its declared type and range."""
+    if "." in name and name.partition(".")[2] not in CONFIG_TYPES:
+        if not is_number(value):
+            raise ConfigError(where, value, "a part parameter swept or set in a spec must be a finite number")
+        return value
     kind = CONFIG_TYPES.get(SHORTHANDS.get(name, (name,))[0])
     if kind is bool:
         if not isinstance(value, bool):
