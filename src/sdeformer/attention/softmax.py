@@ -31,8 +31,10 @@ from ..core.shapes import broadcast_shape
 from ..core.validate import finite_float, per_run, positive_float, positive_int
 
 
-def _batch_param(value, x: torch.Tensor) -> torch.Tensor:
-    """A scalar or batch-shaped parameter as a tensor broadcastable against ``(..., N, d)``."""
+def _batch_param(value, x: torch.Tensor) -> torch.Tensor | float:
+    """A scalar (as it is) or batch-shaped parameter as a tensor broadcastable against ``(..., N, d)``."""
+    if isinstance(value, (int, float)):
+        return value
     t = torch.as_tensor(value, dtype=x.dtype, device=x.device)
     return t.reshape(t.shape + (1, 1))
 
@@ -56,8 +58,12 @@ def softmax_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, chun
     torch's fused kernels apply (CPU flash attention takes 4-D input only; other ranks fall back to an
     O(N^2) kernel), and queries go in chunks of ``chunk`` rows (default: as many as keep
     batch * chunk * Nk <= SCORE_BUDGET), which bounds memory even where torch picks its math kernel
-    (e.g. float64 on CUDA).
+    (e.g. float64 on CUDA). A run whose scores take no more memory than its tokens (Nk <= 4 max(e, f)) is done
+    in three plain operations instead (no reshapes; the choice depends on the run's shape only, never on the
+    batch, so batched equals unbatched).
     """
+    if q.shape[:-2] == k.shape[:-2] == v.shape[:-2] and k.shape[-2] <= 4 * max(q.shape[-1], v.shape[-1]):
+        return torch.softmax(q @ k.transpose(-1, -2), -1) @ v  # (..., Nq, Nk) scores, then (..., Nq, f)
     batch = _batch_shape(q, k, v)
     nq, nk, flat = q.shape[-2], k.shape[-2], max(1, math.prod(batch))
     q4, k4, v4 = (t.expand(batch + t.shape[-2:]).reshape(flat, 1, *t.shape[-2:]) for t in (q, k, v))  # (B, 1, N, .)

@@ -20,6 +20,7 @@ from . import (
     bench,  # noqa: F401  (registers bench)
     checks,  # noqa: F401  (registers rates, sync-check, lyapunov, phase)
     model,  # noqa: F401  (registers kernel, simulate)
+    peer,  # noqa: F401  (registers peer)
     practice,  # noqa: F401  (registers train, probe, report-practice)
     reproduce,  # noqa: F401  (registers reproduce)
     spde,  # noqa: F401  (registers spde)

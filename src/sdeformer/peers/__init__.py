@@ -1,0 +1,55 @@
+"""The field's public experiments as one call each (docs/peers.md): ``run(name, **options)`` runs a peer's
+published experiment at its default settings with its conventions built in and returns one JSON-able dict
+(the peer's statistic per cell); ``write(name, result, folder)`` writes it in the peer's own table layout;
+``compare(name, result, path)`` reads the file the peer's script writes and counts the cells that agree.
+
+One module per peer (``litm``, ``dotm``); each has ``run``, ``write`` and ``compare``. The library never
+imports this package; it imports the library.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from ..core.errors import ConfigError
+
+NAMES = ("litm", "dotm")
+
+
+def module(name: str) -> ModuleType:
+    """The preset module of peer ``name``; ConfigError naming ``peer`` for an unknown one."""
+    if name not in NAMES:
+        raise ConfigError("peer", name, f"one of {list(NAMES)}")
+    return importlib.import_module(f"{__name__}.{name}")
+
+
+def run(name: str, **options: Any) -> dict:
+    """The peer's experiment (its options as keywords; None: the peer's default)."""
+    return module(name).run(**{k: v for k, v in options.items() if v is not None})
+
+
+def write(name: str, result: dict, folder: Path) -> list[Path]:
+    """The peer's output files, in its layout, under ``folder`` (created)."""
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    return module(name).write(result, Path(folder))
+
+
+def compare(name: str, result: dict, path: Path) -> dict:
+    """Cells equal / total and the largest difference against the file the peer's script wrote at ``path``."""
+    return module(name).compare(result, Path(path))
+
+
+def cells(ours, theirs, tol: float) -> dict:
+    """{"equal", "total", "max_diff"} of two equal-length sequences of numbers, equal within ``tol``."""
+    import numpy as np
+
+    a, b = np.asarray(ours, float).ravel(), np.asarray(theirs, float).ravel()
+    if a.shape != b.shape:
+        raise ConfigError("compare", f"{b.size} cells", f"the peer's table has {b.size} cells, ours {a.size}")
+    diff = np.abs(a - b)
+    both_nan = np.isnan(a) & np.isnan(b)
+    ok = both_nan | (diff <= tol)
+    return {"equal": int(ok.sum()), "total": int(a.size), "max_diff": float(np.nanmax(diff)) if a.size else 0.0}
