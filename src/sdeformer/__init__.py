@@ -53,6 +53,7 @@ if TYPE_CHECKING:
         wasserstein2_sq,
     )
     from .registry import ATTENTIONS, NOISES, NORMS, OBSERVABLES, SOLVERS
+    from .experiments.registry import EXPERIMENTS
     from .sweeps.labelled import open_sweep
 
 # public name -> the submodule that defines it (``kernel`` is the submodule itself)
@@ -130,6 +131,7 @@ _LAZY: dict[str, str] = {
     "tangent": "core.sphere",
     "uniform_sphere": "core.sphere",
     "open_sweep": "sweeps.labelled",
+    "EXPERIMENTS": "experiments.registry",
 }
 
 

@@ -1,0 +1,35 @@
+"""The experiment added as one registered module (experiments/ode.py): the discrete model without noise
+converges to the limit ODE at order 1 in dt (THEORY section 3, k = 0), and the check rejects a 10 % error."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sdeformer.experiments import ode
+from sdeformer.experiments.registry import EXPERIMENTS, Context
+
+TINY = ode.OdeSettings(tokens=4, dim=3, first=32, depths=3, starts=2)
+
+
+def test_the_discrete_model_is_a_first_order_scheme_for_the_ode_and_a_10_percent_error_fails():
+    result = ode.run(TINY)
+    assert abs(result.slope - 1) <= ode.SLOPE_TOL and result.holds
+    assert all(e1 > e2 for e1, e2 in zip(result.error, result.error[1:]))  # the error falls with dt
+    assert result.smallest_error_caught == pytest.approx(0.1)  # attention x1.1 does not converge: rejected
+    assert all(abs(s - 1) > ode.SLOPE_TOL for s in result.wrong_slopes.values())
+
+
+def test_the_registered_experiment_writes_its_section_and_figure_and_reuses_its_cache(tmp_path, monkeypatch):
+    monkeypatch.setattr(ode.OdeSettings, "quick", classmethod(lambda cls: TINY))
+    experiment = EXPERIMENTS["ode"]
+    assert experiment.units(0, True) > 0 and "ode" in EXPERIMENTS.names()
+    sections = experiment.run(Context(tmp_path, quick=True))
+    assert (tmp_path / "ode" / ode.FIGURE).stat().st_size > 0
+    assert "Fitted order" in sections[0].paragraphs[0]
+    cached = json.loads((tmp_path / "ode" / "ode.json").read_text())
+    monkeypatch.setattr(ode, "run", lambda *a, **k: pytest.fail("recomputed a cached result"))
+    again = experiment.run(Context(tmp_path, quick=True))
+    assert again[0].paragraphs == sections[0].paragraphs and cached["slope"] == pytest.approx(json.loads(
+        (tmp_path / "ode" / "ode.json").read_text())["slope"])
