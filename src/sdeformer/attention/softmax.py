@@ -208,7 +208,8 @@ class SoftmaxAttention:
         k = x @ self.K.T.to(x) if self.K is not None else x  # (..., N, d)
         v = x if self.V is None else x @ (self.V.T if self.value_convention == "Vx" else self.V).to(x)  # (..., N, d)
         out = softmax_attention(q, k, v)  # (..., N, d)
-        return out if self.V is not None else out * _batch_param(self.scale, x)
+        unit = self.V is not None or (isinstance(self.scale, (int, float)) and self.scale == 1)  # V = I: as it is
+        return out if unit else out * _batch_param(self.scale, x)
 
 
 @dataclass(frozen=True)
