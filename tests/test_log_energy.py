@@ -126,3 +126,25 @@ def test_unnormalized_attention_finite_or_refused(dtype, ok, too_big):
         if causal:
             g = g.tril()
         torch.testing.assert_close(a.drift(x).double(), g @ x.double() / 6, rtol=1e-5, atol=1e-6)
+
+
+def test_per_run_matrices_equal_one_run_per_element():
+    """SoftmaxAttention and L2 / unnormalized attention with (B, d, d) matrices: run b uses matrix b."""
+    from sdeformer.attention.softmax import SoftmaxAttention
+    from sdeformer.attention.variants import L2Attention
+
+    g = torch.Generator().manual_seed(3)
+    x = torch.nn.functional.normalize(torch.randn(4, 6, 3, generator=g, dtype=torch.float64), dim=-1)
+    q, k, v = (torch.randn(4, 3, 3, generator=g, dtype=torch.float64) for _ in range(3))
+    for make in (
+        lambda a, b, c: SoftmaxAttention(Q=a, K=b, V=c),
+        lambda a, b, c: SoftmaxAttention(Q=a, K=b, V=c, value_convention="xV"),
+        lambda a, b, c: L2Attention(Q=a, K=b, V=c),
+        lambda a, b, c: UnnormalizedAttention(V=c),
+    ):
+        batched = make(q, k, v).drift(x)
+        alone = torch.stack([make(q[b], k[b], v[b]).drift(x[b]) for b in range(4)])
+        torch.testing.assert_close(batched, alone, rtol=1e-12, atol=1e-14)
+        assert not torch.allclose(batched[0], make(q[1], k[1], v[1]).drift(x[0]))  # each run its own matrices
+    with pytest.raises(ConfigError, match="Q"):
+        SoftmaxAttention(Q=torch.ones(2, 3, 4))

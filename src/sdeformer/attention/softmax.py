@@ -169,14 +169,15 @@ COMBINE = ("sum", "mean")  # multi-head: the sum of the heads (ours) or their av
 class SoftmaxAttention:
     """Single-head softmax attention; Q^T K = beta I and V = scale I (defaults 1) unless matrices are given.
     ``value_convention``: an explicit V acts as ``"Vx"`` (V x_j, the default) or ``"xV"`` (x_j V as a row,
-    i.e. V^T x_j: simuformer's ``x @ V``). Raises ConfigError for beta or scale given together with any of
-    Q, K, V (they would be ignored) and for an unknown convention."""
+    i.e. V^T x_j: simuformer's ``x @ V``). Matrices ``(*batch, d, d)`` are one per run of a batch of tokens
+    ``(*batch, N, d)`` (run b uses Q[b], K[b], V[b]: batched equals one run per element). Raises ConfigError for
+    beta or scale given together with any of Q, K, V (they would be ignored) and for an unknown convention."""
 
     beta: float | torch.Tensor | None = None
     scale: float | torch.Tensor | None = None
-    Q: torch.Tensor | None = None  # (d, d)
-    K: torch.Tensor | None = None  # (d, d)
-    V: torch.Tensor | None = None  # (d, d)
+    Q: torch.Tensor | None = None  # (d, d) or per run (*batch, d, d)
+    K: torch.Tensor | None = None  # (d, d) or per run (*batch, d, d)
+    V: torch.Tensor | None = None  # (d, d) or per run (*batch, d, d)
     value_convention: str = "Vx"
 
     def __post_init__(self) -> None:
@@ -192,8 +193,8 @@ class SoftmaxAttention:
         per_run(finite_float, "attention_scale", self.scale)
         for name in "QKV":
             m = getattr(self, name)
-            if m is not None and (m.ndim != 2 or m.shape[0] != m.shape[1] or not torch.isfinite(m).all()):
-                raise ConfigError(name, tuple(m.shape), "must be a finite square (d, d) matrix")
+            if m is not None and (m.ndim < 2 or m.shape[-1] != m.shape[-2] or not torch.isfinite(m).all()):
+                raise ConfigError(name, tuple(m.shape), "must be finite square (d, d) matrices, or (*batch, d, d)")
 
     @classmethod
     def from_config(cls, p) -> AttentionDrift:
@@ -204,9 +205,9 @@ class SoftmaxAttention:
 
     def drift(self, x: torch.Tensor, source: RandomSource | None = None) -> torch.Tensor:
         """Attn_X(x_i) for every token. ``(..., N, d) -> (..., N, d)``."""
-        q = x @ self.Q.T.to(x) if self.Q is not None else x * _batch_param(self.beta, x)  # (..., N, d)
-        k = x @ self.K.T.to(x) if self.K is not None else x  # (..., N, d)
-        v = x if self.V is None else x @ (self.V.T if self.value_convention == "Vx" else self.V).to(x)  # (..., N, d)
+        q = x @ self.Q.mT.to(x) if self.Q is not None else x * _batch_param(self.beta, x)  # (..., N, d)
+        k = x @ self.K.mT.to(x) if self.K is not None else x  # (..., N, d)
+        v = x if self.V is None else x @ (self.V.mT if self.value_convention == "Vx" else self.V).to(x)  # (..., N, d)
         out = softmax_attention(q, k, v)  # (..., N, d)
         unit = self.V is not None or (isinstance(self.scale, (int, float)) and self.scale == 1)  # V = I: as it is
         return out if unit else out * _batch_param(self.scale, x)
