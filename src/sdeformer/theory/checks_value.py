@@ -1,6 +1,6 @@
 """Monte Carlo checks of value-matrix noise (BEYOND section 2): P(antipodal | u0 = 0) of two tokens against the
 scale function, and the threshold beta_c(d) through the growth rate of 1 + u at the antipode, whose sign is
-part of the verdict. Power of both: the same check on the model with beta halved."""
+part of the verdict. Power of both: beta x 1.1 and x 1.2, each with its own tolerance."""
 
 from __future__ import annotations
 
@@ -12,10 +12,9 @@ from ..dynamics.discrete import StochasticTransformer
 from ..noise.value import ValueNoise
 from . import montecarlo as mc
 from . import quadrature as q
-from .checks import Check, Run, measured
+from .checks import SIZES, Check, Run, measured
 
 DELTA = 0.05  # absorption criterion: a pair is decided when |u| >= 1 - DELTA
-POWER = "beta halved"
 
 
 def value_model(beta: float) -> mc.Model:
@@ -32,22 +31,29 @@ def antipodal(
     ``horizon``; a pair still inside counts 1/2, and half the unabsorbed fraction joins the tolerance."""
     lo, hi = -1.0 + DELTA, 1.0 - DELTA
     run = Run(mc.two_tokens(0.0, dim, paths), h, horizon, lambda: mc.Exit(lo, hi), seed)
-    paired = run.coupled(value_model(beta))
-    unabsorbed = max(_unabsorbed(s) for s in (paired.fine_stat, paired.coarse_stat))
     setting = {"beta": beta, "dim": dim, "delta": DELTA, "h": h, "horizon": horizon, "paths": paths}
-    check = measured(
-        "value_noise",
-        setting,
-        "p_antipodal",
-        q.exit_probability(*q.value_noise_coefficients(beta, dim), 0.0, lo, hi),
-        f"BEYOND 2: scale function, exit through -1 + {DELTA:g} before 1 - {DELTA:g}",
-        paired.fine[0],
-        paired.bias[0],
-        allowance=unabsorbed / 2,
-        allowance_rule="half the fraction not absorbed by the horizon",
-        extra={"unabsorbed": unabsorbed, "p_antipodal_limit": q.value_noise_antipodal(beta, dim)},
-    )
-    return check.with_power(POWER, run.wrong(value_model(beta / 2))[0][0])
+
+    def judge(b: float, wrong: bool = False) -> Check:
+        paired = run.coupled(value_model(b), wrong)
+        unabsorbed = max(_unabsorbed(s) for s in (paired.fine_stat, paired.coarse_stat))
+        return measured(
+            "value_noise",
+            setting,
+            "p_antipodal",
+            q.exit_probability(*q.value_noise_coefficients(beta, dim), 0.0, lo, hi),
+            f"BEYOND 2: scale function, exit through -1 + {DELTA:g} before 1 - {DELTA:g}",
+            paired.fine[0],
+            paired.bias[0],
+            allowance=unabsorbed / 2,
+            allowance_rule="half the fraction not absorbed by the horizon",
+            extra={"unabsorbed": unabsorbed, "p_antipodal_limit": q.value_noise_antipodal(beta, dim)},
+        )
+
+    return judge(beta).with_powers(_label, {s: judge(beta * (1 + s), True) for s in SIZES})
+
+
+def _label(size: float) -> str:
+    return f"beta x {1 + size:g}"
 
 
 def antipode_exponent_theory(beta: float, dim: int) -> float:
@@ -80,21 +86,24 @@ def antipode_exponent(
         return mc.AtTimes(lambda x: (_log_one_plus_u(x) - log_w0) / horizon, (horizon,))
 
     run = Run(x0, h, horizon, rate, seed, antithetic=True)
-    paired = run.coupled(value_model(beta))
     setting = {"beta": beta, "dim": dim, "beta_c": q.value_noise_beta_c(dim), "h": h, "horizon": horizon}
     setting |= {"paths": paths}
-    check = measured(
-        "value_noise",
-        setting,
-        "antipode_log_gap_rate",
-        antipode_exponent_theory(beta, dim),
-        "BEYOND 2 (project derivation): (2/d)((d - 1) r - 1), r = 1/(2 cosh^2 beta)",
-        paired.fine[0],
-        paired.bias[0],
-        bound="sign",
-        extra={"antipode_attracts": paired.fine[0].mean < 0},
-    )
-    return check.with_power(POWER, run.wrong(value_model(beta / 2))[0][0])
+
+    def judge(b: float, wrong: bool = False) -> Check:
+        paired = run.coupled(value_model(b), wrong)
+        return measured(
+            "value_noise",
+            setting,
+            "antipode_log_gap_rate",
+            antipode_exponent_theory(beta, dim),
+            "BEYOND 2 (project derivation): (2/d)((d - 1) r - 1), r = 1/(2 cosh^2 beta)",
+            paired.fine[0],
+            paired.bias[0],
+            bound="sign",
+            extra={"antipode_attracts": paired.fine[0].mean < 0},
+        )
+
+    return judge(beta).with_powers(_label, {s: judge(beta * (1 + s), True) for s in SIZES})
 
 
 def _unabsorbed(stat: mc.Statistic) -> float:

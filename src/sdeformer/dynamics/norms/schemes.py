@@ -10,7 +10,7 @@ exactly as the attention block is. ``LN(v) = v / |v|`` (THEORY section 1):
     pre   x <- x + out, blocks read LN(x)       the residual stream keeps a radius r = |x|
     mix   post while t < switch, then pre
     peri  x <- x + step LN(out), blocks read LN(x)
-    ngpt  x <- LN(x + alpha step (LN(out) - x))
+    ngpt  x <- LN(x + c (LN(out) - x)),  c = alpha step / (1 + alpha step)
     sqrt  x <- LN(x + out / sqrt(1 + t))
 
 In a config (``ModelConfig.norm``) a scheme is named ``post``, ``pre``, ``mix[:F]`` (F in (0, 1): the fraction of
@@ -158,9 +158,12 @@ class MixLN(Normalization):
 
 
 class NGPT(Normalization):
-    """nGPT: ``LN(x + alpha step (LN(out) - x))``, tokens on the sphere, each block's output normalized and
-    interpolated towards with rate ``alpha``. Raises ConfigError for alpha <= 0, and at a layer whose
-    ``alpha step`` is not below 1 (the interpolation would overshoot the block's output)."""
+    """nGPT: ``LN(x + c (LN(out) - x))``, tokens on the sphere, each block's output normalized and
+    interpolated towards with rate ``alpha`` (BEYOND section 6). The interpolation ``(1 - c) x + c u`` moves the
+    direction by ``c / (1 - c)`` times the tangent part of u, so ``c = a / (1 + a)``, ``a = alpha step``, moves it
+    by exactly ``a``: with ``c = a`` the noise block (step sqrt(dt)) would move at speed alpha / (1 - alpha
+    sqrt(dt)), an O(sqrt(dt)) error, and the scheme would lose weak order 1. Raises ConfigError for alpha <= 0,
+    and at a layer whose ``alpha step`` is not below 1."""
 
     name = "ngpt"
 
@@ -184,7 +187,7 @@ class NGPT(Normalization):
         rate = self.alpha * step
         if rate >= 1:
             raise ConfigError("norm", f"ngpt:{self.alpha:g}", f"alpha * step = {rate:g} must be < 1 (more layers)")
-        return project(x + rate * (unit(out) - x))
+        return project(x + rate / (1 + rate) * (unit(out) - x))
 
     def __repr__(self) -> str:
         return f"NGPT(alpha={self.alpha:g})"

@@ -4,8 +4,9 @@ diagrams).
 
 ``run(out, quick=False)`` returns a ``BeyondResult`` and writes ``out/beyond/checks.json`` (one record per
 check, ``theory.checks.Check.record``: model, setting, quantity, predicted and its source, measured and its
-standard error, tolerance and its rule, step bias, bound, power (the perturbation, the wrong model's
-measurement, whether it was caught), verdict, holds; the partial-noise records also carry activation, dim,
+standard error, tolerance and its rule, step bias, bound, power and powers (the perturbation of 10 % and 20 %,
+the wrong model's measurement and own tolerance, whether it was caught), smallest_error_caught (or sign_only
+with a reason), verdict, holds; the partial-noise records also carry activation, dim,
 bias_std, share), ``out/beyond/beyond.json`` and the figures of ``beyond.plots``. Sizes: ``PLAN[quick]``
 (``check_specs``); the quick plan is the fast version of every check and its power record (the default test
 suite runs it).
@@ -183,12 +184,15 @@ def write(result: BeyondResult, folder: Path) -> None:
 
 
 def _power(c: dict) -> str:
-    """'would have caught: <perturbation>' or 'NOT caught: <perturbation>', with the wrong model's number."""
+    """'catches 10 %: <perturbation> ...' (the smallest error caught, the wrong model with its own tolerance) or
+    'sign only: <reason>'."""
     p = c["power"]
     if p is None:
         return "no power record"
-    said = "would have caught" if p["caught"] else "NOT caught"
-    return f"{said}: {p['perturbation']} (measured {p['measured']:.4g} +- {p['standard_error']:.2g})"
+    head = f"catches {c['smallest_error_caught']:.0%}" if c.get("smallest_error_caught") else "sign only"
+    tol = f", its tolerance {p['tolerance']:.2g}" if p.get("tolerance") is not None else ""
+    said = f"{head}: {p['perturbation']} (measured {p['measured']:.4g} +- {p['standard_error']:.2g}{tol})"
+    return said + (f"; {c['reason']}" if c.get("sign_only") else "")
 
 
 def closing_note(result: BeyondResult) -> str:
@@ -252,8 +256,9 @@ def sections(result: BeyondResult, folder: str = "beyond") -> list:
                     cols,
                     rows,
                     "A check holds when the measurement is within the tolerance of the prediction and the same "
-                    "check on a named wrong model (the power record) fails; when the wrong model passes too, the "
-                    "check is 'not resolved'. " + _rules(result),
+                    "check fails on a wrong model (its quantity off by 10 % or 20 %, re-run as the model under "
+                    "test with its own tolerance); power: the smallest error caught. When neither is caught the "
+                    "check is 'not resolved' (sign only). " + _rules(result),
                 )
             ],
             [Figure(f / "checks.png", "Each model against its theory curve (error bars: 3 s.e.).")],

@@ -1,0 +1,74 @@
+"""Propagation of chaos in W_2 on the circle (THEORY sections 4-5, docs/spde.md section 9): the exact quantile
+form of W_2 against an independent optimal assignment, its value for quantile points of the uniform law, and
+the coupled particle / density distance, which falls with N on the same equation and stops falling when the
+density's noise covariance is 20 % off."""
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from scipy.optimize import linear_sum_assignment
+from scipy.special import iv
+
+from sdeformer.spde.chaos import SUBLEVELS, _solver, chaos_w2, density_quantile, r_d, w2_check, w2_circle
+from sdeformer.spde.study import check_records
+
+MODES = np.arange(33)
+
+
+def _von_mises(kappa: float, mean: float) -> np.ndarray:
+    """Fourier coefficients c_m = int conj(B_m) rho of the von Mises law about ``mean``."""
+    return (iv(MODES, kappa) / iv(0, kappa) / math.sqrt(2 * math.pi) * np.exp(-1j * MODES * mean)).astype(complex)
+
+
+@pytest.mark.parametrize(("kappa", "mean"), [(1.0, 0.3), (4.0, 2.0)])
+def test_w2_equals_an_optimal_assignment(kappa, mean):
+    """40 points against the density split into 800 equal atoms: the assignment with squared geodesic cost
+    (scipy) gives the same W_2^2 up to the atoms' own quantization (~1e-5)."""
+    c = _von_mises(kappa, mean)
+    points = np.random.default_rng(1).uniform(0, 2 * math.pi, 40)
+    atoms = density_quantile(c, (np.arange(800) + 0.5) / 800)
+    diff = np.abs(np.repeat(points, 20)[:, None] - atoms[None, :])
+    cost = np.minimum(diff, 2 * math.pi - diff) ** 2
+    rows, cols = linear_sum_assignment(cost)
+    assert w2_circle(points, c) == pytest.approx(cost[rows, cols].mean(), abs=1e-4)
+
+
+def test_quantile_points_of_the_uniform_law_are_at_the_midpoint_rule_value():
+    """N equally spaced points (any rotation) against the uniform law: (2 pi)^2 / (12 N^2), less the
+    midpoint rule's 1 / SUBLEVELS^2 share."""
+    c = np.zeros(33, complex)
+    c[0] = 1 / math.sqrt(2 * math.pi)
+    for n in (10, 100):
+        points = (np.arange(n) + 0.5) / n * 2 * math.pi + 1.234
+        expected = (2 * math.pi) ** 2 / (12 * n**2) * (1 - 1 / SUBLEVELS**2)
+        assert w2_circle(points, c, SUBLEVELS * n) == pytest.approx(expected, rel=1e-6)
+    assert r_d([16], 2)[0] == pytest.approx(0.25) and r_d([16], 8)[0] == pytest.approx(16**-0.25)
+
+
+def test_w2_falls_with_n_only_for_the_right_density(one_thread):
+    """QMC particles: sup_t W_2^2 falls ~100x from N = 100 to 1000 against the density of their own equation;
+    against the density with the noise covariance x 1.2 (same Brownian coefficients) it stays at the mismatch."""
+    right = chaos_w2(_solver(), (100, 1000), 2, saves=2).sup()[1].mean(-1)
+    wrong = chaos_w2(_solver(), (100, 1000), 2, saves=2, density_solver=_solver(1.2)).sup()[1].mean(-1)
+    assert right[1] < right[0] / 30, right
+    assert wrong[1] > wrong[0] / 3, wrong
+
+
+def test_every_spde_record_says_its_power(one_thread):
+    """checks.json of the SPDE part: each record has ``smallest_error_caught`` or ``sign_only`` with a reason;
+    the W_2 records carry the fitted slope, and QMC particles catch a 20 % covariance error in the density."""
+    chaos = w2_check(quick=True, runs=4)
+    rates = [{"rel_error": 0.004}, {"rel_error": 0.001}]
+    report = SimpleNamespace(rates=rates, moments=[{"z_max": 2.0, "passes": True}], chaos=chaos)
+    records = check_records(report)
+    assert [r["check"] for r in records] == ["linear_rates", "moments", "propagation_of_chaos", "propagation_of_chaos"]
+    for r in records:
+        assert r["smallest_error_caught"] in (0.1, 0.2) or (r["sign_only"] and r["reason"]), r
+    assert records[0]["smallest_error_caught"] == 0.1
+    qmc = records[3]
+    assert qmc["particles"] == "qmc" and qmc["slope"] == chaos["slope"]["qmc"] < -1.5
+    assert qmc["smallest_error_caught"] in (0.1, 0.2) and qmc["holds"]
+    worse = check_records(SimpleNamespace(rates=[{"rel_error": 0.195}], moments=report.moments, chaos={}))[0]
+    assert worse["smallest_error_caught"] is None and not worse["holds"]
