@@ -31,5 +31,6 @@ def test_the_registered_experiment_writes_its_section_and_figure_and_reuses_its_
     cached = json.loads((tmp_path / "ode" / "ode.json").read_text())
     monkeypatch.setattr(ode, "run", lambda *a, **k: pytest.fail("recomputed a cached result"))
     again = experiment.run(Context(tmp_path, quick=True))
-    assert again[0].paragraphs == sections[0].paragraphs and cached["slope"] == pytest.approx(json.loads(
-        (tmp_path / "ode" / "ode.json").read_text())["slope"])
+    assert again[0].paragraphs == sections[0].paragraphs and cached["slope"] == pytest.approx(
+        json.loads((tmp_path / "ode" / "ode.json").read_text())["slope"]
+    )

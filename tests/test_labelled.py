@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -38,7 +40,7 @@ def test_a_sweep_folder_opens_as_one_dataset_equal_to_its_table(tmp_path):
     assert ds["energy"].dims == ("point", "replicate", "time") and ds.sizes["point"] == 4
     table = pd.read_parquet(out / "table")
     for point in ds["point"].values:
-        rows = table[table["config_hash"] == point].sort_values("replicate")
+        rows = cast(pd.DataFrame, table[table["config_hash"] == point]).sort_values("replicate")
         np.testing.assert_array_equal(ds["energy"].sel(point=point).values[:, -1], rows["energy"].to_numpy())
         assert float(ds["beta"].sel(point=point)) == rows["beta"].iloc[0]
         assert str(ds["solver"].sel(point=point).values) == rows["solver"].iloc[0]

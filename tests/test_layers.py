@@ -64,3 +64,10 @@ def test_the_checker_sees_a_violation(tmp_path, monkeypatch):
         assert library_violations() == ["noise/bad.py imports plots", "observables.py imports io"]
     finally:
         globals()["SRC"] = old
+
+
+def test_the_root_exports_one_list():
+    """``sdeformer.__all__`` is exactly the lazy table's names (one explicit re-export list, no drift)."""
+    import sdeformer
+
+    assert sdeformer.__all__ == sorted([*sdeformer._LAZY, "__version__"])

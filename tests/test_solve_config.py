@@ -3,13 +3,15 @@ build the discrete model, through ``ModelConfig.build``, ``run_sweep`` (batched)
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import torch
 
 import sdeformer as sdf
 from sdeformer.core.errors import ConfigError
 
-BASE = dict(tokens=6, dim=3, layers=12, horizon=1.0, width=32, su=0.1, sw=0.2, dtype="float64")
+BASE: dict[str, Any] = dict(tokens=6, dim=3, layers=12, horizon=1.0, width=32, su=0.1, sw=0.2, dtype="float64")
 
 
 @pytest.mark.parametrize("scheme", ["euler", "projected"])

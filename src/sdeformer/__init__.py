@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from .dynamics.loop import Observer, SaveAt, Trajectory
     from .dynamics.norms import NGPT, MixLN, PeriLN, PostLN, PreLN, SqrtScaling
     from .dynamics.sde import EulerMaruyama, LimitSDE, ProjectedEulerMaruyama, make_solver
+    from .experiments.registry import EXPERIMENTS
     from .nn import CommonNoise, InteractionEnergy, attach
     from .noise import PartialNoise, QuadraticForm, ResampledHeads, Scaled, ValueNoise
     from .noise.fields import GaussianField, RandomFeatureField
@@ -53,7 +54,6 @@ if TYPE_CHECKING:
         wasserstein2_sq,
     )
     from .registry import ATTENTIONS, NOISES, NORMS, OBSERVABLES, SOLVERS
-    from .experiments.registry import EXPERIMENTS
     from .sweeps.labelled import open_sweep
 
 # public name -> the submodule that defines it (``kernel`` is the submodule itself)
@@ -158,4 +158,80 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
 
 
-__all__ = sorted([*_LAZY, "__version__"])  # every public name: the lazy table above
+__all__ = [  # the public names: the keys of _LAZY (tests/test_cli_startup.py checks both agree)
+    "ATTENTIONS",
+    "Activation",
+    "AttentionDrift",
+    "BrownianPath",
+    "CommonNoise",
+    "ConfigError",
+    "CounterStreams",
+    "EXPERIMENTS",
+    "EulerMaruyama",
+    "GaussianField",
+    "InteractionEnergy",
+    "KernelTheory",
+    "L2Attention",
+    "LimitField",
+    "LimitSDE",
+    "MLPNoise",
+    "MixLN",
+    "ModelConfig",
+    "MultiHeadAttention",
+    "NGPT",
+    "NOISES",
+    "NORMS",
+    "NoAttention",
+    "NoiseField",
+    "OBSERVABLES",
+    "Observer",
+    "OnePoint",
+    "PairCovariance",
+    "PartialNoise",
+    "PeriLN",
+    "PostLN",
+    "PreLN",
+    "ProjectedEulerMaruyama",
+    "QuadraticForm",
+    "RandomBatchAttention",
+    "RandomFeatureField",
+    "RandomMatrixAttention",
+    "RandomSource",
+    "Replayable",
+    "ReplayedNoise",
+    "ResampledHeads",
+    "SOLVERS",
+    "SaveAt",
+    "Scaled",
+    "SinkhornAttention",
+    "SoftmaxAttention",
+    "SqrtScaling",
+    "StochasticTransformer",
+    "Streams",
+    "Trajectory",
+    "UnnormalizedAttention",
+    "ValueNoise",
+    "__version__",
+    "antipodal_pairs",
+    "attach",
+    "cluster_count",
+    "cosine_matrix",
+    "derive_seeds",
+    "get_activation",
+    "interaction_energy",
+    "kernel",
+    "kernel_theory",
+    "make_solver",
+    "make_streams",
+    "mean_abs_cosine",
+    "mean_cosine",
+    "one_cluster",
+    "open_sweep",
+    "pairwise_cosines",
+    "project",
+    "random_batch_attention",
+    "run_sweep",
+    "tangent",
+    "uniform_sphere",
+    "wasserstein2_sq",
+]

@@ -26,7 +26,6 @@ from .core.sphere import uniform_sphere
 from .core.validate import dimension, finite_float, nonneg_float, positive_float, positive_int
 from .core.validate import seed as check_seed
 from .dynamics import blocks, species
-from .dynamics.loop import TokenDynamics
 from .noise.mlp import SAMPLING_MODES
 from .registry import ATTENTIONS, NOISES, part_entry
 
@@ -197,7 +196,7 @@ class ModelConfig:
     def torch_dtype(self) -> torch.dtype:
         return DTYPES[self.dtype]
 
-    def build(self) -> TokenDynamics:
+    def build(self) -> Any:  # a StochasticTransformer, or a dynamics.sde.Solver for ``solver``
         """The model this config describes: the discrete model, or the SDE scheme named by ``solver``. Both run
         with the one verb ``run(x0, seed, saveat)``."""
         return blocks.model(self, blocks.noise_field(self), blocks.attention(self))
@@ -272,7 +271,9 @@ def _part_params(cfg: ModelConfig, given: Any) -> tuple[tuple[str, Any], ...]:
         if declared is None:
             entry = part_entry(cfg, kind) if name else None
             names = [f"{kind}.{p.name}" for p in entry.params] if entry else []
-            raise ConfigError("parameter", key, f"not declared by the {kind} {getattr(cfg, kind, '')!r}; declared: {names}")
+            raise ConfigError(
+                "parameter", key, f"not declared by the {kind} {getattr(cfg, kind, '')!r}; declared: {names}"
+            )
         out[key] = declared.check(key, value)
     return tuple(sorted(out.items()))
 

@@ -22,6 +22,7 @@ from . import (
     model,  # noqa: F401  (registers kernel, simulate)
     peer,  # noqa: F401  (registers peer)
     practice,  # noqa: F401  (registers train, probe, report-practice)
+    real,  # noqa: F401  (registers real)
     reproduce,  # noqa: F401  (registers reproduce)
     spde,  # noqa: F401  (registers spde)
     sweep,  # noqa: F401  (registers sweep: run (default), status, plot)

@@ -71,7 +71,8 @@ def simulate(
     sampling: str | None = typer.Option(None, help="MLP field: direct or conditional (same law) [direct]"),
     save_every: int | None = typer.Option(None, help="save every k-th layer [1]"),
     solver: str | None = typer.Option(
-        None, help=f"an SDE scheme ({SOLVERS.choices()}): run the limit SDE with LAYERS steps (unset: the discrete model)"
+        None,
+        help=f"an SDE scheme ({SOLVERS.choices()}): run the limit SDE with LAYERS steps (unset: the discrete model)",
     ),
     plugin: list[str] | None = plugin_option(),
     out: Path | None = typer.Option(None, help="run directory (resumable; tied to the config)"),

@@ -9,10 +9,8 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from .common import app, cli_errors, job_executor
-
-
 from ..experiments.registry import EXPERIMENTS
+from .common import app, cli_errors, job_executor
 
 # the choices: the groups, then every registered experiment (torch-free: ``--help`` stays fast)
 Part = enum.Enum("Part", {n: n for n in [*EXPERIMENTS.groups(), *EXPERIMENTS.names()]}, type=str)  # type: ignore[misc]

@@ -70,7 +70,9 @@ def noise_field(cfg: Any, overrides: Mapping[str, Any] | None = None, **options:
     if not cfg.mlp:
         return None
     entry = noise_entry(cfg)
-    field = NOISES.build(entry.name, Params(cfg, overrides, kind="noise", **(options if entry.name == cfg.noise else {})))
+    field = NOISES.build(
+        entry.name, Params(cfg, overrides, kind="noise", **(options if entry.name == cfg.noise else {}))
+    )
     return species_noise(cfg, field if cfg.share == 1.0 else PartialNoise(field, cfg.share))
 
 

@@ -25,7 +25,8 @@ def trajectory_dataset(traj: Any, config: Mapping[str, Any] | None = None) -> An
     """``traj`` (a ``loop.Trajectory``) as an ``xarray.Dataset``: ``x`` with dims time x [run] x token x dim (a
     tuple state gives ``x``, ``x1``, ... with the trailing dims of each), coordinates ``time`` (t = k dt) and
     ``step`` (k), the run's stats as attributes and ``config`` (e.g. ``ModelConfig.to_dict()``) as scalar
-    coordinates (but a value named like a dim, ``dim``, which is that dim's size). Raises ImportError naming the extra that installs xarray."""
+    coordinates (but a value named like a dim, ``dim``, which is that dim's size). Raises ImportError naming the
+    extra that installs xarray."""
     try:
         import xarray as xr
     except ImportError:  # pragma: no cover - the sweeps extra installs it

@@ -1,4 +1,5 @@
-"""Figures (matplotlib; the ``sdeformer`` entry point selects the off-screen Agg backend, never an import): ``paper`` draws the paper's Figures 1-6 and single runs (THEORY section 6),
+"""Figures (matplotlib; the ``sdeformer`` entry point selects the off-screen Agg backend, never an import):
+``paper`` draws the paper's Figures 1-6 and single runs (THEORY section 6),
 ``checks`` the theorem checks (THEORY sections 2-5). Every drawing function writes one PNG atomically.
 """
 
