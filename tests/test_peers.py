@@ -99,3 +99,29 @@ def test_peer_command_json_and_errors(tmp_path):
         assert res.exit_code == 2 and word in res.output and "Traceback" not in res.output
     with pytest.raises(ConfigError, match="part"):
         peers.run("dotm", part="movie")
+
+
+# bruno, snapshot dafd7da of gbruno16/transformers-metastability: the notebook's first cell (ParticlesSimulation)
+# executed, ParticlesSimulation(torch.double, cpu, beta=b, N=10).g_coeff(k) for k = 1..10: its largest at
+# k = 1, 2, 3, 4, 6 for beta = 1, 2, 5, 10, 20, and g_coeff(3) = 5.919313022082268 at beta = 5.
+BRUNO_DOMINANT = {1.0: 1, 2.0: 2, 5.0: 3, 10.0: 4, 20.0: 6}
+BRUNO_G3_BETA5 = 5.919313022082268
+
+
+def test_bruno_rates_and_dominant_modes():
+    from sdeformer.peers import bruno
+
+    for beta, k in BRUNO_DOMINANT.items():
+        assert int(np.argmax(bruno.rates(beta))) + 1 == k
+    assert bruno.rates(5.0, as_published=True)[2] == pytest.approx(BRUNO_G3_BETA5, rel=1e-12)
+    assert bruno.rates(5.0)[2] == pytest.approx(math.pi * BRUNO_G3_BETA5, rel=1e-12)  # the particles' rate
+
+
+def test_bruno_particles_grow_the_dominant_mode_at_gamma_k():
+    """500 particles at beta = 2: mode 2 grows at k^2 I_k(beta) / beta (not the notebook's / (pi beta))."""
+    from sdeformer.peers import bruno
+
+    [row] = peers.run("bruno", beta=[2.0], tokens=500)["runs"]
+    assert row["dominant"] == 2
+    assert row["dominant_rate_ratio"] == pytest.approx(1.0, abs=0.15)
+    assert row["measured"][1] > 2 * bruno.rates(2.0, as_published=True)[1]

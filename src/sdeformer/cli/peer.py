@@ -13,7 +13,7 @@ from .common import app, cli_errors, emit_json
 @app.command()
 @cli_errors
 def peer(
-    name: str = typer.Argument(..., help="litm or dotm"),
+    name: str = typer.Argument(..., help="litm, dotm or bruno"),
     beta: list[float] | None = typer.Option(None, "--beta", help="beta (repeat for several) [the peer's own]"),
     part: str | None = typer.Option(None, help="dotm: staircase or kinetic [staircase]"),
     as_published: bool = typer.Option(False, "--as-published", help="the peer's published behaviour, defects kept"),
@@ -24,13 +24,17 @@ def peer(
     """Run a peer's experiment at its default settings; with --compare, count the cells equal to the peer's."""
     from .. import peers
 
-    options: dict = {"beta": beta or None}
-    if name == "dotm":
-        options.update(part=part, as_published=as_published)
-    elif part is not None or as_published:
-        from ..core.errors import ConfigError
+    from ..core.errors import ConfigError
 
-        raise ConfigError("part" if part is not None else "as_published", part or True, f"not an option of {name}")
+    options: dict = {"beta": beta or None}
+    if name in ("dotm", "bruno"):
+        options["as_published"] = as_published
+    elif as_published:
+        raise ConfigError("as_published", True, f"not an option of {name}")
+    if name == "dotm":
+        options["part"] = part
+    elif part is not None:
+        raise ConfigError("part", part, f"not an option of {name}")
     result = peers.run(name, **options)
     if out is not None:
         result["files"] = [str(p) for p in peers.write(name, result, out)]
