@@ -23,7 +23,6 @@ def peer(
 ) -> None:
     """Run a peer's experiment at its default settings; with --compare, count the cells equal to the peer's."""
     from .. import peers
-
     from ..core.errors import ConfigError
 
     options: dict = {"beta": beta or None}
