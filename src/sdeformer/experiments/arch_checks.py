@@ -233,17 +233,41 @@ def _side_by_side(k: int, tokens: int) -> torch.Tensor:
     return torch.stack([angle.cos(), angle.sin()], -1)
 
 
+def _visiting(found: list, sizes: tuple[int, ...]) -> np.ndarray:
+    """Durations at the saddle ``sizes`` of the runs that visit it (their closed plateaus there summed)."""
+    visits = [ps for ps in found if any(p.sizes == sizes for p in ps)]
+    return np.array([sum(p.duration for p in ps if p.sizes == sizes and not p.open) for ps in visits])
+
+
 def plateau_durations(runs: dict, sizes: tuple[int, ...]) -> dict:
-    """Per noise strength: the time each run spends at the saddle with cluster ``sizes`` (its closed plateaus
-    there summed; a run that never visits it counts 0), the mean and 95% interval over runs, and how many runs
-    visit it."""
+    """Per noise strength: the time each run that visits the saddle with cluster ``sizes`` spends there (runs
+    that skip it are left out of the mean and counted by ``visits``), the mean and 95% interval over them."""
     out = {}
     for c, (_, _, found) in runs.items():
-        d = np.array([sum(p.duration for p in ps if p.sizes == sizes and not p.open) for ps in found])
+        d = _visiting(found, sizes)
         half = 1.96 * d.std(ddof=1) / math.sqrt(d.size) if d.size > 1 else float("nan")
-        visits = sum(any(p.sizes == sizes for p in ps) for ps in found)
-        out[c] = {"mean": float(d.mean()), "ci": float(half), "visits": visits, "runs": len(found)}
+        mean = float(d.mean()) if d.size else float("nan")
+        out[c] = {"mean": mean, "ci": float(half), "visits": int(d.size), "runs": len(found)}
     return out
+
+
+def duration_exponent(runs: dict, sizes: tuple[int, ...]) -> dict:
+    """The duration law ``mean duration ~ c^slope`` over the strengths c > 0 whose visiting runs all left the
+    saddle (BEYOND section 10): ``_duration_exponent`` of ``_visiting``."""
+    kept = {float(c): d for c, (_, _, found) in runs.items() if c > 0 and (d := _visiting(found, sizes)).size > 1}
+    return _duration_exponent({c: d for c, d in kept.items() if np.all(d > 0)})
+
+
+def _duration_exponent(durations: dict[float, np.ndarray], resamples: int = 1000) -> dict:
+    """Slope of log mean duration against log strength, with its bootstrap 95% interval (nan below 2 points)."""
+    if len(durations) < 2:
+        return {"slope": float("nan"), "ci": [float("nan"), float("nan")], "strengths": sorted(durations)}
+    x = np.log(np.array(sorted(durations)))
+    rng = np.random.default_rng(0)
+    means = np.stack([rng.choice(durations[c], (resamples, durations[c].size)).mean(-1) for c in sorted(durations)])
+    slopes = np.polyfit(x, np.log(means), 1)[0]  # (resamples,)
+    fit = float(np.polyfit(x, np.log([durations[c].mean() for c in sorted(durations)]), 1)[0])
+    return {"slope": fit, "ci": np.quantile(slopes, [0.025, 0.975]).tolist(), "strengths": sorted(durations)}
 
 
 # -- two species (BEYOND section 9) -----------------------------------------------------------------------------
@@ -251,7 +275,7 @@ def plateau_durations(runs: dict, sizes: tuple[int, ...]) -> dict:
 
 def species_runs(nx, ny, dim, beta, layers, horizon, width, seeds) -> dict:
     """Encoder-decoder runs without noise, with shared and with own common noise: ``species_observables``
-    averaged over seeds at every saved layer, per mode."""
+    averaged over seeds at every saved layer, per mode, with their standard errors (``<name>_se``)."""
     gen = torch.Generator().manual_seed(seeds[0])
     x0 = project(torch.randn(len(seeds), nx, dim, generator=gen, dtype=F64))
     y0 = project(torch.randn(len(seeds), ny, dim, generator=gen, dtype=F64))
@@ -261,5 +285,6 @@ def species_runs(nx, ny, dim, beta, layers, horizon, width, seeds) -> dict:
         model = TwoSpecies(layers, horizon, noise=noise, mode=mode, beta=beta)
         traj = model.run(x0, y0, list(seeds), max(1, layers // 50))
         obs = species_observables(traj.x[0], traj.x[1], beta, 0.99)
-        out[label] = {"t": traj.t.tolist(), **{k: v.double().mean(-1).tolist() for k, v in obs.items()}}
+        se = {f"{k}_se": (v.double().std(-1) / math.sqrt(len(seeds))).tolist() for k, v in obs.items()}
+        out[label] = {"t": traj.t.tolist(), **{k: v.double().mean(-1).tolist() for k, v in obs.items()}, **se}
     return out

@@ -11,7 +11,7 @@ renders ``sections(result)``. Sizes: ``PLAN[quick]`` (the full plan: a few minut
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
@@ -34,8 +34,9 @@ PLAN = {
         "graphs": {"masks": ("path", "cycle", "grid:3x4", "regular:4", "complete"), "tokens": 12, "dim": 4,
                    "dt": 0.1, "runs": 48, "width": 128},
         "staircase": {"beta": 4.0, "tokens": 8, "dt": 1.0, "horizon": 25000.0,
-                      "strengths": (0.0, 0.001, 0.003, 0.01, 0.03), "seeds": 8},
-        "species": {"nx": 8, "ny": 8, "dim": 3, "beta": 4.0, "layers": 400, "horizon": 40.0, "width": 128, "seeds": 8},
+                      "strengths": (0.0, 0.001, 0.003, 0.01, 0.03), "seeds": 64},
+        "species": {"nx": 8, "ny": 8, "dim": 3, "beta": 4.0, "layers": 400, "horizon": 40.0, "width": 128,
+                    "seeds": 64},
     },
     True: {
         "alibi": {"tokens": 48, "samples": 12, "times": [1.5, 2.0, 2.5, 3.0, 3.5, 4.0], "noise_samples": 4},
@@ -61,6 +62,7 @@ class ArchitecturesResult(Result):
     durations: dict
     species: dict
     wall_s: float
+    duration_exponent: dict = field(default_factory=dict)  # ``arch_checks.duration_exponent``
 
     @property
     def held(self) -> int:
@@ -70,7 +72,7 @@ class ArchitecturesResult(Result):
         return f"architectures: {self.held}/{len(self.checks)} checks hold ({self.wall_s:.0f} s)"
 
 
-def _staircase(p: dict, seed: int) -> tuple[dict, dict, list]:
+def _staircase(p: dict, seed: int) -> tuple[dict, dict, list, dict]:
     seeds = [seed * 1009 + r for r in range(p["seeds"])]
     runs = ac.staircase_runs(p["beta"], p["tokens"], p["dt"], p["horizon"], p["strengths"], seeds, NOISE_WIDTH)
     levels = ac.level_checks([q for q in runs[0.0][2][0] if q.clusters < p["tokens"]], p["beta"], p["tokens"])
@@ -80,7 +82,8 @@ def _staircase(p: dict, seed: int) -> tuple[dict, dict, list]:
         "plateaus": {str(c): [asdict(q) for q in found[0]] for c, (_, _, found) in runs.items()},
         "closed_form": {k: ac.equal_clusters_energy(k, p["beta"]) for k in (1, 2, 4, 8) if k <= p["tokens"]},
     }  # fmt: skip
-    return data, {str(c): v for c, v in ac.plateau_durations(runs, SADDLE).items()}, levels
+    durations = {str(c): v for c, v in ac.plateau_durations(runs, SADDLE).items()}
+    return data, durations, levels, ac.duration_exponent(runs, SADDLE)
 
 
 def run(out: Path | None = None, *, quick: bool = False, seed: int = 0) -> ArchitecturesResult:
@@ -97,14 +100,15 @@ def run(out: Path | None = None, *, quick: bool = False, seed: int = 0) -> Archi
         )
         g = p["graphs"]
         graphs = ac.graph_checks(g["masks"], g["tokens"], g["dim"], g["dt"], g["runs"], g["width"], seed)
-        stairs, durations, levels = _staircase(p["staircase"], seed)
+        stairs, durations, levels, exponent = _staircase(p["staircase"], seed)
         s = p["species"]
         species = ac.species_runs(s["nx"], s["ny"], s["dim"], s["beta"], s["layers"], s["horizon"], s["width"],
                                   [seed * 31 + r for r in range(s["seeds"])])  # fmt: skip
     finally:
         torch.set_num_threads(old)
     checks = tuple(c.record() for c in [ac.alibi_check(alibi, half), *graphs, *levels])
-    result = ArchitecturesResult(checks, alibi, half, noisy, stairs, durations, species, time.perf_counter() - start)
+    wall = time.perf_counter() - start
+    result = ArchitecturesResult(checks, alibi, half, noisy, stairs, durations, species, wall, exponent)
     if out is not None:
         write(result, Path(out))
     return result
@@ -125,10 +129,10 @@ def sections(result: ArchitecturesResult, folder: str = "architectures") -> list
     """The report sections (figures relative to the report folder: ``folder``/*.png)."""
     f = Path(folder)
     cols = ["model", "quantity", "setting", "predicted", "measured", "s.e.", "tolerance", "wrong input",
-            "wrong value", "caught", "verdict"]  # fmt: skip
+            "wrong value", "caught", "smallest error caught", "verdict"]  # fmt: skip
     rows = [[c["model"], c["quantity"], _setting(c["setting"]), c["predicted"], c["measured"], c["standard_error"],
              c["tolerance"], c["power"]["perturbation"], c["power"]["measured"],
-             "yes" if c["power"]["caught"] else "NO", c["verdict"]] for c in result.checks]  # fmt: skip
+             "yes" if c["power"]["caught"] else "NO", _smallest(c), c["verdict"]] for c in result.checks]  # fmt: skip
     a, n = result.alibi, result.alibi_noise
     alibi_rows = [["no noise", a["tokens"], a["samples"], a["measured_crossing"], a["crossing_se"],
                    a["predicted_crossing"], a["t_crit"]],
@@ -136,15 +140,16 @@ def sections(result: ArchitecturesResult, folder: str = "architectures") -> list
                    n["predicted_crossing"], n["t_crit"]]]  # fmt: skip
     dur_rows = [[c, d["mean"], d["ci"], d["visits"], d["runs"]] for c, d in result.durations.items()]
     sp = result.species
-    sp_rows = [[mode, v["clusters_y"][-1], v["clusters_x"][-1], v["clusters_joint"][-1], v["attached"][-1],
-                v["energy_xy"][-1]] for mode, v in sp.items()]  # fmt: skip
+    keys = ("clusters_y", "clusters_x", "clusters_joint", "attached", "energy_xy")
+    sp_rows = [[mode, *(_with_se(v, k) for k in keys)] for mode, v in sp.items()]
     return [
         Section(
             "Architectures: theory checks (BEYOND sections 7-10)",
             [
                 result.summary(),
-                "A check holds when |measured - predicted| <= its tolerance and the measurement "
-                "rejects the stated wrong input (its power record).",
+                "A check holds when |measured - predicted| <= its tolerance, the measurement rejects the "
+                "stated wrong input (its power record) and the prediction moved by 10 % or 20 % (the smallest "
+                "error caught, with this tolerance; the checks are not re-run on wrong models).",
             ],
             [Table(cols, rows, "Each check, its tolerance rule in checks.json.")],
         ),
@@ -196,7 +201,8 @@ def sections(result: ArchitecturesResult, folder: str = "architectures") -> list
                 Table(
                     ["noise strength", "mean duration", "95% half-width", "visits", "runs"],
                     dur_rows,
-                    f"Time spent at the saddle {SADDLE} (in t).",
+                    f"Time spent at the saddle {SADDLE} (in t) by the runs that visit it. Duration law: "
+                    + _exponent(result.duration_exponent),
                 )
             ],
             [
@@ -222,7 +228,7 @@ def sections(result: ArchitecturesResult, folder: str = "architectures") -> list
                 Table(
                     ["noise", "clusters Y", "clusters X", "clusters joint", "X attached to Y", "cross energy"],
                     sp_rows,
-                    "At the last layer, mean over runs (cluster cosine 0.99).",
+                    "At the last layer, mean over runs +- s.e. (cluster cosine 0.99).",
                 )
             ],
             [
@@ -236,6 +242,26 @@ def sections(result: ArchitecturesResult, folder: str = "architectures") -> list
     ]
 
 
+def _smallest(c: dict) -> str:
+    """'10 %' / '20 %' (the prediction moved by that much is rejected), or 'sign only' (with the reason)."""
+    if c.get("smallest_error_caught"):
+        return f"{c['smallest_error_caught']:.0%}"
+    return f"sign only: {c.get('reason', '')}"
+
+
+def _with_se(v: dict, key: str) -> str:
+    """The last layer's mean +- s.e. of a species observable (the mean alone for results without the s.e.)."""
+    se = v.get(f"{key}_se")
+    return f"{v[key][-1]:.3g}" + (f" +- {se[-1]:.2g}" if se else "")
+
+
+def _exponent(e: dict) -> str:
+    """'duration ~ c^slope [lo, hi] (95% bootstrap)' or why it is missing."""
+    if not e or e["slope"] != e["slope"]:
+        return "fewer than two strengths with visiting runs: no exponent fitted."
+    return f"duration ~ c^{e['slope']:.2f}, 95% bootstrap [{e['ci'][0]:.2f}, {e['ci'][1]:.2f}] over c > 0."
+
+
 def closing_note(result: ArchitecturesResult) -> str:
     """Plain text: each check's numbers and verdict, and the plateau durations against noise."""
     lines = [result.summary()]
@@ -247,4 +273,5 @@ def closing_note(result: ArchitecturesResult) -> str:
         )
     for c, d in result.durations.items():
         lines.append(f"noise {c}: {SADDLE} saddle {d['mean']:.4g} +- {d['ci']:.2g} ({d['visits']} visits)")
+    lines.append(_exponent(result.duration_exponent))
     return "\n".join(lines)

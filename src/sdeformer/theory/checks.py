@@ -85,21 +85,24 @@ class Check:
         if self.powers:
             sizes = [p.size for p in self.powers if p.caught and p.size is not None]
         else:
-            sizes = [s for s in SIZES if all(self._rejects(self.predicted * (1 + e)) for e in (s, -s))]
+            sides = (-1,) if self.bound == "at_most" else (1, -1)  # an upper bound: only a lower one is rejected
+            sizes = [s for s in SIZES if all(self._rejects(self.predicted * (1 + e * s)) for e in sides)]
         return min(sizes) if sizes else None
 
     def _rejects(self, prediction: float) -> bool:
-        """Whether the measurement rejects ``prediction`` in place of the check's (an upper bound: only a
-        lower one can be rejected)."""
+        """Whether the measurement rejects ``prediction`` in place of the check's."""
         if self.bound == "at_most":
-            return prediction < self.predicted and self.measured > prediction + self.tolerance
+            return self.measured > prediction + self.tolerance
         return abs(self.measured - prediction) > self.tolerance
 
     @property
     def resolved(self) -> bool:
-        """A wrong model was caught, and a sign check's tolerance stays short of zero."""
+        """A wrong model was caught and, for a sign check, its tolerance stays short of zero; otherwise an error of
+        at most 20 % is caught (``smallest_error_caught``)."""
         caught = self.power is not None and self.power.caught
-        return caught and (self.bound != "sign" or self.tolerance < abs(self.predicted))
+        if self.bound == "sign":
+            return caught and self.tolerance < abs(self.predicted)
+        return caught and self.smallest_error_caught is not None
 
     @property
     def verdict(self) -> str:
