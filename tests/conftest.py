@@ -4,6 +4,7 @@ setting (pyproject.toml), so tests import the exact cases as ``problems`` and th
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 import torch
@@ -47,3 +48,24 @@ def float64() -> Iterator[torch.dtype]:
 def device(request: pytest.FixtureRequest) -> torch.device:
     """Each test that takes ``device`` runs on the CPU and, when one is available, on CUDA."""
     return torch.device(request.param)
+
+
+PLUGIN_FILE = str(Path(__file__).with_name("plugin_parts.py"))
+PLUGIN_ENTRIES = (("noise", "half_gaussian"), ("attention", "shifted_softmax"), ("observable", "order"))
+
+
+@pytest.fixture(scope="module")
+def plugin_parts():
+    """tests/plugin_parts.py loaded as ``--plugin FILE`` loads it (its parts registered), for one test module;
+    afterwards its entries and its load are undone, so other modules see the built-in registries only."""
+    import sys
+
+    from sdeformer import plugins
+    from sdeformer.registry import ATTENTIONS, NOISES, OBSERVABLES
+
+    plugins.load_plugins([PLUGIN_FILE])
+    yield sys.modules["sdeformer_plugin_plugin_parts"]
+    for registry, name in ((NOISES, "half_gaussian"), (ATTENTIONS, "shifted_softmax"), (OBSERVABLES, "order")):
+        registry.entries.pop(name, None)
+    plugins._loaded.remove(str(Path(PLUGIN_FILE).resolve()))
+    sys.modules.pop("sdeformer_plugin_plugin_parts", None)

@@ -21,7 +21,7 @@ from sdeformer.dynamics.sde import LimitSDE, make_solver
 from sdeformer.experiments.parts import parts_section
 from sdeformer.noise.fields import GaussianField
 from sdeformer.noise.partial import PartialNoise
-from sdeformer.registry import ATTENTIONS, NOISES, OBSERVABLES, SOLVERS, load_plugins
+from sdeformer.registry import ATTENTIONS, NOISES, SOLVERS
 from sdeformer.sweeps import DaskExecutor, LocalExecutor, parse_spec, read, run
 from sdeformer.theory.moments import measured_pair_moments, predicted_pair_moments
 from sdeformer.theory.montecarlo import Estimate
@@ -31,12 +31,10 @@ CFG = dict(tokens=6, dim=4, width=16, layers=20, horizon=1.0, su=0.1, sw=0.1, dt
 
 
 @pytest.fixture(scope="module", autouse=True)
-def plugin():
-    load_plugins([PLUGIN])
-    yield
-    assert "SDEFORMER_PLUGINS" not in os.environ  # loading a plugin leaves the environment alone
-    for registry, name in ((NOISES, "half_gaussian"), (ATTENTIONS, "shifted_softmax"), (OBSERVABLES, "order")):
-        registry.entries.pop(name, None)
+def plugin(plugin_parts):
+    """The plugin loaded for this module (conftest.plugin_parts); loading it leaves the environment alone."""
+    yield plugin_parts
+    assert "SDEFORMER_PLUGINS" not in os.environ
 
 
 def _config(**changes):

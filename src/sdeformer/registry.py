@@ -21,14 +21,16 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from math import inf
-from pathlib import Path
 from typing import Any
 
 from .core.errors import ConfigError
+from .params import Param
+from .plugins import entry_point_plugins, load_plugins, loaded_plugins
+
+__all__ = ["ATTENTIONS", "NOISES", "NORMS", "OBSERVABLES", "SOLVERS", "Entry", "Param", "Params", "Registry"]
+__all__ += ["load_plugins", "loaded_plugins", "part_entry"]
 
 Batched = tuple[str, ...] | Callable[[Any], tuple[str, ...]]
 # the keys of contracts.CAPABILITIES, written here so that registering needs no torch (a fast --help)
@@ -36,38 +38,6 @@ CAPABILITY_NAMES = (
     "noise", "variance", "limit", "one_point", "pair_covariance", "replayable", "attention", "scheme", "observable",
     "norm",
 )  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Param:
-    """A parameter a part declares for itself (one that is not a field of ``ModelConfig``), addressed in configs,
-    specs and sweep axes as ``KIND.NAME`` (``noise.gain``): its type (float, int, str or bool), default, allowed
-    closed range [low, high] (numbers), whether one batched run may take one value per run (``batched``: the part
-    then receives a ``(G,)`` tensor) and a one-line doc."""
-
-    name: str
-    kind: type = float
-    default: Any = None
-    low: float | None = None
-    high: float | None = None
-    batched: bool = False
-    doc: str = ""
-
-    def check(self, key: str, value: Any) -> Any:
-        """``value`` of this parameter's type and range (integral floats taken as ints); ConfigError naming
-        ``key`` otherwise."""
-        if self.kind in (str, bool):
-            if not isinstance(value, self.kind):
-                raise ConfigError(key, value, f"must be a {self.kind.__name__}")
-            return value
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or abs(value) == inf:
-            raise ConfigError(key, value, "must be a finite number")
-        if self.kind is int and float(value) != int(value):
-            raise ConfigError(key, value, "must be an integer")
-        value = self.kind(value)
-        if (self.low is not None and value < self.low) or (self.high is not None and value > self.high):
-            raise ConfigError(key, value, f"must lie in [{self.low}, {self.high}]")
-        return value
 
 
 @dataclass(frozen=True)
@@ -132,20 +102,20 @@ class Registry:
         return entry
 
     def names(self) -> list[str]:
-        _entry_point_plugins()
+        entry_point_plugins()
         return list(self.entries)
 
     def __contains__(self, name: object) -> bool:
-        _entry_point_plugins()
+        entry_point_plugins()
         return name in self.entries
 
     def __iter__(self) -> Iterator[Entry]:
-        _entry_point_plugins()
+        entry_point_plugins()
         return iter(list(self.entries.values()))
 
     def __getitem__(self, name: str) -> Entry:
         """The entry ``name``; ConfigError (naming the registry's kind) for an unknown one."""
-        _entry_point_plugins()
+        entry_point_plugins()
         if name not in self.entries:
             raise ConfigError(self.kind, name, f"one of {self.names()}")
         return self.entries[name]
@@ -178,57 +148,6 @@ class Registry:
         for claim in (self.contract, *entry.claims):
             require(cls, _capabilities()[claim], entry.name)
         return cls
-
-
-ENTRY_POINTS = "sdeformer.plugins"  # the package entry-point group whose modules every process loads
-_loaded: list[str] = []
-_entry_points_read = False
-
-
-def load_plugins(plugins: Iterable[str]) -> None:
-    """Import each plugin (a module name or a ``.py`` file), whose import registers its parts; the executors
-    load ``loaded_plugins()`` on their workers too. Raises ConfigError naming a plugin that cannot be imported
-    (an error or ``sys.exit`` at its import)."""
-    for plugin in plugins:
-        _load(str(plugin))
-
-
-def loaded_plugins() -> tuple[str, ...]:
-    """The plugins loaded in this process by ``load_plugins``, in load order (the executors hand them on)."""
-    return tuple(_loaded)
-
-
-def _load(plugin: str) -> None:
-    plugin = str(Path(plugin).resolve()) if plugin.endswith(".py") else plugin
-    if plugin in _loaded:
-        return
-    try:
-        if plugin.endswith(".py"):
-            path = Path(plugin)
-            spec = importlib.util.spec_from_file_location(f"sdeformer_plugin_{path.stem}", path)
-            if spec is None or spec.loader is None or not path.is_file():
-                raise ImportError(f"no such file {path}")
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[spec.name] = module
-            spec.loader.exec_module(module)
-        else:
-            importlib.import_module(plugin)
-    except ConfigError as exc:
-        raise ConfigError("plugin", plugin, f"registers a bad part ({exc})") from None
-    except (Exception, SystemExit) as exc:
-        raise ConfigError("plugin", plugin, f"cannot be imported ({type(exc).__name__}: {exc})") from None
-    _loaded.append(plugin)
-
-
-def _entry_point_plugins() -> None:
-    """Load the modules of installed packages' ``sdeformer.plugins`` entry points (once per process)."""
-    global _entry_points_read
-    if _entry_points_read:
-        return
-    _entry_points_read = True
-    from importlib.metadata import entry_points
-
-    load_plugins(ep.value.partition(":")[0] for ep in entry_points(group=ENTRY_POINTS))
 
 
 def part_entry(cfg: Any, kind: str) -> Entry:
