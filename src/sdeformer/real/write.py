@@ -1,0 +1,102 @@
+"""The measurement's files and report section (DESIGN: one folder per settings, written atomically).
+
+``run_and_write(out, ...)`` claims ``out`` for the settings (``store.claim_run_folder``), reuses a finished
+``real.json`` there (resume) or measures and writes it, then draws the figures; ``report_section(result, out)``
+returns the report's ``Section`` list (THEORY sections 1, 2 and 5; BEYOND section 1).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..io.report import Figure, Section, Table
+from ..io.store import claim_run_folder, write_json
+from . import load
+from .measure import measure, settings
+
+RECORD = "real.json"
+SUMMARY_KEYS = (
+    "mean_cos",
+    "common_share",
+    "attention_beta",
+    "attention_explained",
+    "kernel_r2_theory",
+    "kernel_r2_independent",
+)
+
+
+def claim(out: Path, cfg: dict, force: bool = False) -> bool:
+    """Tie ``out`` to the settings ``cfg``: True when it already belongs to them."""
+    return claim_run_folder(out, {"command": "real", **cfg}, force=force)
+
+
+def run_and_write(
+    out: str | Path,
+    model: str | Path = load.MINILM,
+    text: str | Path | None = None,
+    sentences: int = 256,
+    *,
+    controls: tuple[str, ...] = ("trained", "shuffled", "untrained"),
+    seed: int = 0,
+    force: bool = False,
+    progress=None,
+    figures: bool = True,
+) -> dict[str, Any]:
+    """The record of ``measure`` written to ``out/real.json`` (reused when ``out`` already holds it for these
+    settings), with the figures of ``report_section`` when ``figures``. ConfigError on bad input, before writing."""
+    out = Path(out)
+    cfg = {**settings(str(model), None if text is None else str(text), sentences, seed), "controls": list(controls)}
+    done = claim(out, cfg, force) and (out / RECORD).is_file()
+    if done:
+        record = json.loads((out / RECORD).read_text(encoding="utf-8"))
+    else:
+        record = measure(model, text, sentences, controls=controls, seed=seed, progress=progress)
+        write_json(out / RECORD, record)
+    if figures:
+        report_section(record, out)
+    return record
+
+
+def summary(record: dict) -> dict[str, Any]:
+    """The names other tools rely on, plus the settings and the verdict."""
+    keys = (*SUMMARY_KEYS, "kernel_r2_partial", "attention_scale", "kernel_share")
+    extra = {k: record[k] for k in ("settings", "model_type", "dim", "layers", "sentences", "tokens", "note")}
+    return {**{k: record[k] for k in keys}, **extra, "verdict": record["verdict"]}
+
+
+def _row(name: str, values: list) -> list:
+    return [name, *[round(v, 4) if isinstance(v, float) else v for v in values]]
+
+
+def report_section(result: dict, out: str | Path) -> list[Section]:
+    """The report's sections for a ``measure`` record, the figures drawn into ``out`` (PNG)."""
+    from ..plots.real import attention_figure, kernel_figure, share_figure, statistics_figure
+
+    out = Path(out)
+    layers = int(result["layers"])
+    figs = [
+        Figure(statistics_figure(result, out / "real_statistics.png"), "per-layer statistics, real vs controls"),
+        Figure(kernel_figure(result, out / "real_kernel.png"), "C_l(c) vs kappa(c)/kappa(1) vs independent noise"),
+        Figure(share_figure(result, out / "real_share.png"), "common share rho_l of the MLP output per layer"),
+        Figure(attention_figure(result, out / "real_attention.png"), "attention's explained fraction and beta_l"),
+    ]
+    columns = ["quantity", *[f"layer {k + 1}" for k in range(layers)]]
+    rows = [_row(k, result[k]) for k in SUMMARY_KEYS if k != "mean_cos"]
+    rows.append(_row("lambda_bar (fitted kernel)", result["verdict"]["lambda_bar"]))
+    law = result["variance_law"]
+    text = [
+        f"model {result['settings']['model']} ({result['model_type']}, d = {result['dim']}, {layers} blocks), "
+        f"{result['sentences']} sentences, {result['tokens']} tokens; {result['note']}.",
+        f"mean cosine per layer (embeddings first): {[round(v, 3) for v in result['mean_cos']]}; slope per layer "
+        f"{result['verdict']['mean_cos_slope']:.4f}.",
+        f"residual variance law v_l = alpha exp(lambda l): alpha = {law['alpha']:.4g}, lambda = {law['lambda']:.4g} "
+        f"[{law['lambda_interval'][0]:.4g}, {law['lambda_interval'][1]:.4g}].",
+    ]
+    for name, part in result.get("controls", {}).items():
+        text.append(
+            f"control {name}: mean_cos {[round(v, 3) for v in part['mean_cos']]}, common share "
+            f"{[round(v, 3) for v in part['common_share']]}, variance-law lambda {part['variance_law']['lambda']:.4g}."
+        )
+    return [Section("Real transformer vs the theory", text, [Table(columns, rows, "per block")], figs)]

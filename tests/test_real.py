@@ -1,0 +1,151 @@
+"""The real-model measurement (docs/real.md): the sublayer decomposition on tiny random GPT-2 and BERT models built
+here (no download), the kernel estimator against a known kernel, the common share, the attention fit and the
+command's bad inputs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+transformers = pytest.importorskip("transformers")
+
+from typer.testing import CliRunner  # noqa: E402
+
+from sdeformer.cli import app  # noqa: E402
+from sdeformer.core.errors import ConfigError  # noqa: E402
+from sdeformer.real import load  # noqa: E402
+from sdeformer.real.attention import fit_attention  # noqa: E402
+from sdeformer.real.kernel import kernel_sums, theory_curve  # noqa: E402
+from sdeformer.real.stats import common_share  # noqa: E402
+from sdeformer.real.synthetic import simulate  # noqa: E402
+
+VOCAB = 100
+SENTENCES = ["the cat sat on the mat today", "a dog ran far away from home and back again", "one two three four"]
+
+
+class WordTokenizer:
+    """A tokenizer stand-in: one id per word (its length and letters), a start token 1, padding 0."""
+
+    pad_token = "[PAD]"
+
+    def __init__(self, model_max_length: int = 64):
+        self.model_max_length = model_max_length
+
+    def _ids(self, text: str) -> list[int]:
+        return [1] + [2 + (sum(map(ord, w)) % (VOCAB - 2)) for w in text.split()]
+
+    def __call__(self, texts, return_tensors=None, padding=False, truncation=False, max_length=None):
+        if isinstance(texts, str):
+            return {"input_ids": self._ids(texts)}
+        rows = [self._ids(t)[: max_length or None] for t in texts]
+        n = max(map(len, rows))
+        ids = torch.tensor([r + [0] * (n - len(r)) for r in rows])
+        mask = torch.tensor([[1] * len(r) + [0] * (n - len(r)) for r in rows])
+        return {"input_ids": ids, "attention_mask": mask}
+
+
+def tiny(kind: str) -> Any:
+    torch.manual_seed(0)
+    if kind == "gpt2":
+        cfg = transformers.GPT2Config(n_embd=32, n_layer=3, n_head=2, n_positions=64, vocab_size=VOCAB)
+        cfg.bos_token_id = cfg.eos_token_id = 1
+        return transformers.GPT2Model(cfg).eval()
+    cfg = transformers.BertConfig(
+        hidden_size=32,
+        num_hidden_layers=3,
+        num_attention_heads=2,
+        intermediate_size=64,
+        vocab_size=VOCAB,
+        max_position_embeddings=64,
+    )
+    return transformers.BertModel(cfg).eval()
+
+
+@pytest.mark.parametrize("kind", ["gpt2", "bert"])
+def test_real_decomposition_recomposes_hidden_states(kind):
+    model = tiny(kind)
+    lay = load.layout(model)
+    cap = load.capture(WordTokenizer(), model, SENTENCES, batch=2)
+    assert len(cap.hidden) == len(SENTENCES) and lay.post_ln == (kind == "bert")
+    for h, a, y, f in zip(cap.hidden, cap.attn, cap.mlp_in, cap.mlp_out, strict=True):
+        for layer in range(a.shape[0]):
+            rebuilt = load.recompose(lay, layer, h[layer], a[layer], f[layer])
+            torch.testing.assert_close(rebuilt, h[layer + 1], atol=2e-5, rtol=1e-5)
+            assert f[layer].abs().max() > 1e-3 and a[layer].abs().max() > 1e-3  # real sublayer outputs
+        if kind == "bert":  # the MLP's input is the stream after the attention's LayerNorm
+            torch.testing.assert_close(lay.norms[0][0](h[0] + a[0]), y[0], atol=2e-5, rtol=1e-5)
+
+
+def test_real_model_without_known_sublayers_is_named():
+    model = torch.nn.Linear(3, 3)
+    model.config = transformers.PretrainedConfig()  # type: ignore[attr-defined]
+    model.config.model_type = "mystery"
+    with pytest.raises(ConfigError, match="mystery.*looked for"):
+        load.layout(model)
+
+
+def test_real_truncation_is_counted_and_nan_refused():
+    model = tiny("bert")
+    cap = load.capture(WordTokenizer(model_max_length=4), model, SENTENCES)
+    assert cap.truncated == 3 and all(h.shape[-2] == 4 for h in cap.hidden)
+    with torch.no_grad():
+        model.encoder.layer[1].output.dense.weight.fill_(float("nan"))
+    with pytest.raises(ConfigError, match="non-finite"):
+        load.capture(WordTokenizer(), model, SENTENCES)
+
+
+def test_real_kernel_estimator_matches_known_kernel():
+    """The project's random-MLP field (share 1, no attention) has C(c) = kappa(c)/kappa(1): within its interval."""
+    d, su, sw = 6, 0.5, 0.3
+    cap = simulate(runs=64, tokens=16, dim=d, layers=2, beta=1.0, step=0.0001, su=su, sw=sw, share=1.0, width=256)
+    sums = kernel_sums(cap.mlp_in, cap.mlp_out, bins=10)
+    c, mid, count = sums.curve()
+    rng = np.random.default_rng(0)
+    draws = np.stack([sums.curve(rng.integers(0, 64, 64))[0] for _ in range(200)])
+    lo, hi = np.nanquantile(draws, [0.005, 0.995], axis=0)
+    truth = theory_curve(mid, d, su, sw)
+    ok = count > 200
+    inside = (truth >= lo) & (truth <= hi)
+    assert ok.sum() >= 10 and inside[ok].mean() >= 0.85
+    wrong = theory_curve(mid, d, su, 1.5)  # a kernel with a much larger output bias sits outside
+    assert ((wrong >= lo) & (wrong <= hi))[ok].mean() < 0.5
+
+
+def test_real_common_share_limits():
+    g = torch.Generator().manual_seed(0)
+    same = torch.randn(1, 1, 8, generator=g).expand(3, 50, 8)
+    assert torch.allclose(common_share(same), torch.ones(3, dtype=torch.float64))
+    independent = torch.randn(200, 50, 8, generator=g)
+    assert abs(float(common_share(independent).mean()) - 1 / 50) < 0.005
+
+
+def test_real_attention_fit_recovers_beta():
+    cap = simulate(runs=8, tokens=16, dim=8, layers=2, beta=3.0, step=0.1, share=0.5)
+    fit = fit_attention(cap.hidden, cap.attn)
+    assert np.allclose(fit["beta"], 3.0, rtol=0.02) and np.allclose(fit["scale"], 0.1, rtol=0.02)
+    assert min(fit["explained"]) > 0.999
+
+
+runner = CliRunner()
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--model", "NOT_A_FOLDER"], "not a model folder"),
+        (["--sentences", "1"], "sentences"),
+        (["--text", "EMPTY"], "holds no sentence"),
+    ],
+)
+def test_real_cli_bad_input_one_line(tmp_path, args, words):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n\n", encoding="utf-8")
+    args = [str(tmp_path / "nope") if a == "NOT_A_FOLDER" else str(empty) if a == "EMPTY" else a for a in args]
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["real", *args, "--json", "--out", str(out)])
+    assert result.exit_code == 2
+    assert words in result.output and "Traceback" not in result.output
+    assert not (out / "real.json").exists()
