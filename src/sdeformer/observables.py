@@ -42,7 +42,7 @@ _SHARED = threading.local()  # .tokens, .values: the tensor of a ``shared_cosine
 def shared_cosines(x: torch.Tensor) -> Iterator[None]:
     """Inside the block, ``cosine_matrix(x)`` and ``pairwise_cosines(x)`` for this very tensor are computed (and
     ``x`` validated) once, so that the observables of the same saved states share one all-pairs product
-    (issue 18, point 4). The shared results must not be changed in place."""
+    The shared results must not be changed in place."""
     _SHARED.tokens, _SHARED.values = x, {}
     try:
         yield

@@ -1,5 +1,5 @@
-"""Counter-based standard normals: a ``contracts.RandomSource`` without a Python loop over the batch (issue 18;
-THEORY section 1: one noise stream per run; docs/design.md: no global RNG). ``ModelConfig(rng="counter")``
+"""Counter-based standard normals: a ``contracts.RandomSource`` without a Python loop over the batch
+(THEORY section 1: one noise stream per run; docs/design.md: no global RNG). ``ModelConfig(rng="counter")``
 selects it (``core.rng.make_streams``).
 
 ``CounterStreams(seed, batch, device)`` takes its seeds exactly as ``core.rng.Streams`` does (``rng.seed_list``)

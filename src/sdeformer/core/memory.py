@@ -1,4 +1,4 @@
-"""Keep freed memory in the process heap (issue 18, point 2; docs/benchmarks.md: page faults).
+"""Keep freed memory in the process heap (docs/benchmarks.md: page faults).
 
 A step of the batched engine allocates and frees the same large tensors every layer (the drawn MLP weights
 ``(G, m, d)``, the hidden layer ``(G, N, m)``: 1-30 MB each). glibc's malloc hands blocks above its mmap

@@ -128,7 +128,7 @@ GPU_LOOP_RUNS = 64  # runs from which the generator loop on a GPU is worth a war
 @functools.cache
 def launch_warning(device: torch.device, runs: int) -> str | None:
     """Warn once per (device, runs) when the generator source would draw for ``runs`` >= ``GPU_LOOP_RUNS`` runs on
-    a GPU one kernel launch per run and draw (issue 18); returns the text, or None where there is nothing to say."""
+    a GPU one kernel launch per run and draw; returns the text, or None where there is nothing to say."""
     if device.type == "cpu" or runs < GPU_LOOP_RUNS:
         return None
     text = (

@@ -1,4 +1,4 @@
-"""Shape arithmetic in plain Python for the hot path (issue 18, point 4).
+"""Shape arithmetic in plain Python for the hot path.
 
 ``torch.broadcast_shapes`` imports sympy on its first call (0.3-1 s of a run's start-up, measured on torch
 2.13 CPU); the engine needs only the broadcast rule itself.

@@ -1,4 +1,4 @@
-"""Thread oversubscription check (issue 18, point 3; docs/benchmarks.md: conditions).
+"""Thread oversubscription check (docs/benchmarks.md: conditions).
 
 torch's intra-op threads spin while they wait for work; more of them than the cores this process may run on
 (``os.sched_getaffinity``, which a container, ``taskset`` or a batch scheduler narrows below

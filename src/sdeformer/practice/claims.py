@@ -1,7 +1,7 @@
 """What the practice page may claim (docs/practice.md): records tied to the settings that produced them, and
-differences to the baseline called "better" or "worse" only when a corrected test says so (issue 17, point 11).
+differences to the baseline called "better" or "worse" only when a corrected test says so.
 
-Records: output files tied to the settings that produced them (issue "nothing lost").
+Records: output files tied to the settings that produced them (nothing computed is lost).
 
 Folders are tied to a config by ``store.claim_run_folder`` (a ``run.json`` marker). The practice commands
 that write one JSON record into a shared folder (``probe --out FILE``, ``infer-practice``'s

@@ -1,5 +1,5 @@
 """Coupled runs at step sizes h and h/2 on the same Brownian path: the step bias of a theory check
-(issue 17, point 1; THEORY section 5: couple what you compare).
+(THEORY section 5: couple what you compare).
 
 A fine step (h/2) draws its standard normals from the run's source; ``coupled`` records the draws of two
 consecutive fine steps and feeds the coarse step (h) their sums divided by sqrt(2), call by call. Each coarse
