@@ -142,6 +142,10 @@ EXPERIMENTS.register(
                "part 4: the architectures people build (normalization, ALiBi, graph masks, two species)")
 )  # fmt: skip
 EXPERIMENTS.register(
+    Experiment("real", _S + "real", "a pretrained transformer (all-MiniLM-L6-v2) against the theory (docs/real.md)",
+               "a real transformer: measuring all-MiniLM-L6-v2's token dynamics")
+)  # fmt: skip
+EXPERIMENTS.register(
     Experiment("ode", "sdeformer.experiments.ode:report",
                "the noise-free limit ODE against the discrete model: first order in the layer step (THEORY 3)",
                "the noise-free limit: discrete model against the ODE", (), lambda _s, quick: 4 if quick else 6)

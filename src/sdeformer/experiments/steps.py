@@ -88,3 +88,12 @@ def beyond(ctx: Context) -> list[Section]:
     from .beyond import report
 
     return report.sections(report.run(ctx.out, quick=ctx.quick, seed=ctx.seed))
+
+
+def real(ctx: Context) -> list[Section]:
+    """A pretrained transformer's token dynamics against the theory (docs/real.md): all-MiniLM-L6-v2 on 256
+    Shakespeare lines (64 with ``quick``), cached in ``OUT/real`` for its settings."""
+    from ..real.write import report_section, run_and_write
+
+    record = run_and_write(ctx.out / "real", sentences=64 if ctx.quick else 256, figures=False)
+    return report_section(record, ctx.out / "real")
