@@ -19,6 +19,7 @@ from sdeformer.core.errors import ConfigError  # noqa: E402
 from sdeformer.real import load  # noqa: E402
 from sdeformer.real.attention import fit_attention  # noqa: E402
 from sdeformer.real.kernel import kernel_sums, theory_curve  # noqa: E402
+from sdeformer.real.measure import measure  # noqa: E402
 from sdeformer.real.stats import common_share  # noqa: E402
 from sdeformer.real.synthetic import simulate  # noqa: E402
 
@@ -149,3 +150,18 @@ def test_real_cli_bad_input_one_line(tmp_path, args, words):
     assert result.exit_code == 2
     assert words in result.output and "Traceback" not in result.output
     assert not (out / "real.json").exists()
+
+
+def test_real_measure_record_names_and_lengths(tmp_path):
+    """The whole record on a tiny causal (GPT-2) model: the names other tools rely on, their lengths."""
+    kind = "gpt2"
+    text = tmp_path / "s.txt"
+    text.write_text("\n".join(SENTENCES * 3), encoding="utf-8")
+    record = measure("tiny", text, 9, loaded=(WordTokenizer(), tiny(kind)), controls=("trained", "shuffled"))
+    layers = record["layers"]
+    assert len(record["mean_cos"]) == layers + 1
+    for key in ("common_share", "attention_beta", "attention_explained", "kernel_r2_theory", "kernel_r2_independent"):
+        assert len(record[key]) == layers and all(np.isfinite(record[key])), key
+    assert 0 < min(record["common_share"]) and max(record["common_share"]) <= 1
+    assert record["controls"]["shuffled"]["common_share"] != record["common_share"]
+    assert set(record["fitted"]["statistics"]) == {"mean_cos", "energy", "effective_rank", "clusters"}

@@ -10,11 +10,11 @@ import numpy as np
 
 from . import plt, save_figure
 
-STATS = (("mean_cos", "mean pairwise cosine"), ("effective_rank", "effective rank"), ("norm", "mean |h|"))
+STATS = (("mean_cos", "mean pairwise cosine"), ("effective_rank", "effective rank"), ("energy", "E_beta, beta = 1"))
 
 
 def statistics_figure(record: dict, path: Path) -> Path:
-    """mean cosine, effective rank and |h| per layer with 95 % bands: the model and each control."""
+    """mean cosine, effective rank and E_1 per layer with 95 % bands: the model, each control and the fitted model."""
     fig, axes = plt.subplots(1, len(STATS), figsize=(12, 3.6))
     parts = {"trained": record, **record.get("controls", {})}
     for ax, (key, label) in zip(axes, STATS, strict=True):
@@ -23,6 +23,11 @@ def statistics_figure(record: dict, path: Path) -> Path:
             x = np.arange(len(s["mean"]))
             ax.plot(x, s["mean"], marker="o", label=name)
             ax.fill_between(x, s["low"], s["high"], alpha=0.25)
+        fitted = record.get("fitted", {}).get("statistics", {}).get(key)
+        if fitted is not None:
+            x = np.arange(len(fitted["fitted"]))
+            ax.plot(x, fitted["fitted"], "k--", marker="x", label="fitted model")
+            ax.fill_between(x, fitted["fitted_low"], fitted["fitted_high"], color="k", alpha=0.15)
         ax.set_xlabel("layer (0 = embeddings)")
         ax.set_ylabel(label)
     axes[0].legend()

@@ -140,6 +140,9 @@ def measure(
         part["truncated"] = cap.truncated
         part["tokens"] = int(sum(h.shape[-2] for h in cap.hidden))
         if control == "trained":
+            from .fitted import fitted_model
+
+            part["fitted"] = fitted_model(cap, {**part, "dim": d}, seed)
             record.update(part)
         else:
             record.setdefault("controls", {})[control] = part

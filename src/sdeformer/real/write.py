@@ -94,6 +94,11 @@ def report_section(result: dict, out: str | Path) -> list[Section]:
         f"residual variance law v_l = alpha exp(lambda l): alpha = {law['alpha']:.4g}, lambda = {law['lambda']:.4g} "
         f"[{law['lambda_interval'][0]:.4g}, {law['lambda_interval'][1]:.4g}].",
     ]
+    for name, row in result.get("fitted", {}).get("statistics", {}).items():
+        text.append(
+            f"fitted stochastic transformer vs real, {name}: largest gap {row['distance']:.3g} real half-intervals "
+            f"(at layer {row['worst_layer']})."
+        )
     for name, part in result.get("controls", {}).items():
         text.append(
             f"control {name}: mean_cos {[round(v, 3) for v in part['mean_cos']]}, common share "
