@@ -162,6 +162,6 @@ def test_real_measure_record_names_and_lengths(tmp_path):
     assert len(record["mean_cos"]) == layers + 1
     for key in ("common_share", "attention_beta", "attention_explained", "kernel_r2_theory", "kernel_r2_independent"):
         assert len(record[key]) == layers and all(np.isfinite(record[key])), key
-    assert 0 < min(record["common_share"]) and max(record["common_share"]) <= 1
+    assert min(record["common_share"]) > 0 and max(record["common_share"]) <= 1
     assert record["controls"]["shuffled"]["common_share"] != record["common_share"]
     assert set(record["fitted"]["statistics"]) == {"mean_cos", "energy", "effective_rank", "clusters"}
