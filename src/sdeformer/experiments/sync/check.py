@@ -188,12 +188,28 @@ def run_and_write(
     **fields: Any,
 ) -> SyncResult:
     """``sync_check(settings)`` (or of ``fields``) on ``executor`` into ``out``: parts/ (one per chunk of runs and
-    model, as they finish), energies.npz, sync.json and checks.json (``check_record``; the caller draws sync.png:
-    ``plots.checks.energy_figure``)."""
+    model, as they finish), energies.npz, sync.json and checks.json (``check_record`` with ``rate_errors``; the
+    caller draws sync.png: ``plots.checks.energy_figure``)."""
     result = sync_check(settings, out=out, progress=progress, executor=executor, **fields)
     write_json(Path(out) / "sync.json", result.to_json())
-    write_json(Path(out) / "checks.json", [check_record(result)])
+    with np.load(Path(out) / "energies.npz") as data:
+        ensembles = {k: data[k] for k in MODELS if k in data.files}
+    write_json(Path(out) / "checks.json", [check_record(result) | rate_errors(result, ensembles)])
     return result
+
+
+def rate_errors(result: SyncResult, energies: dict[str, np.ndarray], groups: int = 10) -> dict[str, Any]:
+    """Standard errors of each model's fitted rate (jackknife over ``groups`` groups of runs, the fit of
+    ``sync_check``) and of its final E E_beta, from the ensembles ``energies`` ``(S, R)``."""
+    t, e0 = np.asarray(result.t), float(energies["sde"][0].mean())
+    floor = max(RATE_FLOOR * e0, result.floor)
+    rate_se, final_se = {}, {}
+    for k, e in energies.items():
+        parts = np.arange(e.shape[1]) % groups
+        jack = np.array([exponential_rate(t, e[:, parts != g].mean(1), floor) for g in range(groups)])
+        rate_se[k] = float(np.sqrt((groups - 1) / groups * ((jack - jack.mean()) ** 2).sum()))
+        final_se[k] = float(e[-1].std(ddof=1) / math.sqrt(e.shape[1]))
+    return {"measured_rate_se": rate_se, "final_energy": result.final_energy, "final_energy_se": final_se}
 
 
 def check_record(result: SyncResult) -> dict[str, Any]:
