@@ -59,11 +59,14 @@ def softmax_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, chun
     O(N^2) kernel), and queries go in chunks of ``chunk`` rows (default: as many as keep
     batch * chunk * Nk <= SCORE_BUDGET), which bounds memory even where torch picks its math kernel
     (e.g. float64 on CUDA). A run whose scores take no more memory than its tokens (Nk <= 4 max(e, f)) is done
-    in three plain operations instead (no reshapes; the choice depends on the run's shape only, never on the
-    batch, so batched equals unbatched).
+    in three plain operations on the runs stacked as (B, N, .) instead (the choice depends on the run's shape
+    only, never on the batch, and an unbatched run is a stack of one: batched equals unbatched).
     """
     if q.shape[:-2] == k.shape[:-2] == v.shape[:-2] and k.shape[-2] <= 4 * max(q.shape[-1], v.shape[-1]):
-        return torch.softmax(q @ k.transpose(-1, -2), -1) @ v  # (..., Nq, Nk) scores, then (..., Nq, f)
+        # as a stack of matrices (B, N, .) whatever the batch, so a run is one bmm entry batched or not
+        q3, k3, v3 = (t.reshape(-1, *t.shape[-2:]) for t in (q, k, v))  # (B, Nq, e), (B, Nk, e), (B, Nk, f)
+        out = torch.bmm(torch.softmax(torch.bmm(q3, k3.transpose(-1, -2)), -1), v3)  # (B, Nq, f)
+        return out.reshape(*q.shape[:-1], v.shape[-1])
     batch = _batch_shape(q, k, v)
     nq, nk, flat = q.shape[-2], k.shape[-2], max(1, math.prod(batch))
     q4, k4, v4 = (t.expand(batch + t.shape[-2:]).reshape(flat, 1, *t.shape[-2:]) for t in (q, k, v))  # (B, 1, N, .)
