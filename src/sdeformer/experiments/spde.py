@@ -7,7 +7,7 @@ E_beta, mass, min density, the density on a figure grid; with particles: the clo
 distances and up to KEEP_POINTS of its tokens) and, last, ``spde.json`` (the ``SpdeRun``). A folder that holds
 the finished run of the same settings is read back instead of recomputed.
 
-``run_and_write(out, quick)`` runs the report's checks (``spde.study``) into ``out`` and returns the
+``run_and_write(out, quick)`` runs the report's checks (``experiments.spde_study``) into ``out`` and returns the
 ``SpdeReport``; ``sections(report)`` gives its report section. The callers draw the figures
 (``plots.spde``); this module never imports ``plots``.
 """
@@ -28,7 +28,6 @@ from ..core.rng import Streams
 from ..core.validate import nonneg_float, positive_float, positive_int
 from ..io.report import Section
 from ..io.store import claim_run_folder, read_npz, write_json, write_npz
-from ..spde import study
 from ..spde.chaos import w2_check
 from ..spde.coupled import record
 from ..spde.diagnostics import (
@@ -44,6 +43,7 @@ from ..spde.diagnostics import (
 from ..spde.fields import mlp_noise
 from ..spde.initial import sample_vmf, von_mises_fisher
 from ..spde.solver import ATTENTIONS, DensitySolver
+from . import spde_study as study
 from .results import Result
 
 KEEP_POINTS = 400  # tokens of the cloud kept per saved time (for the figures)
@@ -222,7 +222,7 @@ SHOWCASE = {
 
 @dataclass(frozen=True)
 class SpdeReport(Result):
-    """The report's SPDE checks (``spde.study``): rate tables, dominant modes, Monte Carlo moments, error
+    """The report's SPDE checks (``experiments.spde_study``): rate tables, dominant modes, Monte Carlo moments, error
     against N, a resolution example, and the two showcase runs drawn by ``plots.spde``."""
 
     rates: list[dict[str, Any]]

@@ -117,9 +117,9 @@ def run_figure(run: SpdeRun, path: Path) -> Path:
 
 
 def report_figures(report: SpdeReport, out: Path) -> list[Path]:
-    """The report's three figures into ``out`` (names ``spde.study.FIGURES``)."""
+    """The report's three figures into ``out`` (names ``experiments.spde_study.FIGURES``)."""
+    from ..experiments.spde_study import FIGURES
     from ..io.store import read_npz
-    from ..spde.study import FIGURES
 
     paths = []
     for key, folder in report.showcase.items():

@@ -12,13 +12,13 @@ import numpy as np
 
 from ..io.report import Figure, Section, Table
 from ..io.store import write_npz
-from .checks import measured_rates, moment_check
-from .coupled import particle_convergence
-from .diagnostics import TAIL_TOL, low_mode_distance, resolution, tail_share
-from .fields import mlp_noise
-from .initial import von_mises_fisher
-from .solver import DensitySolver
-from .theory import dominant_mode
+from ..spde.checks import measured_rates, moment_check
+from ..spde.coupled import particle_convergence
+from ..spde.diagnostics import TAIL_TOL, low_mode_distance, resolution, tail_share
+from ..spde.fields import mlp_noise
+from ..spde.initial import von_mises_fisher
+from ..spde.solver import DensitySolver
+from ..spde.theory import dominant_mode
 
 BETAS = (1.0, 2.0, 5.0, 10.0, 20.0)
 RATE_RTOL = 0.01  # the rate check's relative tolerance (the Euler bias O(rate dt) is below it)
