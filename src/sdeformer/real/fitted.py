@@ -8,7 +8,8 @@ Block l of the fitted model, on the directions ``x`` of one sentence's real embe
 with beta_l, s_l from the attention fit, (sU, sW, rho) from the partial-noise kernel fit and ``dt_l`` matching
 the real MLP output's size relative to its input, ``dt_l d kappa_l(1) = mean_i |f_i|^2 / |y_i|^2``. The distance
 per statistic is the largest gap over layers between the fitted model's mean and the real one, in units of the
-real statistic's interval half-width (gap / half-width), and the layer where it is largest.
+real statistic's interval half-width (gap / half-width), and the layer where it is largest. The fitted model
+runs from the first ``SENTENCES`` sentences.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from ..noise.partial import PartialNoise
 from .stats import layer_statistics
 
 WIDTH = 1536
+SENTENCES = 64  # the fitted model runs from the first 64 sentences' embeddings (its bands: over those)
 
 
 def steps(mlp_in: Sequence[torch.Tensor], mlp_out: Sequence[torch.Tensor], record: dict) -> list[float]:
@@ -81,7 +83,7 @@ def compare(real: dict, fitted: dict) -> dict:
 def fitted_model(cap, record: dict, seed: int = 0) -> dict:
     """The fitted stochastic transformer's per-layer statistics beside the real ones (``compare``), and dt_l."""
     dts = steps(cap.mlp_in, cap.mlp_out, record)
-    runs = simulate_fitted([h[0] for h in cap.hidden], record, dts, seed)
+    runs = simulate_fitted([h[0] for h in cap.hidden[:SENTENCES]], record, dts, seed)
     direction = {k: v for k, v in layer_statistics(runs, seed).items() if k != "norm"}  # the model lives on the sphere
     real = {k: v for k, v in record["statistics"].items() if k != "norm"}
     return {"dt": dts, "statistics": compare(real, direction)}
