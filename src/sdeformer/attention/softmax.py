@@ -30,6 +30,8 @@ from ..core.rng import Seeds, Streams
 from ..core.shapes import broadcast_shape
 from ..core.validate import finite_float, per_run, positive_float, positive_int
 
+SMALL_RUN = 16  # keys up to which a run whose scores are no larger than its tokens skips the fused kernel
+
 
 def _batch_param(value, x: torch.Tensor) -> torch.Tensor | float:
     """A scalar (as it is) or batch-shaped parameter as a tensor broadcastable against ``(..., N, d)``."""
@@ -58,11 +60,14 @@ def softmax_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, chun
     torch's fused kernels apply (CPU flash attention takes 4-D input only; other ranks fall back to an
     O(N^2) kernel), and queries go in chunks of ``chunk`` rows (default: as many as keep
     batch * chunk * Nk <= SCORE_BUDGET), which bounds memory even where torch picks its math kernel
-    (e.g. float64 on CUDA). A run whose scores take no more memory than its tokens (Nk <= 4 max(e, f)) is done
-    in three plain operations on the runs stacked as (B, N, .) instead (the choice depends on the run's shape
-    only, never on the batch, and an unbatched run is a stack of one: batched equals unbatched).
+    (e.g. float64 on CUDA). A small run (Nk <= SMALL_RUN keys, its scores no larger than its tokens:
+    Nk <= 4 max(e, f)) is done in three plain operations on the runs stacked as (B, N, .) instead (the choice
+    depends on the run's shape only, never on the batch, and an unbatched run is a stack of one: batched equals
+    unbatched).
     """
-    if q.shape[:-2] == k.shape[:-2] == v.shape[:-2] and k.shape[-2] <= 4 * max(q.shape[-1], v.shape[-1]):
+    if q.shape[:-2] == k.shape[:-2] == v.shape[:-2] and k.shape[-2] <= min(
+        SMALL_RUN, 4 * max(q.shape[-1], v.shape[-1])
+    ):
         # as a stack of matrices (B, N, .) whatever the batch, so a run is one bmm entry batched or not
         q3, k3, v3 = (t.reshape(-1, *t.shape[-2:]) for t in (q, k, v))  # (B, Nq, e), (B, Nk, e), (B, Nk, f)
         out = torch.bmm(torch.softmax(torch.bmm(q3, k3.transpose(-1, -2)), -1), v3)  # (B, Nq, f)
