@@ -5,6 +5,7 @@ random sources or skipped with its reason (memory over the budget, no time left)
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 from pathlib import Path
@@ -37,8 +38,9 @@ def test_the_tiny_cpu_run_writes_every_setting_with_both_sources_or_a_reason(tmp
         assert row["status"].startswith("skipped: memory") if big else row["status"] == "ok"
         for rng in gpu.RNGS:
             assert (f"{rng}_s_per_layer" in row) is not big
-            assert big or row[f"{rng}_s_per_layer"] > 0
-    assert all(v > 0 for v in result["rates"].values())
+            assert big or math.isfinite(row[f"{rng}_s_per_layer"]) and row[f"{rng}_s_per_layer"] >= 0
+    # a time per layer is a difference of two timings: on a loaded machine it may be 0, never asserted positive
+    assert all(math.isfinite(v) and v >= 0 for v in result["rates"].values())
     lines = (tmp_path / "gpu.md").read_text().splitlines()
     table = [line for line in lines if line.startswith("| ") and line[2].isdigit()]
     assert len(table) == _settings() and sum("skipped: memory" in line for line in table) == len(gpu.DTYPES)

@@ -8,7 +8,6 @@ Today's code (the wrong model): ``seeds: 1000000000`` grew to 24 GB, ``linspace`
 
 from __future__ import annotations
 
-import time
 import tracemalloc
 from pathlib import Path
 
@@ -29,17 +28,17 @@ cli = CliRunner()
 
 
 def refused(tmp_path: Path, spec: dict, param: str, *extra: str) -> str:
-    """``sweep run`` of ``spec``: exit 2 within a second, one error line naming ``param``, no folder made."""
+    """``sweep run`` of ``spec``: exit 2, one error line naming ``param``, no folder made, and the spec counted,
+    never expanded (its peak memory stays small: a time would depend on the machine's load)."""
     path = tmp_path / "spec.yaml"
     path.write_text(yaml.safe_dump(spec))
     tracemalloc.start()
-    start = time.perf_counter()
     result = cli.invoke(app, ["sweep", str(path), "--out", str(tmp_path / "out"), *extra])
-    seconds, (_, peak) = time.perf_counter() - start, tracemalloc.get_traced_memory()
+    _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert result.exit_code == 2 and len(errors) == 1 and param in errors[0], result.output
-    assert seconds < 5 and peak < 50e6, (seconds, peak)  # counted, never expanded
+    assert peak < 50e6, peak  # counted, never expanded
     assert not (tmp_path / "out").exists()
     return errors[0]
 
