@@ -80,7 +80,10 @@ def report_section(result: dict, out: str | Path) -> list[Section]:
         Figure(statistics_figure(result, out / "real_statistics.png"), "per-layer statistics, real vs controls"),
         Figure(kernel_figure(result, out / "real_kernel.png"), "C_l(c) vs kappa(c)/kappa(1) vs independent noise"),
         Figure(share_figure(result, out / "real_share.png"), "common share rho_l of the MLP output per layer"),
-        Figure(attention_figure(result, out / "real_attention.png"), "attention's explained fraction and beta_l"),
+        Figure(
+            attention_figure(result, out / "real_attention.png"),
+            "explained fraction of the attention's tangent output by the fitted Q^T K = beta_l I, V = s_l I, per block",
+        ),
     ]
     columns = ["quantity", *[f"layer {k + 1}" for k in range(layers)]]
     rows = [_row(k, result[k]) for k in SUMMARY_KEYS if k != "mean_cos"]
