@@ -14,7 +14,9 @@ and ``summary.json``; the caller draws ``FIGURE`` from the result (``plots.paper
 
 from __future__ import annotations
 
+import math
 import shutil
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +26,7 @@ import numpy as np
 import torch
 
 from ..config import ModelConfig
+from ..core.errors import ConfigError
 from ..core.rng import StreamSource, make_streams
 from ..core.validate import finite_state, fits_in_memory
 from ..dynamics.loop import SaveAt
@@ -76,9 +79,18 @@ def memory_estimate(cfg: ModelConfig) -> int:
     return item * (layer + segment) + 8 * (len(METRICS) + 2) * saved + trajectory
 
 
+ENERGY_BETA_LIMIT = math.log(sys.float_info.max)  # 709.78: above it e^beta, hence E_beta, is beyond float64
+
+
 def check_fits(cfg: ModelConfig) -> None:
-    """ConfigError, with the estimate, when a run of ``cfg`` cannot fit in the memory available now."""
+    """ConfigError, with the estimate, when a run of ``cfg`` cannot fit in the memory available now, and (naming
+    ``beta``) when the E_beta it reports is beyond float64 (beta > 709.78; THEORY section 5)."""
     fits_in_memory("tokens/dim/width/layers", (cfg.tokens, cfg.dim, cfg.width, cfg.layers), memory_estimate(cfg))
+    if cfg.beta > ENERGY_BETA_LIMIT:
+        raise ConfigError(
+            "beta", cfg.beta, f"simulate reports E_beta, beyond float64 above beta = {ENERGY_BETA_LIMIT:.2f} "
+            "(in Python: observables.log_interaction_energy at any beta)"
+        )  # fmt: skip
 
 
 def _nan_hint(cfg: ModelConfig) -> str:
