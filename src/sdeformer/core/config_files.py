@@ -36,6 +36,8 @@ _FLOAT = (
     r"|^[-+]?\.(?:inf|Inf|INF)$|^\.(?:nan|NaN|NAN)$"
 )
 _INT_TAG, _FLOAT_TAG = "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"
+# YAML 1.2 booleans: true/false only (YAML 1.1's on/off/yes/no stay strings: ``attention: off`` names a part)
+_BOOL_TAG, _BOOL = "tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$"
 
 
 def _yaml_int(loader: Any, node: Any) -> int:
@@ -45,7 +47,7 @@ def _yaml_int(loader: Any, node: Any) -> int:
 
 
 def _yaml_load(text: str) -> Any:
-    """``yaml.safe_load`` with YAML 1.2 numbers (see ``_INT``, ``_FLOAT``) that refuses a key given twice in one
+    """``yaml.safe_load`` with YAML 1.2 numbers and booleans (``_INT``, ``_FLOAT``, ``_BOOL``) that refuses a key given twice in one
     mapping (instead of keeping the last), naming the key."""
 
     import yaml
@@ -54,10 +56,11 @@ def _yaml_load(text: str) -> Any:
         pass
 
     StrictLoader.yaml_implicit_resolvers = {
-        first: [(tag, regexp) for tag, regexp in resolvers if tag not in (_INT_TAG, _FLOAT_TAG)]
+        first: [(tag, regexp) for tag, regexp in resolvers if tag not in (_INT_TAG, _FLOAT_TAG, _BOOL_TAG)]
         for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
     }
     StrictLoader.add_implicit_resolver(_INT_TAG, re.compile(_INT), list("-+0123456789"))
+    StrictLoader.add_implicit_resolver(_BOOL_TAG, re.compile(_BOOL), list("tTfF"))
     StrictLoader.add_implicit_resolver(_FLOAT_TAG, re.compile(_FLOAT), list("-+0123456789."))
     StrictLoader.add_constructor(_INT_TAG, _yaml_int)
 
