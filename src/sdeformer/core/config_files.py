@@ -47,8 +47,8 @@ def _yaml_int(loader: Any, node: Any) -> int:
 
 
 def _yaml_load(text: str) -> Any:
-    """``yaml.safe_load`` with YAML 1.2 numbers and booleans (``_INT``, ``_FLOAT``, ``_BOOL``) that refuses a key given twice in one
-    mapping (instead of keeping the last), naming the key."""
+    """``yaml.safe_load`` with YAML 1.2 numbers and booleans (``_INT``, ``_FLOAT``, ``_BOOL``) that refuses a key
+    given twice in one mapping (instead of keeping the last), naming the key."""
 
     import yaml
 
