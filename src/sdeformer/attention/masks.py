@@ -80,19 +80,35 @@ def _regular(spec: str, n: int) -> np.ndarray:
 
 
 def _from_file(spec: str, n: int) -> np.ndarray:
+    """The graph of a mask file (BEYOND section 8): a ``.npy`` 0/1 adjacency matrix ``(n, n)`` (an unweighted
+    graph: NaN, negative or other weights refused), else an edge list of exactly two token indices per line.
+    Raises ConfigError naming ``mask`` and what is wrong (the line, for an edge list)."""
     path = Path(spec)
     try:
         if path.suffix.lower() == ".npy":
-            adj = np.load(path, allow_pickle=False)
+            try:
+                adj = np.load(path, allow_pickle=False)
+            except ValueError:
+                raise ConfigError("mask", spec, "not a .npy array file (save it with numpy.save)") from None
             if adj.shape != (n, n):
                 raise ConfigError("mask", spec, f"the adjacency matrix must be ({n}, {n}), not {adj.shape}")
+            if not np.issubdtype(adj.dtype, np.number) and adj.dtype != bool:
+                raise ConfigError("mask", spec, f"the adjacency matrix must hold numbers, not {adj.dtype}")
+            if not np.isin(adj, (0, 1)).all():
+                bad = adj[~np.isin(adj, (0, 1))].flat[0]
+                raise ConfigError("mask", spec, f"the adjacency matrix must hold 0/1 entries (unweighted), found {bad}")
             return adj != 0
-        rows = [line.split("#", 1)[0].split() for line in path.read_text().splitlines()]
-        pairs = [(int(r[0]), int(r[1])) for r in rows if r]
+        lines = path.read_text().splitlines()
     except OSError as exc:
         raise ConfigError("mask", spec, f"cannot read the graph file ({exc.strerror})") from None
-    except (ValueError, IndexError):
-        raise ConfigError("mask", spec, "an edge list holds two token indices per line") from None
+    pairs = []
+    for number, line in enumerate(lines, 1):
+        fields = line.split("#", 1)[0].split()
+        if not fields:
+            continue
+        if len(fields) != 2 or not all(f.lstrip("-").isdigit() for f in fields):
+            raise ConfigError("mask", spec, f"an edge list holds two token indices per line; line {number}: {line!r}")
+        pairs.append((int(fields[0]), int(fields[1])))
     if any(not (0 <= i < n and 0 <= j < n) for i, j in pairs):
         raise ConfigError("mask", spec, f"edge-list indices must lie in [0, {n})")
     return _edges(n, pairs)
