@@ -3,28 +3,18 @@ setting (pyproject.toml), so tests import the exact cases as ``problems`` and th
 """
 
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 import torch
 
-
-@contextmanager
-def _torch_threads(n: int) -> Iterator[None]:
-    """Run a block with at most ``n`` intra-op threads, then restore the previous count."""
-    old = torch.get_num_threads()
-    torch.set_num_threads(max(1, min(n, old)))
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
+from sdeformer.core.threads import torch_threads
 
 
 @pytest.fixture
 def one_thread() -> Iterator[None]:
     """Small models run fastest on one thread; two threads on a shared, loaded machine spin-wait."""
-    with _torch_threads(1):
+    with torch_threads(1):
         yield
 
 

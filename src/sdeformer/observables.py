@@ -26,7 +26,8 @@ cosines exceed 0.999 (angles below ~2.6 degrees), a criterion for tokens that ha
 FIGURE_CLUSTER_COS = 0.99
 """The cosine threshold of the clusters reported with the paper's figures (THEORY section 6): Figure 1
 (``experiments.figure1``), Figures 2-6 (``experiments.grid``), a ``simulate`` run's ``metrics.csv``
-(``experiments.simulate``) and report part 3 (``experiments.beyond.science``, BEYOND section 5). Looser than
+(``experiments.simulate``), report part 3 (``experiments.beyond.science``, BEYOND section 5) and the two-species
+runs of the architectures part (``experiments.arch_checks``). Looser than
 ``CLUSTER_COS``: the figures count the groups visible after a finite depth, not exact synchronization."""
 
 PROBE_CLUSTER_COS = 0.95

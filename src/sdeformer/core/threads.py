@@ -3,7 +3,10 @@
 torch's intra-op threads spin while they wait for work; more of them than the cores this process may run on
 (``os.sched_getaffinity``, which a container, ``taskset`` or a batch scheduler narrows below
 ``os.cpu_count()``) makes small tensor ops 10-40x slower. ``warn_threads()`` warns once per (threads, cores)
-pair when that is the case; the engine calls it before a batched run.
+pair when that is the case; the engine calls it before a batched run. ``torch_threads(n)`` and the decorator
+``single_threaded`` are the one place the application sets torch's thread count (a sweep task, an experiment of
+many tiny steps: loops over tensors of N <= 64 are many times faster on one intra-op thread than on a busy shared
+pool); the library itself never changes it.
 """
 
 from __future__ import annotations
@@ -11,6 +14,9 @@ from __future__ import annotations
 import functools
 import os
 import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
 
 import torch
 
@@ -38,3 +44,26 @@ def warn_threads() -> str | None:
     returns the warning's text, or None when the threads fit."""
     threads, cores = torch.get_num_threads(), usable_cores()
     return _warn(threads, cores) if threads > cores else None
+
+
+@contextmanager
+def torch_threads(n: int | None) -> Iterator[None]:
+    """Run with ``n`` intra-op torch threads (None: leave as is), restoring the previous number."""
+    old = torch.get_num_threads()
+    if n is not None:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)
+
+
+def single_threaded(fn: Callable) -> Callable:
+    """Decorator: run ``fn`` inside ``torch_threads(1)``."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with torch_threads(1):
+            return fn(*args, **kwargs)
+
+    return wrapper

@@ -27,7 +27,7 @@ from ..dynamics.species import TwoSpecies, species_observables
 from ..metastability import cluster_energy, equal_clusters_energy, geometric_times, staircase
 from ..noise.mlp import MLPNoise
 from ..noise.scaled import Scaled
-from ..observables import interaction_energy
+from ..observables import FIGURE_CLUSTER_COS, interaction_energy
 from ..theory.checks import SIGMAS, Check, Power
 
 F64 = torch.float64
@@ -284,7 +284,7 @@ def species_runs(nx, ny, dim, beta, layers, horizon, width, seeds) -> dict:
                                ("own", mlp_noise(width), "own")):  # fmt: skip
         model = TwoSpecies(layers, horizon, noise=noise, mode=mode, beta=beta)
         traj = model.run(x0, y0, list(seeds), max(1, layers // 50))
-        obs = species_observables(traj.x[0], traj.x[1], beta, 0.99)
+        obs = species_observables(traj.x[0], traj.x[1], beta, FIGURE_CLUSTER_COS)
         se = {f"{k}_se": (v.double().std(-1) / math.sqrt(len(seeds))).tolist() for k, v in obs.items()}
         out[label] = {"t": traj.t.tolist(), **{k: v.double().mean(-1).tolist() for k, v in obs.items()}, **se}
     return out

@@ -14,10 +14,10 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import torch
-
+from ..core.threads import torch_threads
 from ..io.report import Figure, Section, Table
 from ..io.store import write_json
+from ..observables import FIGURE_CLUSTER_COS
 from . import arch_checks as ac
 from .results import Result
 
@@ -89,9 +89,7 @@ def _staircase(p: dict, seed: int) -> tuple[dict, dict, list, dict]:
 def run(out: Path | None = None, *, quick: bool = False, seed: int = 0) -> ArchitecturesResult:
     """All of the part at the sizes of ``PLAN[quick]``; writes ``out`` (checks.json, architectures.json) if given."""
     start, p = time.perf_counter(), PLAN[quick]
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)  # many small runs: one thread is fastest
-    try:
+    with torch_threads(1):  # many small runs: one thread is fastest
         a = p["alibi"]
         alibi = ac.alibi_profile(a["tokens"], a["samples"], a["times"], seed=seed)
         half = ac.alibi_profile(a["tokens"] // 2, a["samples"], a["times"], seed=seed + 1)
@@ -104,8 +102,6 @@ def run(out: Path | None = None, *, quick: bool = False, seed: int = 0) -> Archi
         s = p["species"]
         species = ac.species_runs(s["nx"], s["ny"], s["dim"], s["beta"], s["layers"], s["horizon"], s["width"],
                                   [seed * 31 + r for r in range(s["seeds"])])  # fmt: skip
-    finally:
-        torch.set_num_threads(old)
     checks = tuple(c.record() for c in [ac.alibi_check(alibi, half), *graphs, *levels])
     wall = time.perf_counter() - start
     result = ArchitecturesResult(checks, alibi, half, noisy, stairs, durations, species, wall, exponent)
@@ -228,7 +224,7 @@ def sections(result: ArchitecturesResult, folder: str = "architectures") -> list
                 Table(
                     ["noise", "clusters Y", "clusters X", "clusters joint", "X attached to Y", "cross energy"],
                     sp_rows,
-                    "At the last layer, mean over runs +- s.e. (cluster cosine 0.99).",
+                    f"At the last layer, mean over runs +- s.e. (cluster cosine {FIGURE_CLUSTER_COS}).",
                 )
             ],
             [

@@ -21,13 +21,13 @@ import torch
 from ..core.errors import ConfigError
 from ..core.rng import Streams, derive_seeds
 from ..core.sphere import project, tangent, uniform_sphere
+from ..core.threads import single_threaded
 from ..core.validate import finite_float, positive_float, positive_int
 from ..core.validate import seed as check_seed
 from ..dynamics.sde import LimitSDE, make_solver
 from ..noise.fields import GaussianField
 from ..observables import renormalise_pair
 from .results import Result, read_cached_json, write_cached_json
-from .threads import single_threaded
 
 DELTA = 1e-4  # renormalised separation; the 2x2 kernel matrix stays well resolved in float64 (no jitter)
 RATE_STEP = 0.01  # default steps make dt |lambda_1| <= this: the Euler bias of the estimate is O(dt |lambda_1|)

@@ -28,6 +28,7 @@ import numpy as np
 from .. import sweeps
 from ..core.errors import ConfigError
 from ..core.kernel import kernel_theory
+from ..core.threads import single_threaded
 from ..core.validate import fits_in_memory, positive_float, positive_int
 from ..core.validate import seed as check_seed
 from ..io.store import write_json, write_npz
@@ -36,7 +37,6 @@ from .results import Result
 from .sync.architecture import DEFAULTS as PARTS
 from .sync.architecture import config_fields, given, model_config, part_reasons
 from .sync.cells import agreement_with_kernel, cell_grid
-from .threads import single_threaded
 
 THRESHOLD = 1e-3  # final E_beta below this counts as synchronized
 FINE = 41  # points per axis of the lambda_bar grid

@@ -19,10 +19,10 @@ import torch
 from ..attention.softmax import SoftmaxAttention
 from ..core.rng import derive_seeds
 from ..core.sphere import uniform_sphere
+from ..core.threads import torch_threads
 from ..dynamics.coupling import depth_coupled, width_coupled
 from ..dynamics.meanfield import run_clouds, sup_w2_sq
 from ..noise.fields import GaussianField, RandomFeatureField
-from .threads import torch_threads
 
 
 def rate_runs(kind: str, settings: dict[str, Any], lo: int, hi: int) -> dict[str, np.ndarray]:

@@ -83,7 +83,7 @@ class LocalExecutor:
     def map_calls(self, fn: Callable[..., Any], calls: Sequence[tuple], keys: Sequence[str] | None = None) -> Iterator:
         """``fn(*args)`` for each ``args`` of ``calls``, in order, with ``threads`` torch threads (``keys``: as
         ``DaskExecutor.map_calls``; unused here)."""
-        from .task import torch_threads
+        from ..core.threads import torch_threads
 
         with torch_threads(self.threads):
             for args in calls:

@@ -12,8 +12,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from typing import Any
 import torch
 
 from ..config import ModelConfig
+from ..core.threads import torch_threads
 from ..dynamics import engine
 from .observables import Observable, evaluate
 from .points import Run
@@ -66,18 +66,6 @@ def make_tasks(runs: Sequence[Run], batch: int | str, device: str = "cpu") -> li
             digest = hashlib.sha256(repr([r.key for r in chunk]).encode()).hexdigest()[:16]
             tasks.append(Task(digest, chunk, device))
     return tasks
-
-
-@contextmanager
-def torch_threads(n: int | None) -> Iterator[None]:
-    """Run with ``n`` intra-op torch threads (None: leave as is), restoring the previous number."""
-    old = torch.get_num_threads()
-    if n is not None:
-        torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
 
 
 def _message(exc: BaseException) -> str:

@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import torch
-
+from ...core.threads import torch_threads
 from ...io.store import write_json
 from ...theory import checks_heads, checks_partial, checks_quadratic, checks_value
 from ...theory.checks import Check
@@ -154,9 +153,7 @@ def run(
 ) -> BeyondResult:
     """All of part 3; writes ``out/beyond/`` when ``out`` is given (figures need matplotlib)."""
     start, p = time.perf_counter(), PLAN[quick]
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)  # thousands of tiny runs: one thread is fastest
-    try:
+    with torch_threads(1):  # thousands of tiny runs: one thread is fastest
         records = tuple(c.record() for c in theory_checks(quick, seed))
         if progress:
             progress("checks")
@@ -165,8 +162,6 @@ def run(
         phase_sizes = {k: v for k, v in p["phase"].items() if k not in ("betas", "dims")}
         grid = {k: v for k, v in p["phase"].items() if k in ("betas", "dims")}
         phase = science.phase_diagram(science.Ensemble(seed=seed, **phase_sizes), **grid)
-    finally:
-        torch.set_num_threads(old)
     result = BeyondResult(records, width, side, phase, time.perf_counter() - start)
     if out is not None:
         write(result, Path(out) / "beyond")

@@ -2,7 +2,7 @@
 four noise models side by side at matched strength, and their (beta, d) phase diagrams. Pure functions:
 settings -> dict of numbers.
 
-Clusters of the partial-noise measurement are counted width-aware (``width_aware_clusters``, issue 17 point 8):
+Clusters of the partial-noise measurement are counted width-aware (``width_aware_clusters``):
 with rho < 1 the tokens never merge and sit in caps of a stationary width, so a fixed cosine threshold (cos >
 0.999) counts the tokens of one cap as separate clusters; the count cuts the minimum spanning tree of the
 tokens only at edges much longer than its median edge (the spacing inside a cap).
@@ -30,6 +30,7 @@ from ...noise.scaled import Scaled
 from ...noise.sources import BulkSource
 from ...noise.value import ValueNoise
 from ...observables import (
+    FIGURE_CLUSTER_COS,
     antipodal_pairs,
     cosine_matrix,
     interaction_energy,
@@ -40,7 +41,6 @@ from ...observables import (
 from ...theory.montecarlo import run_steps
 
 ACTIVATIONS = (("relu", 0.1), ("silu", 0.0))  # lambda_bar < 0 and > 0 at d = 16 (non-odd fields)
-CLUSTER_COS = 0.99  # all-pairs / connected-components threshold for 'one cluster'
 MODELS = ("mlp", "value", "quadratic", "heads")
 GAP_FACTOR = 4.0  # a spanning-tree edge this many times its median edge separates two clusters
 GAP_CAP = 0.5  # an edge with 1 - cos above this (60 degrees) always does
@@ -195,8 +195,8 @@ def side_by_side(ens: Ensemble, *, dim: int = 16, beta: float = 1.0, every: int 
             if k % every == 0:
                 t.append(k * ens.horizon / ens.layers)
                 e.append(float(interaction_energy(x, beta).mean()))
-                one.append(float(one_cluster(x, CLUSTER_COS).double().mean()))
-                anti.append(float(antipodal_pairs(x, CLUSTER_COS).mean()))
+                one.append(float(one_cluster(x, FIGURE_CLUSTER_COS).double().mean()))
+                anti.append(float(antipodal_pairs(x, FIGURE_CLUSTER_COS).mean()))
 
         ens.run(name, dim, beta, observe)
         out[name] = {"t": t, "energy": e, "p_one_cluster": one, "antipodal_pairs": anti}
@@ -212,7 +212,7 @@ def phase_diagram(ens: Ensemble, *, betas=(0.5, 1.0, 2.0, 4.0), dims=(4, 8, 16))
         for i, d in enumerate(dims):
             for j, beta in enumerate(betas):
                 x = ens.run(name, d, beta)[1]
-                one[i, j] = float(one_cluster(x, CLUSTER_COS).double().mean())
-                anti[i, j] = float(antipodal_pairs(x, CLUSTER_COS).mean())
+                one[i, j] = float(one_cluster(x, FIGURE_CLUSTER_COS).double().mean())
+                anti[i, j] = float(antipodal_pairs(x, FIGURE_CLUSTER_COS).mean())
         out[name] = {"p_one_cluster": one.tolist(), "antipodal_pairs": anti.tolist()}
     return out

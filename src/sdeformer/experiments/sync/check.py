@@ -21,7 +21,7 @@ field is odd, lambda_bar >= 0 or eps + lambda_bar' >= 0); the energies are simul
 else "fails" if, at some time where the bound *or the measurement* is above the resolution floor
 (``eps.resolution_floor``), the mean minus its 95% half-width exceeds the bound (an ensemble resolved above
 the floor that stays above a bound below it fails); "below resolution" if neither is resolved at the end;
-"holds" otherwise. Power (issue 17): where the theorem applies, the SDE ensemble is also run with the noise
+"holds" otherwise. Power: where the theorem applies, the SDE ensemble is also run with the noise
 covariance cut by ``power_factor`` (a named wrong model) and judged against the same bound; if that wrong
 model does not fail, the setting's "holds" becomes "not resolved". The bound is loose (its rate
 eps + lambda_bar' beside the measured rates in ``summary``), so only large errors can be caught.
@@ -46,9 +46,9 @@ import numpy as np
 
 from ...core.rng import derive_seeds
 from ...core.sphere import uniform_sphere
+from ...core.threads import single_threaded
 from ...io.store import write_cached_npz, write_json
 from ...observables import exponential_rate
-from ..threads import single_threaded
 from .architecture import kernel_reasons, part_reasons
 from .eps import attention_eps, resolution_floor
 from .result import VERDICTS, Power, SyncResult

@@ -7,7 +7,7 @@ attention it is the largest growth rate over a stated family of adversarial star
 ``resolution_floor`` is the smallest E_beta a run in a given dtype resolves; ``stable_energy`` computes
 E_beta without the cancellation of e^beta - e^{beta <x, y>}.
 
-Proof that dE_beta/dt <= 2 |s| E_beta for s < 0 (issue 17, point 10; it sharpens THEORY 5.1's 4 |s|).
+Proof that dE_beta/dt <= 2 |s| E_beta for s < 0 (it sharpens THEORY 5.1's 4 |s|).
 Write u_ik = <x_i, x_k>, w_ik = e^{beta u_ik} (w_ii = e^beta), Z_i = sum_k w_ik, m_i = sum_k w_ik x_k = Z_i y_i.
 THEORY 5.1 gives exactly dE/dt = -(beta s / N^2) sum_i Z_i |P_i y_i|^2 = (beta |s| / N^2) sum_i |P_i m_i|^2 / Z_i.
 

@@ -13,12 +13,12 @@ from typing import Any
 import numpy as np
 import torch
 
+from ...core.threads import torch_threads
 from ...dynamics.discrete import StochasticTransformer
 from ...dynamics.sde import LimitSDE, make_solver
 from ...noise.fields import GaussianField
 from ...noise.mlp import MLPNoise
 from ...noise.scaled import Scaled
-from ..threads import torch_threads
 from .eps import stable_energy
 from .settings import SyncSettings
 
