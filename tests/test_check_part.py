@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import sdeformer as sdf
-from sdeformer.testing import PartCheckError, check_part
+from sdeformer.testing import PartCheckError, check_params, check_part
 
 BUILT_IN = {
     "gaussian": lambda: sdf.GaussianField("relu", su=0.1, sw=0.1),
@@ -77,3 +77,21 @@ def test_contract_breaches_fail_naming_the_check():
         check_part(WrongShape(beta=1.0))
     with pytest.raises(TypeError, match="no part"):
         check_part(object())
+
+
+def test_declared_parameters_are_checked(plugin_parts):
+    ran = check_part(plugin_parts.HalfGaussian("relu", 0.1, 0.1), entry="noise:half_gaussian", copies=20000)
+    assert "noise.fraction: default builds; NaN, wrong type, below low, above high refused" in ran
+    assert check_part(plugin_parts.ShiftedSoftmax(1.0, 1.0), entry="attention:shifted_softmax")[-1].startswith(
+        "attention.shift: default builds; NaN, wrong type, below low refused"
+    )
+
+
+def test_a_declared_range_the_config_does_not_enforce_fails(plugin_parts, monkeypatch):
+    """The power of the parameter check: declared ranges that the config does not enforce (``Param.check``
+    accepting anything) are caught."""
+    from sdeformer.params import Param
+
+    monkeypatch.setattr(Param, "check", lambda self, key, value: value)
+    with pytest.raises(PartCheckError, match="noise.fraction: NaN"):
+        check_params("noise", "half_gaussian")

@@ -12,7 +12,10 @@
 - ``OnePoint.one_point(y, dt, source)``: ``(..., N, d) -> (..., N, d)``, one independent draw per token with each
   token's own law, checked against the diagonal blocks C_ii (what partial sharing mixes in, BEYOND section 1);
 - ``AttentionDrift.drift(x, source)``: ``(..., N, d) -> (..., N, d)``;
-- an observable ``fn(x, beta, spec)``: ``(..., N, d), (...) -> (...)``.
+- an observable ``fn(x, beta, spec)``: ``(..., N, d), (...) -> (...)``;
+- a registered part's declared parameters (``check_part(part, entry="KIND:NAME")``, or ``check_params`` alone):
+  each default lies in its range and builds the model, and a config with the parameter NaN, of the wrong type,
+  below ``low`` or above ``high`` is refused with a ConfigError naming ``KIND.PARAM``.
 
 A failed check raises ``PartCheckError`` naming the part, the check and the numbers; ``check_part`` returns the
 names of the checks that ran. Monte Carlo checks compare at ``z`` standard errors over ``copies`` draws: with the
@@ -27,10 +30,13 @@ from typing import Any
 
 import torch
 
+from .config import ModelConfig
 from .contracts import AttentionDrift, NoiseField, OnePoint, PairCovariance, Variance, missing
+from .core.errors import ConfigError
 from .core.rng import Streams
 from .core.sphere import project, tangent
 from .noise.sources import BulkSource
+from .registry import ATTENTIONS, NOISES, NORMS
 
 DT = 1e-2  # the step of the one-step checks (the moments are per unit time)
 
@@ -44,11 +50,20 @@ class PartCheckError(AssertionError):
 
 
 def check_part(
-    part: Any, *, tokens: int = 3, dim: int = 3, copies: int = 40000, z: float = 6.0, seed: int = 0
+    part: Any,
+    *,
+    entry: str | None = None,
+    tokens: int = 3,
+    dim: int = 3,
+    copies: int = 40000,
+    z: float = 6.0,
+    seed: int = 0,
 ) -> list[str]:
     """Run every check that applies to ``part`` (a built noise field, attention drift or observable function);
-    the tokens are ``tokens`` random unit vectors in R^dim (float64). Returns the names of the checks run;
-    raises ``PartCheckError`` for the first that fails and TypeError for an object that is no part."""
+    the tokens are ``tokens`` random unit vectors in R^dim (float64). ``entry`` (``"noise:NAME"``,
+    ``"attention:NAME"`` or ``"norm:NAME"``): the part's registry entry, whose declared parameters are checked
+    too (``check_params``). Returns the names of the checks run; raises ``PartCheckError`` for the first that
+    fails and TypeError for an object that is no part."""
     x = project(torch.randn(tokens, dim, generator=torch.Generator().manual_seed(seed), dtype=torch.float64))
     ran: list[str] = []
     if not missing(part, NoiseField):
@@ -59,7 +74,51 @@ def check_part(
         ran += _observable_checks(part, x)
     else:
         raise TypeError(f"{_name(part)} is no part: it has no increment(), drift() or __call__()")
+    if entry is not None:
+        kind, _, name = entry.partition(":")
+        ran += check_params(kind, name)
     return ran
+
+
+def check_params(kind: str, name: str) -> list[str]:
+    """The parameters the registered part ``name`` of ``kind`` (noise, attention or norm) declares: each default
+    is of its type and in its range and a model with it builds; NaN, a string, a value below ``low`` and one
+    above ``high`` are each refused by ``ModelConfig`` with a ConfigError naming ``KIND.PARAM``. Returns the
+    names of the checks run; raises ``PartCheckError`` for the first that fails."""
+    registries = {"noise": NOISES, "attention": ATTENTIONS, "norm": NORMS}
+    if kind not in registries:
+        raise TypeError(f"entry {kind}:{name}: the kind must be one of {sorted(registries)}")
+    declared = registries[kind][name]
+    ran = []
+    for param in declared.params:
+        key = f"{kind}.{param.name}"
+        try:
+            param.check(key, param.default)
+            ModelConfig.from_mapping({kind: name, key: param.default}).build()
+        except ConfigError as exc:
+            raise PartCheckError(declared.name, f"{key}: default", f"{param.default!r} is refused: {exc}") from exc
+        for bad, why in _bad_values(param):
+            try:
+                ModelConfig.from_mapping({kind: name, key: bad})
+            except ConfigError as exc:
+                if key not in str(exc):
+                    raise PartCheckError(declared.name, f"{key}: {why}", f"the error does not name it: {exc}") from exc
+                continue
+            raise PartCheckError(declared.name, f"{key}: {why}", f"{bad!r} was accepted")
+        ran.append(f"{key}: default builds; {', '.join(why for _, why in _bad_values(param))} refused")
+    return ran
+
+
+def _bad_values(param: Any) -> list[tuple[Any, str]]:
+    """Values ``param`` must refuse, with what makes each wrong."""
+    if param.kind in (str, bool):
+        return [(1.5 if param.kind is str else "yes", "wrong type")]
+    out: list[tuple[Any, str]] = [(float("nan"), "NaN"), ("1", "wrong type")]
+    if param.low is not None:
+        out.append((param.low - max(1.0, abs(param.low)), "below low"))
+    if param.high is not None:
+        out.append((param.high + max(1.0, abs(param.high)), "above high"))
+    return out
 
 
 def _noise_checks(part: Any, x: torch.Tensor, copies: int, z: float, seed: int) -> list[str]:
