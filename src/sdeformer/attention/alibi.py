@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import torch
 
+from ..core.shapes import run_param
 from ..core.validate import nonneg_float, per_run
-from .masks import MaskedAttention, _column
+from .masks import MaskedAttention
 
 
 class ALiBiAttention(MaskedAttention):
@@ -41,4 +42,4 @@ class ALiBiAttention(MaskedAttention):
     def bias(self, n: int, x: torch.Tensor) -> torch.Tensor:
         """-slope |i - j|, ``(..., N, N)`` (``(N, N)`` for one slope)."""
         idx = torch.arange(n, device=x.device, dtype=x.dtype)
-        return -_column(self.slope, x) * (idx[:, None] - idx[None, :]).abs()
+        return -run_param(self.slope, x, 2) * (idx[:, None] - idx[None, :]).abs()

@@ -30,6 +30,7 @@ import torch
 
 from ..contracts import RandomSource
 from ..core.errors import ConfigError
+from ..core.shapes import run_param
 from ..core.validate import finite_float, nonneg_float, per_run, positive_float
 
 GRAPHS = ("path", "cycle", "complete", "grid", "grid:RxC", "regular:K", "regular:K:SEED", "a .npy or edge-list file")
@@ -196,12 +197,6 @@ def check_architecture(cfg) -> None:
             raise ConfigError(name, getattr(cfg, name), f"needs attention in {readers}")
 
 
-def _column(value, x: torch.Tensor) -> torch.Tensor:
-    """A scalar or ``(*batch,)`` parameter broadcastable against ``(..., N, N)``."""
-    t = torch.as_tensor(value, dtype=x.dtype, device=x.device)
-    return t.reshape(t.shape + (1, 1))
-
-
 class MaskedAttention:
     """Softmax attention Q^T K = beta I, V = s I restricted by ``allowed`` (a graph ``mask``, ``causal``,
     two species ``cross``), logits beta <x_i, x_j> + ``bias(n, x)`` (zero here; ALiBi in ``attention.alibi``).
@@ -246,7 +241,7 @@ class MaskedAttention:
         encoder rows zero) or None."""
         n = x.shape[-2]
         own, other = self.patterns(n, x.device)
-        logits = _column(self.beta, x) * (x @ x.transpose(-1, -2))  # (..., N, N)
+        logits = run_param(self.beta, x, 2) * (x @ x.transpose(-1, -2))  # (..., N, N)
         first = torch.softmax((logits + self.bias(n, x)).masked_fill(~own, -math.inf), dim=-1)
         if other is None:
             return first, None
@@ -257,4 +252,4 @@ class MaskedAttention:
         """s sum_j A_ij x_j (+ the cross-attention term of decoder tokens). ``(..., N, d) -> (..., N, d)``."""
         first, second = self.weights(x)
         mixed = first if second is None else first + second  # (..., N, N)
-        return (mixed @ x) * _column(self.scale, x)
+        return (mixed @ x) * run_param(self.scale, x, 2)

@@ -27,18 +27,16 @@ import torch.nn.functional as F
 from ..contracts import AttentionDrift, RandomSource
 from ..core.errors import ConfigError
 from ..core.rng import Seeds, Streams
-from ..core.shapes import broadcast_shape
+from ..core.shapes import broadcast_shape, run_param
 from ..core.validate import finite_float, per_run, positive_float, positive_int
 
 SMALL_RUN = 16  # keys up to which a run whose scores are no larger than its tokens skips the fused kernel
 
 
 def _batch_param(value, x: torch.Tensor) -> torch.Tensor | float:
-    """A scalar (as it is) or batch-shaped parameter as a tensor broadcastable against ``(..., N, d)``."""
-    if isinstance(value, (int, float)):
-        return value
-    t = torch.as_tensor(value, dtype=x.dtype, device=x.device)
-    return t.reshape(t.shape + (1, 1))
+    """A number as it is (scalar arithmetic, no tensor made on the small-run path), else ``run_param(value, x,
+    2)``: a per-run parameter broadcastable against ``(..., N, d)``."""
+    return value if isinstance(value, (int, float)) else run_param(value, x, 2)
 
 
 SCORE_BUDGET = 2**26  # most query-key scores one fused-attention call may hold (256 MB in fp32)

@@ -31,6 +31,7 @@ import torch
 from ..contracts import RandomSource
 from ..core.errors import ConfigError
 from ..core.rng import Seeds, Streams
+from ..core.shapes import run_param
 
 
 def _check_beta(beta: float, allow_zero: bool = False) -> float:
@@ -202,8 +203,7 @@ class CausalSoftmaxAttention:
         self.beta, self.scale = beta, scale
 
     def drift(self, x: torch.Tensor, source: RandomSource | None = None) -> torch.Tensor:
-        beta, scale = (torch.as_tensor(v, dtype=x.dtype, device=x.device) for v in (self.beta, self.scale))
-        beta, scale = (v.reshape(v.shape + (1, 1)) for v in (beta, scale))  # broadcast against (..., N, N)
+        beta, scale = (run_param(v, x, 2) for v in (self.beta, self.scale))  # broadcast against (..., N, N)
         logits = _masked(beta * (x @ x.transpose(-1, -2)), True)  # (..., N, N)
         return torch.softmax(logits, dim=-1) @ x * scale  # (..., N, d)
 

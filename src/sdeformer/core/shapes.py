@@ -1,4 +1,5 @@
-"""Shape arithmetic in plain Python for the hot path.
+"""Shape arithmetic in plain Python for the hot path, and ``run_param``: the one way a part receives a parameter
+that may take one value per run of a batched run (``registry.Param(batched=True)``, docs/extending.md).
 
 ``torch.broadcast_shapes`` imports sympy on its first call (0.3-1 s of a run's start-up, measured on torch
 2.13 CPU); the engine needs only the broadcast rule itself.
@@ -7,6 +8,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from .errors import ConfigError
 
 
 def broadcast_shape(*shapes: Sequence[int]) -> tuple[int, ...] | None:
@@ -20,3 +26,21 @@ def broadcast_shape(*shapes: Sequence[int]) -> tuple[int, ...] | None:
             return None
         out.append(big.pop() if big else 1)
     return tuple(out)
+
+
+def run_param(
+    value: Any, like: torch.Tensor, trailing: int, *, batch: Sequence[int] | None = None, name: str = "value"
+) -> torch.Tensor:
+    """A part's parameter in the shape its tensors need, in ``like``'s dtype and device: a number as a 0-d
+    tensor; a ``(*batch,)`` tensor (one value per run of a batched run) as ``(*batch, 1, ..., 1)`` with
+    ``trailing`` ones, so that it broadcasts against a ``(*batch, ...)`` tensor with ``trailing`` trailing dims
+    (2 for tokens ``(*batch, N, d)``, 1 for a bias ``(*batch, m)``). With ``batch``, per-run values whose shape
+    does not broadcast to it raise ConfigError naming ``name``."""
+    t = torch.as_tensor(value, dtype=like.dtype, device=like.device)
+    if not t.ndim:
+        return t
+    if batch is not None and broadcast_shape(t.shape, batch) != tuple(batch):
+        raise ConfigError(
+            name, tuple(t.shape), f"per-run values need a shape that broadcasts to the batch {tuple(batch)}"
+        )
+    return t.reshape(t.shape + (1,) * trailing)

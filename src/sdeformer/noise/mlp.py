@@ -22,7 +22,7 @@ from ..contracts import RandomSource
 from ..core.activations import Activation, get_activation
 from ..core.errors import ConfigError
 from ..core.kernel import KernelTheory, kernel_theory
-from ..core.shapes import broadcast_shape
+from ..core.shapes import run_param
 from ..core.sphere import project
 from ..core.validate import nonneg_std, positive_int
 from .covariance import IsotropicKernel
@@ -35,20 +35,6 @@ def root_pays(n: int, k: int, cols: int) -> bool:
     """Whether drawing f @ Z (f ``(N, k)``, Z ``(k, cols)``) through the N x N QR root is cheaper than directly:
     it saves (k - N) cols normals for about 2 k N^2 flops."""
     return k > n and 2 * k * n * n < ROOT_FLOPS_PER_NORMAL * (k - n) * cols
-
-
-def _batch_std(value, batch: tuple[int, ...], y: torch.Tensor, name: str = "su") -> torch.Tensor:
-    """A scalar or batch-shaped standard deviation as ``(*batch, 1)`` for broadcasting (ConfigError if the
-    per-run values do not match the batch shape)."""
-    t = torch.as_tensor(value, dtype=y.dtype, device=y.device)
-    if t.ndim and not _expands(t.shape, batch):
-        raise ConfigError(name, tuple(t.shape), f"per-run values need a shape that broadcasts to the batch {batch}")
-    return t.expand(batch).unsqueeze(-1) if t.ndim else t.reshape(1)
-
-
-def _expands(shape: torch.Size, batch: tuple[int, ...]) -> bool:
-    """Whether a tensor of ``shape`` expands to ``batch``."""
-    return broadcast_shape(shape, batch) == tuple(batch)
 
 
 @dataclass(frozen=True)
@@ -64,12 +50,6 @@ class MLPParams:
 @lru_cache(maxsize=32)
 def _mlp_theory(activation: Activation, d: int, su: float, sw: float) -> KernelTheory:
     return kernel_theory(activation, d, su=su, sw=sw)
-
-
-def _as_std(value, y: torch.Tensor) -> torch.Tensor:
-    """A scalar or batch-shaped std broadcastable against ``(..., N, 1)``."""
-    t = torch.as_tensor(value, dtype=y.dtype, device=y.device)
-    return t.reshape(t.shape + (1, 1)) if t.ndim else t
 
 
 class MLPNoise(IsotropicKernel):
@@ -132,19 +112,19 @@ class MLPNoise(IsotropicKernel):
         """G_i(y_i) of an independent width-m MLP per token, from its conditional law (BEYOND section 1): m + d
         normals per token, pre = sqrt(|y|^2/d + sU^2) z_m, then sqrt(|act(pre)|^2/m + sW^2) z_d. ``(..., N, d)``."""
         n, d, m = y.shape[-2], y.shape[-1], self.width
-        pre_std = (y.pow(2).sum(-1, keepdim=True) / d + _as_std(self.su, y) ** 2).sqrt()  # (..., N, 1)
+        pre_std = (y.pow(2).sum(-1, keepdim=True) / d + run_param(self.su, y, 2) ** 2).sqrt()  # (..., N, 1)
         pre = source.randn((n, m), y.dtype) * pre_std  # (..., N, m)
         hidden = self.activation(pre).pow(2).mean(-1, keepdim=True)  # (..., N, 1)
-        draw = source.randn((n, d), y.dtype) * (hidden + _as_std(self.sw, y) ** 2).sqrt()  # (..., N, d)
+        draw = source.randn((n, d), y.dtype) * (hidden + run_param(self.sw, y, 2) ** 2).sqrt()  # (..., N, d)
         return math.sqrt(dt) * draw
 
     def sample(self, d: int, streams: RandomSource, like: torch.Tensor) -> MLPParams:
         """Draw one layer's (U, bU, W, bW) for every batch element of ``streams``."""
         m, dtype, batch = self.width, like.dtype, streams.batch
         U = streams.randn((m, d), dtype)  # (..., m, d)
-        bU = streams.randn((m,), dtype) * _batch_std(self.su, batch, like)  # (..., m)
+        bU = streams.randn((m,), dtype) * run_param(self.su, like, 1, batch=batch, name="su")  # (..., m)
         W = streams.randn((d, m), dtype)  # (..., d, m)
-        bW = streams.randn((d,), dtype) * _batch_std(self.sw, batch, like, "sw")  # (..., d)
+        bW = streams.randn((d,), dtype) * run_param(self.sw, like, 1, batch=batch, name="sw")  # (..., d)
         return MLPParams(U, bU, W, bW)
 
     def apply(self, p: MLPParams, y: torch.Tensor) -> torch.Tensor:
@@ -188,9 +168,8 @@ class MLPNoise(IsotropicKernel):
     def _conditional(self, y: torch.Tensor, streams: RandomSource) -> torch.Tensor:
         """G_l at the tokens y ``(..., N, d)`` drawn stage by stage from its conditional Gaussian laws."""
         d, batch = y.shape[-1], streams.batch
-        su = _batch_std(self.su, batch, y)
-        su = su.reshape(su.shape[:-1] + (1, 1)).expand(y.shape[:-1] + (1,))  # (..., N, 1)
+        su = run_param(self.su, y, 2, batch=batch, name="su").expand(y.shape[:-1] + (1,))  # (..., N, 1)
         hidden = torch.cat([y / math.sqrt(d), su], dim=-1)  # (..., N, d+1)
         pre = self._gaussian_columns(hidden, self.width, streams)  # (..., N, m)
         out = self._gaussian_columns(self.activation.apply_(pre).div_(math.sqrt(self.width)), d, streams)  # (..., N, d)
-        return out + (streams.randn((d,), y.dtype) * _batch_std(self.sw, batch, y, "sw")).unsqueeze(-2)
+        return out + (streams.randn((d,), y.dtype) * run_param(self.sw, y, 1, batch=batch, name="sw")).unsqueeze(-2)
