@@ -165,6 +165,23 @@ def test_simulate_command_takes_a_plugin(tmp_path):
     assert bad.exit_code == 2 and "plugin" in bad.output and "Traceback" not in bad.output
 
 
+def test_simulate_sets_a_plugins_own_parameter_with_param(tmp_path):
+    """``--param noise.fraction=...`` reaches the part: half the fraction is half the noise, so the runs differ;
+    a value outside the declared range and an undeclared name are refused in one line."""
+    base = ["simulate", "--plugin", PLUGIN, "--noise", "half_gaussian", "--tokens", "6", "--dim", "4"]
+    base += ["--layers", "10", "--json"]
+    runs = {}
+    for fraction in ("0.5", "0.25"):
+        result = CliRunner().invoke(app, [*base, "--param", f"noise.fraction={fraction}"])
+        assert result.exit_code == 0, result.output
+        runs[fraction] = json.loads(result.output)
+    assert [runs[f]["config"]["noise.fraction"] for f in ("0.5", "0.25")] == [0.5, 0.25]
+    assert runs["0.25"]["energy"] != runs["0.5"]["energy"]
+    for bad, named in (("noise.fraction=2", "noise.fraction"), ("noise.gain=1", "noise.gain"), ("fraction", "param")):
+        result = CliRunner().invoke(app, [*base, "--param", bad])
+        assert result.exit_code == 2 and named in result.output and "Traceback" not in result.output, result.output
+
+
 def test_report_lists_the_plugin_parts():
     tables = {t.caption.split()[0]: [row[0] for row in t.rows] for t in parts_section().tables}
     assert "half_gaussian" in tables["noise"] and "shifted_softmax" in tables["attention"]

@@ -202,6 +202,17 @@ def plugin_option() -> Any:
     return typer.Option(None, "--plugin", help="a module or .py file registering parts (repeatable)")
 
 
+def param_option() -> Any:
+    """``--param KIND.NAME=VALUE`` (repeatable): a parameter a part declares for itself (``registry.Param``, a
+    plugin's included), checked against its declared type and range where the config is built."""
+    return typer.Option(
+        None,
+        "--param",
+        metavar="KIND.NAME=VALUE",
+        help="a parameter a part declares (repeatable), e.g. noise.fraction=0.3",
+    )
+
+
 def architecture_option(name: str) -> Any:
     """The option of one architecture part (a key of ARCHITECTURE_HELP), unset by default: the same spelling and
     help in every command that takes it (the values are checked where the model is built, ``config.ModelConfig``)."""

@@ -11,7 +11,7 @@ from rich.table import Table as RichTable
 from ..core.errors import ConfigError
 from ..io.progress import progress_bar
 from ..registry import ATTENTIONS, NOISES, SOLVERS
-from .common import app, architecture_option, cli_errors, emit_json, plugin_option
+from .common import app, architecture_option, cli_errors, emit_json, param_option, plugin_option
 
 
 @app.command()
@@ -75,6 +75,7 @@ def simulate(
         help=f"an SDE scheme ({SOLVERS.choices()}): run the limit SDE with LAYERS steps (unset: the discrete model)",
     ),
     plugin: list[str] | None = plugin_option(),
+    param: list[str] | None = param_option(),
     out: Path | None = typer.Option(None, help="run directory (resumable; tied to the config)"),
     force: bool = typer.Option(False, "--force", help="overwrite a run directory that holds another config's run"),
     json: bool = typer.Option(False, "--json", help="print one JSON object"),
@@ -82,6 +83,7 @@ def simulate(
     """Run the discrete stochastic transformer (THEORY section 1) and report E_beta per saved layer."""
     flags = {k: v for k, v in locals().items() if k in MODEL_FLAGS}  # the ModelConfig fields given as flags
     from ..config import ModelConfig, load_config_file
+    from ..core.config_files import parse_assignments
     from ..core.validate import nonneg_float
     from ..experiments.simulate import check_fits
     from ..experiments.simulate import simulate as run
@@ -94,7 +96,11 @@ def simulate(
     if bias_std is not None:
         base.pop("bias_std", None)
         flags["su"] = flags["sw"] = nonneg_float("bias_std", bias_std, "bias std")
-    cfg = ModelConfig.from_mapping(base, **flags)
+    declared = parse_assignments(param or ())
+    given = [key for key in declared if key in base]
+    if given:
+        raise ConfigError(given[0], declared[given[0]], "given in --config and --param; give it once")
+    cfg = ModelConfig.from_mapping({**base, **declared}, **flags)
     changed = (("noise", cfg.noise != "mlp"), ("share", cfg.share != 1.0), ("cross_noise", cfg.cross_noise != "shared"))
     ignored = [name for name, off in changed if off]
     if not cfg.mlp and ignored:  # mlp = false turns every noise model off: its options would be ignored

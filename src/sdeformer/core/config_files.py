@@ -102,3 +102,22 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ConfigError("config", str(path), "must hold a mapping of parameter names to values")
     return data
+
+
+def parse_assignments(items: list[str] | tuple[str, ...], name: str = "param") -> dict[str, Any]:
+    """``["KIND.NAME=VALUE", ...]`` (a command's repeatable ``--param``) as a mapping, each value read as a
+    YAML 1.2 scalar (``0.3`` a float, ``true`` a boolean, ``off`` a string). ConfigError naming ``name`` for an
+    item without ``=``, a key given twice or a value that is not a scalar."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        key = key.strip()
+        if not sep or "." not in key:
+            raise ConfigError(name, item, "must be KIND.NAME=VALUE, e.g. noise.fraction=0.3")
+        if key in out:
+            raise ConfigError(name, key, "given twice; each key may appear once")
+        value = _yaml_load(text) if text.strip() else ""
+        if isinstance(value, (dict, list)) or value is None:
+            raise ConfigError(name, item, "the value must be one number, boolean or word")
+        out[key] = value
+    return out
