@@ -17,7 +17,7 @@ from .common import app, cli_errors, emit_json, progress_bar
 DEFAULT_RESULTS = Path("results/practice")
 
 
-class Task(str, enum.Enum):
+class PracticeTask(str, enum.Enum):
     charlm = "charlm"
     mnist = "mnist"
 
@@ -34,7 +34,7 @@ def _threads(threads: int | None) -> None:
 @app.command()
 @cli_errors
 def train(
-    task: Task = typer.Option(..., help="charlm (Shakespeare characters) or mnist (small ViT)"),
+    task: PracticeTask = typer.Option(..., help="charlm (Shakespeare characters) or mnist (small ViT)"),
     method: str = typer.Option(
         "all",
         help="'all' or a comma-separated list of: baseline, noise-0.1, noise-0.3, "

@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import ConfigError
-from .observables import Observable
+from .observables import SweepObservable
 from .task import Task, execute
 
-TaskFn = Callable[[Task, str, Sequence[Observable], "int | None"], dict]
+TaskFn = Callable[[Task, str, Sequence[SweepObservable], "int | None"], dict]
 EXECUTORS = ("local", "dask")
 # Dask's default worker environment minus MALLOC_TRIM_THRESHOLD_: setting it turns off glibc's adaptive mmap
 # threshold, so every large tensor is mmap'ed and unmapped again; the runs took ~30% longer (benchmarks/sweeps.py).
@@ -61,7 +61,7 @@ def tasks_per_call(tasks: int, workers: int) -> int:
 
 
 def execute_tasks(
-    task_fn: TaskFn, tasks: Sequence[Task], out: str, observables: Sequence[Observable], threads: int | None
+    task_fn: TaskFn, tasks: Sequence[Task], out: str, observables: Sequence[SweepObservable], threads: int | None
 ) -> list[dict]:
     """Several tasks in one Dask call, one after another; each writes its part as it finishes."""
     return [task_fn(task, out, observables, threads) for task in tasks]
@@ -76,7 +76,7 @@ class LocalExecutor:
     def __init__(self, threads: int | None = 1, task_fn: TaskFn = execute):
         self.threads, self.task_fn = threads, task_fn
 
-    def map(self, tasks: Sequence[Task], out: str | Path, observables: Sequence[Observable]) -> Iterator[dict]:
+    def map(self, tasks: Sequence[Task], out: str | Path, observables: Sequence[SweepObservable]) -> Iterator[dict]:
         for task in tasks:
             yield self.task_fn(task, str(out), tuple(observables), self.threads)
 
@@ -161,7 +161,7 @@ class DaskExecutor:
         """Workers connected now (at least 1)."""
         return max(1, len(self.client.scheduler_info().get("workers", {})))
 
-    def map(self, tasks: Sequence[Task], out: str | Path, observables: Sequence[Observable]) -> Iterator[dict]:
+    def map(self, tasks: Sequence[Task], out: str | Path, observables: Sequence[SweepObservable]) -> Iterator[dict]:
         """Per-task summaries as tasks finish; up to ``per_call`` tasks per Dask call (see the module)."""
         observables, folder = tuple(observables), str(Path(out).resolve())
         size = self.per_call or tasks_per_call(len(tasks), self.workers())

@@ -33,40 +33,40 @@ from ..observables import CLUSTER_COS
 from ..registry import OBSERVABLES
 
 
-def _energy(x: torch.Tensor, beta: torch.Tensor, obs: Observable) -> torch.Tensor:
+def _energy(x: torch.Tensor, beta: torch.Tensor, obs: SweepObservable) -> torch.Tensor:
     if obs.beta is not None:
         return dg.interaction_energy(x, obs.beta)
     exp_beta = torch.tensor([math.exp(b) for b in beta.reshape(-1).tolist()], dtype=x.dtype).reshape(beta.shape)
     return dg.energy_of_gram(dg.cosine_matrix(x), beta.to(x.dtype), exp_beta)  # (...)
 
 
-def _mean_cos(x: torch.Tensor, b: torch.Tensor, o: Observable) -> torch.Tensor:
+def _mean_cos(x: torch.Tensor, b: torch.Tensor, o: SweepObservable) -> torch.Tensor:
     return dg.mean_cosine(x)
 
 
-def _mean_abs_cos(x: torch.Tensor, b: torch.Tensor, o: Observable) -> torch.Tensor:
+def _mean_abs_cos(x: torch.Tensor, b: torch.Tensor, o: SweepObservable) -> torch.Tensor:
     return dg.mean_abs_cosine(x)
 
 
-def _min_cos(x: torch.Tensor, b: torch.Tensor, o: Observable) -> torch.Tensor:
+def _min_cos(x: torch.Tensor, b: torch.Tensor, o: SweepObservable) -> torch.Tensor:
     return dg.pairwise_cosines(x).amin(-1)
 
 
-def _all_within(x: torch.Tensor, b: torch.Tensor, o: Observable) -> torch.Tensor:
+def _all_within(x: torch.Tensor, b: torch.Tensor, o: SweepObservable) -> torch.Tensor:
     if o.threshold <= dg.DIAGONAL_PASSES:  # no pairs gathered; most runs decided from one row (dg.all_within)
         return dg.all_within(x, o.threshold).to(x.dtype)
     return (dg.pairwise_cosines(x).amin(-1) >= o.threshold).to(x.dtype)
 
 
-def _clusters(x: torch.Tensor, b: torch.Tensor, o: Observable) -> torch.Tensor:
+def _clusters(x: torch.Tensor, b: torch.Tensor, o: SweepObservable) -> torch.Tensor:
     return dg.cluster_count(x, o.threshold).to(x.dtype)
 
 
-def _pairs_above(x: torch.Tensor, b: torch.Tensor, o: Observable) -> torch.Tensor:
+def _pairs_above(x: torch.Tensor, b: torch.Tensor, o: SweepObservable) -> torch.Tensor:
     return (dg.pairwise_cosines(x) > o.threshold).to(x.dtype).mean(-1)
 
 
-def _mean_radius(x: torch.Tensor, b: torch.Tensor, o: Observable) -> torch.Tensor:
+def _mean_radius(x: torch.Tensor, b: torch.Tensor, o: SweepObservable) -> torch.Tensor:
     return torch.linalg.vector_norm(x, dim=-1).mean(-1)
 
 
@@ -86,7 +86,7 @@ DEFAULT_THRESHOLD = CLUSTER_COS  # observables.CLUSTER_COS, the one convention o
 
 
 @dataclass(frozen=True)
-class Observable:
+class SweepObservable:
     """One recorded column: ``name`` from ``registry.OBSERVABLES``, its parameters and the column name."""
 
     name: str
@@ -108,7 +108,7 @@ class Observable:
         return OBSERVABLES[self.name].part()(x, beta, self)
 
 
-def parse_observables(value: Any) -> tuple[Observable, ...]:
+def parse_observables(value: Any) -> tuple[SweepObservable, ...]:
     """Validate the spec's ``observables`` list. Raises ConfigError naming the bad entry."""
     if not isinstance(value, list) or not value:
         raise ConfigError("observables", value, f"a non-empty list of names from {OBSERVABLES.names()}")
@@ -119,7 +119,7 @@ def parse_observables(value: Any) -> tuple[Observable, ...]:
     return tuple(out)
 
 
-def _one(entry: Any, where: str) -> Observable:
+def _one(entry: Any, where: str) -> SweepObservable:
     if isinstance(entry, str):
         entry = {"name": entry}
     if not isinstance(entry, Mapping) or "name" not in entry:
@@ -138,7 +138,7 @@ def _one(entry: Any, where: str) -> Observable:
     if name == "clusters" and threshold == 1.0:  # cos > 1 never holds: observables.cluster_count refuses it
         raise ConfigError(f"{where}.threshold", threshold, "a cosine threshold in [-1, 1) for clusters")
     beta = entry.get("beta")
-    return Observable(name, column, threshold, None if beta is None else _number(beta, f"{where}.beta", 0.0, None))
+    return SweepObservable(name, column, threshold, None if beta is None else _number(beta, f"{where}.beta", 0.0, None))
 
 
 def _number(value: Any, where: str, low: float, high: float | None) -> float:
@@ -149,7 +149,7 @@ def _number(value: Any, where: str, low: float, high: float | None) -> float:
     return float(value)
 
 
-def evaluate(observables: tuple[Observable, ...], x: torch.Tensor, beta: torch.Tensor) -> dict[str, torch.Tensor]:
+def evaluate(observables: tuple[SweepObservable, ...], x: torch.Tensor, beta: torch.Tensor) -> dict[str, torch.Tensor]:
     """Every observable on tokens ``(S, G, N, d)`` (S saved times, G runs) with beta ``(G,)``: column -> ``(S, G)``.
     The saved times go in chunks of at most ``GRAM_BUDGET`` Gram entries, and the observables of one chunk share
     one cosine matrix (``observables.shared_cosines``)."""

@@ -41,7 +41,7 @@ from typing import Any
 from ..config import ModelConfig, load_config_file, token_starts
 from ..core.errors import ConfigError
 from . import limits
-from .observables import Observable, parse_observables
+from .observables import SweepObservable, parse_observables
 from .table import CONFIG_TYPES, schema
 from .values import SHORTHANDS, coerce, count, parse_range, seeds, times
 
@@ -59,7 +59,7 @@ class Spec:
     base: dict[str, Any]
     groups: tuple[tuple[tuple[str, tuple[Any, ...]], ...], ...]
     seeds: Sequence[int]  # a range ({start, count} or a count) or a tuple
-    observables: tuple[Observable, ...]
+    observables: tuple[SweepObservable, ...]
     times: Any  # "final", "all", ("every", k) or a tuple of floats
     batch: int | str = DEFAULT_BATCH  # or "auto": from a memory budget per task (``task.batch_size``)
     device: str = "cpu"  # where the runs are simulated (cpu, cuda, cuda:K); the observables run on the CPU

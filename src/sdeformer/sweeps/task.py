@@ -22,7 +22,7 @@ import torch
 from ..config import ModelConfig
 from ..core.threads import torch_threads
 from ..dynamics import engine
-from .observables import Observable, evaluate
+from .observables import SweepObservable, evaluate
 from .points import Run
 from .table import CONFIG_TYPES, write_part
 
@@ -110,7 +110,7 @@ def _recorded(run: Run, result: Any) -> Any:
     return x
 
 
-def execute(task: Task, out: str | Path, observables: Sequence[Observable], threads: int | None = 1) -> dict:
+def execute(task: Task, out: str | Path, observables: Sequence[SweepObservable], threads: int | None = 1) -> dict:
     """Simulate a task, compute its observables and write its part. Returns a summary: counts, ``wall_s`` (the
     simulation and observables, as in the table) and ``total_s`` (with the table rows and the part written)."""
     observables = tuple(observables)

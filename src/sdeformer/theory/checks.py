@@ -186,7 +186,7 @@ def measured(
 
 
 @dataclass(frozen=True)
-class Run:
+class CheckRun:
     """How a check runs its model: start ``x0`` ``(R, N, d)``, step ``h`` (coupled with h/2), ``horizon``,
     the statistic it measures and its seed (the power record draws from ``seed + 1``). ``antithetic``: the
     R paths are R antithetic pairs (batch ``(2, R)``, ``noise.sources.Antithetic``), each pair one sample."""

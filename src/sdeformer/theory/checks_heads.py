@@ -14,7 +14,7 @@ from ..dynamics.discrete import StochasticTransformer
 from ..noise.heads import ResampledHeads
 from . import montecarlo as mc
 from . import quadrature as q
-from .checks import SIZES, Check, Run, measured
+from .checks import SIZES, Check, CheckRun, measured
 
 
 def mean_overlap(x: torch.Tensor) -> torch.Tensor:
@@ -43,7 +43,7 @@ def logistic_law(
     x0 = uniform_sphere(tokens, dim, batch=(paths,), seed=seed, dtype=torch.float64)
     m0 = mean_overlap(x0)  # (R,)
     times = tuple(2 * dt * round(t * dim / (dim - 1) / (2 * dt)) for t in taus)  # t = tau / (sV^2 (d - 1)),
-    run = Run(x0, 2 * dt, max(times), lambda: mc.AtTimes(mean_overlap, times), seed + 1)  # on the coarse grid
+    run = CheckRun(x0, 2 * dt, max(times), lambda: mc.AtTimes(mean_overlap, times), seed + 1)  # on the coarse grid
     reached = [t * (dim - 1) / dim for t in times]  # the taus of those times
     predicted = q.logistic_first_order(reached, float(m0.mean()), float(m0.var()), tokens, dim)
     setting = {"dim": dim, "tokens": tokens, "eta": eta, "heads": heads, "beta": 0.0, "paths": paths}

@@ -13,7 +13,7 @@ from ..noise.mlp import MLPNoise
 from ..noise.partial import PartialNoise
 from . import montecarlo as mc
 from . import quadrature as q
-from .checks import SIZES, Check, Run, measured
+from .checks import SIZES, Check, CheckRun, measured
 
 SOURCE = "BEYOND 1: quadrature of the stationary density p(u) ~ b^-2 exp(int 2a/b^2)"
 
@@ -48,7 +48,7 @@ def partial_noise_gap(
     that start."""
     a, b2 = q.partial_noise_coefficients(activation, dim, bias_std, bias_std, share)
     u0 = torch.from_numpy(q.stationary_sample(a, b2, paths, seed))
-    run = Run(mc.two_tokens(u0, dim, paths), h, horizon, lambda: mc.TimeAverage(_gap, burn), seed)
+    run = CheckRun(mc.two_tokens(u0, dim, paths), h, horizon, lambda: mc.TimeAverage(_gap, burn), seed)
     setting = {"activation": activation, "dim": dim, "bias_std": bias_std, "share": share, "solver": solver}
     setting |= {"h": h, "burn": burn, "horizon": horizon, "paths": paths}
 

@@ -18,7 +18,7 @@ from ..noise.scaled import Scaled
 from ..observables import exponential_rate
 from . import montecarlo as mc
 from . import quadrature as q
-from .checks import SIZES, Check, Run, measured
+from .checks import SIZES, Check, CheckRun, measured
 
 DELTA = 0.05  # absorption criterion: a pair is decided when |u| >= 1 - DELTA
 SAVE_EVERY = 0.25  # the forcing check's distances at these time steps
@@ -42,7 +42,7 @@ def antipodal(
     DELTA -> 0). At theta_0 = pi/2 the prediction 1/2 is the sign symmetry u -> -u alone: a symmetry test."""
     lo, hi = -1.0 + DELTA, 1.0 - DELTA
     u0 = math.cos(theta_over_pi * math.pi)
-    run = Run(mc.two_tokens(u0, dim, paths), h, horizon, lambda: mc.Exit(lo, hi), seed)
+    run = CheckRun(mc.two_tokens(u0, dim, paths), h, horizon, lambda: mc.Exit(lo, hi), seed)
     symmetric = theta_over_pi == 0.5
     setting = {"theta0_over_pi": theta_over_pi, "dim": dim, "delta": DELTA, "h": h, "horizon": horizon}
 
@@ -69,7 +69,7 @@ def autocorrelation(dim: int, t: float = 1.0, *, h: float = 0.01, paths: int = 4
     Brownian motion)."""
     x0 = torch.zeros(paths, 1, dim, dtype=torch.float64)
     x0[..., 0] = 1.0
-    run = Run(x0, h, t, lambda: mc.AtTimes(lambda x: x[..., 0, 0], (t,)), seed, antithetic=True)
+    run = CheckRun(x0, h, t, lambda: mc.AtTimes(lambda x: x[..., 0, 0], (t,)), seed, antithetic=True)
 
     def judge(model: mc.Model, wrong: bool = False) -> Check:
         paired = run.coupled(model, wrong)
@@ -152,7 +152,7 @@ def forcing_rate(
     x0 = torch.cat(
         [uniform_sphere(1, dim, batch=(paths,), seed=seed, dtype=torch.float64), start.expand(paths, 1, dim)], -2
     )
-    run = Run(x0, h, 2 * horizon, lambda: mc.AtTimes(_distance, times), seed + 1)
+    run = CheckRun(x0, h, 2 * horizon, lambda: mc.AtTimes(_distance, times), seed + 1)
     envelope = np.pi * np.exp(-bound * elapsed)  # (S,)
 
     def judge(g: float, wrong: bool = False) -> Check:

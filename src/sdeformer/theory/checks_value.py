@@ -12,7 +12,7 @@ from ..dynamics.discrete import StochasticTransformer
 from ..noise.value import ValueNoise
 from . import montecarlo as mc
 from . import quadrature as q
-from .checks import SIZES, Check, Run, measured
+from .checks import SIZES, Check, CheckRun, measured
 
 DELTA = 0.05  # absorption criterion: a pair is decided when |u| >= 1 - DELTA
 
@@ -30,7 +30,7 @@ def antipodal(
     final sign of u at a fixed T counts pairs not yet absorbed). Runs until every pair is absorbed or
     ``horizon``; a pair still inside counts 1/2, and half the unabsorbed fraction joins the tolerance."""
     lo, hi = -1.0 + DELTA, 1.0 - DELTA
-    run = Run(mc.two_tokens(0.0, dim, paths), h, horizon, lambda: mc.Exit(lo, hi), seed)
+    run = CheckRun(mc.two_tokens(0.0, dim, paths), h, horizon, lambda: mc.Exit(lo, hi), seed)
     setting = {"beta": beta, "dim": dim, "delta": DELTA, "h": h, "horizon": horizon, "paths": paths}
 
     def judge(b: float, wrong: bool = False) -> Check:
@@ -85,7 +85,7 @@ def antipode_exponent(
     def rate() -> mc.AtTimes:
         return mc.AtTimes(lambda x: (_log_one_plus_u(x) - log_w0) / horizon, (horizon,))
 
-    run = Run(x0, h, horizon, rate, seed, antithetic=True)
+    run = CheckRun(x0, h, horizon, rate, seed, antithetic=True)
     setting = {"beta": beta, "dim": dim, "beta_c": q.value_noise_beta_c(dim), "h": h, "horizon": horizon}
     setting |= {"paths": paths}
 

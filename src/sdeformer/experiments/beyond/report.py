@@ -64,7 +64,7 @@ EXPONENT_OFFSET = 0.4  # the antipode exponent at beta_c(d) -+ this (d = 3: beta
 
 
 @dataclass(frozen=True)
-class Spec:
+class PlannedCheck:
     """One theory check to run: its function and arguments (``run`` gives its Check records)."""
 
     check: Callable[..., Check | list[Check]]
@@ -81,11 +81,11 @@ class Spec:
         return f"{self.check.__module__.rsplit('.', 1)[-1]}.{self.check.__name__}({args})"
 
 
-def check_specs(quick: bool = False, seed: int = 0) -> list[Spec]:
+def check_specs(quick: bool = False, seed: int = 0) -> list[PlannedCheck]:
     """Every Monte Carlo check of BEYOND sections 1-4 at the sizes of ``PLAN[quick]``."""
     p = PLAN[quick]
     out = [
-        Spec(
+        PlannedCheck(
             checks_partial.partial_noise_gap,
             {"dim": dim, "share": share, "solver": solver, "width": 32, "seed": seed}
             | p["partial_hard"].get((dim, share), p["partial"][dim]),
@@ -95,25 +95,31 @@ def check_specs(quick: bool = False, seed: int = 0) -> list[Spec]:
         for solver in ("sde", "discrete")
     ]
     out += [
-        Spec(checks_value.antipodal, {"beta": b, "dim": d, **p["value_hard"].get((d, b), p["value"]), "seed": seed})
+        PlannedCheck(
+            checks_value.antipodal, {"beta": b, "dim": d, **p["value_hard"].get((d, b), p["value"]), "seed": seed}
+        )
         for d, b in VALUE_SETTINGS
     ]
     for dim in (3, 5, 16):
         bc = value_noise_beta_c(dim)
         for beta in (bc - EXPONENT_OFFSET, bc + EXPONENT_OFFSET) if bc > EXPONENT_OFFSET else (bc + EXPONENT_OFFSET,):
             kwargs = {"beta": beta, "dim": dim, "gap": 1e-12, "h": 0.02, **p["exponent"], "seed": seed}
-            out.append(Spec(checks_value.antipode_exponent, kwargs))
+            out.append(PlannedCheck(checks_value.antipode_exponent, kwargs))
     for dim in (3, 10):
         out += [
-            Spec(checks_quadratic.antipodal, {"theta_over_pi": th, "dim": dim, **p["quadratic"], "seed": seed})
+            PlannedCheck(checks_quadratic.antipodal, {"theta_over_pi": th, "dim": dim, **p["quadratic"], "seed": seed})
             for th in (0.25, 0.5, 0.75)
         ]
-        out.append(Spec(checks_quadratic.autocorrelation, {"dim": dim, "t": 0.5, **p["autocorrelation"], "seed": seed}))
+        out.append(
+            PlannedCheck(checks_quadratic.autocorrelation, {"dim": dim, "t": 0.5, **p["autocorrelation"], "seed": seed})
+        )
     for gamma, dim in ((1.0, 3), (2.0, 3), (1.0, 6)):
-        out.append(Spec(checks_quadratic.forcing_rate, {"gamma": gamma, "dim": dim, **p["forcing"], "seed": seed}))
+        out.append(
+            PlannedCheck(checks_quadratic.forcing_rate, {"gamma": gamma, "dim": dim, **p["forcing"], "seed": seed})
+        )
     heads = p["heads"]
     out += [
-        Spec(checks_heads.logistic_law, {"dim": d, "eta": 0.1, "paths": heads["paths"], "seed": seed})
+        PlannedCheck(checks_heads.logistic_law, {"dim": d, "eta": 0.1, "paths": heads["paths"], "seed": seed})
         for d in heads["dims"]
     ]
     return out

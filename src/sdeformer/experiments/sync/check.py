@@ -51,7 +51,7 @@ from ...io.store import write_cached_npz, write_json
 from ...observables import exponential_rate
 from .architecture import kernel_reasons, part_reasons
 from .eps import attention_eps, resolution_floor
-from .result import VERDICTS, Power, SyncResult
+from .result import VERDICTS, SyncPower, SyncResult
 from .runs import MODELS, energy_key, jobs, sync_runs
 from .settings import CHUNK, SyncSettings
 
@@ -139,7 +139,7 @@ def sync_check(
     if applies:
         said = f"noise covariance cut {s.power_factor:g}x (SDE)"
         power_verdict = _verdict(True, mean["power"] - ci["power"], bound, floor)
-        power = Power(said, s.power_factor, mean["power"], measured_rate["power"], power_verdict)
+        power = SyncPower(said, s.power_factor, mean["power"], measured_rate["power"], power_verdict)
     verdict = next(v for v in VERDICTS if v in verdict_by.values())  # the first in VERDICTS' order
     if verdict == "holds" and (power is None or not power.caught):
         verdict = "not resolved"

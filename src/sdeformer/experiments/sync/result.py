@@ -19,7 +19,7 @@ VERDICTS = ("not applicable", "fails", "below resolution", "not resolved", "hold
 
 
 @dataclass(frozen=True)
-class Power:
+class SyncPower:
     """The power record of a sync check: the SDE ensemble with the noise covariance cut by ``factor``, judged
     against the same bound; ``caught`` when its verdict is "fails"."""
 
@@ -63,7 +63,7 @@ class SyncResult(Result):
     bound: np.ndarray
     measured_rate: dict[str, float]
     final_energy: dict[str, float]
-    power: Power | None
+    power: SyncPower | None
     verdict: str
     verdict_by: dict[str, str]
     bound_holds: bool | None
