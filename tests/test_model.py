@@ -25,7 +25,7 @@ def test_tokens_stay_on_sphere_over_thousands_of_layers():
     traj = _model(layers=2000, horizon=20.0, width=32).run(x0, seed=2, saveat=100)
     norms = torch.linalg.vector_norm(traj.x, dim=-1)
     assert (norms - 1).abs().max() < SPHERE_TOL
-    assert traj.x.dtype == torch.float64 and traj.layers[-1] == 2000
+    assert traj.x.dtype == torch.float64 and traj.steps[-1] == 2000
 
 
 def test_same_seed_same_output_and_different_seed_differs():

@@ -40,11 +40,11 @@ def test_save_at_keeps_exactly_those_steps(model, x0):
     every = run(x0, seed=3)  # save_every=1: (STEPS + 1, 2, 5, 4)
     keep = [2, 5, 6, STEPS]
     traj = run(x0, seed=3, saveat=SaveAt(steps=keep))
-    assert traj.layers.tolist() == [0, *keep]
+    assert traj.steps.tolist() == [0, *keep]
     assert torch.equal(traj.x, every.x[[0, *keep]])
     torch.testing.assert_close(traj.t, every.t[[0, *keep]], rtol=0, atol=0)
     start_only = run(x0, seed=3, saveat=SaveAt(steps=[]))
-    assert start_only.layers.tolist() == [0] and torch.equal(start_only.final, every.x[0])
+    assert start_only.steps.tolist() == [0] and torch.equal(start_only.final, every.x[0])
 
 
 @pytest.mark.parametrize("model", sorted(RUNNERS))
@@ -54,7 +54,7 @@ def test_observer_sees_every_step_with_its_time_and_state(model, x0):
     seen, ticks = [], []
     observe = SaveAt(final_only=True, observers=(lambda k, t, x: seen.append((k, t, x.clone())),))
     traj = run(x0, seed=4, saveat=observe, progress=ticks.append)
-    assert traj.layers.tolist() == [0, STEPS] and traj.stats["steps"] == STEPS and traj.stats["wall_s"] > 0
+    assert traj.steps.tolist() == [0, STEPS] and traj.stats["steps"] == STEPS and traj.stats["wall_s"] > 0
     assert [k for k, _, _ in seen] == list(range(1, STEPS + 1)) == ticks
     for k, t, x in seen:
         assert t == k * (HORIZON / STEPS) == float(every.t[k])
@@ -104,7 +104,7 @@ def test_save_times_take_the_first_step_reaching_each_time(model, x0):
     every = run(x0, seed=6)
     dt = HORIZON / STEPS  # 0.125
     traj = run(x0, seed=6, saveat=SaveAt(times=[0.3, 0.5, HORIZON]))  # steps 3 (0.375 >= 0.3), 4, 12
-    assert traj.layers.tolist() == [0, 3, 4, STEPS]
+    assert traj.steps.tolist() == [0, 3, 4, STEPS]
     assert torch.equal(traj.x, every.x[[0, 3, 4, STEPS]]) and float(traj.t[1]) == 3 * dt
     with pytest.raises(ConfigError):
         run(x0, saveat=SaveAt(times=[HORIZON + 1]))
@@ -115,7 +115,7 @@ def test_saveat_takes_one_rule_and_an_int_means_every(x0):
         SaveAt(every=2, steps=[1])
     assert info.value.parameter == "saveat"
     run = RUNNERS["discrete"]()
-    assert run(x0, seed=1, saveat=5).layers.tolist() == [0, 5, 10, STEPS]
+    assert run(x0, seed=1, saveat=5).steps.tolist() == [0, 5, 10, STEPS]
     with pytest.raises(ConfigError):
         run(x0, saveat="5")  # pyright: ignore[reportArgumentType]  # bad on purpose
 
@@ -129,5 +129,5 @@ def test_the_loop_takes_any_state():
         return r * 2, x + source.randn((), torch.float64)
 
     traj = integrate(step, state0, 0.5, 4, source=sdf.Streams([0, 1, 2], (3,)), saveat=SaveAt(steps=[2, 4]))
-    assert isinstance(traj.x, tuple) and traj.x[0].shape == (3, 3) and traj.layers.tolist() == [0, 2, 4]
+    assert isinstance(traj.x, tuple) and traj.x[0].shape == (3, 3) and traj.steps.tolist() == [0, 2, 4]
     assert torch.equal(traj.final[0], torch.full((3,), 16.0)) and traj.t.tolist() == [0.0, 1.0, 2.0]

@@ -114,7 +114,7 @@ def test_saved_times_off_the_grid_follow_the_peers_rule():
     """The first step whose time k dt reaches t: t = 0.25 with dt = 0.1 is saved at step 3."""
     model = StochasticTransformer(10, 1.0, attention=SoftmaxAttention())
     traj = model.run(uniform_sphere(3, 3, seed=0), saveat=SaveAt(times=[0.25, 0.3, 1.0]))
-    assert traj.layers.tolist() == [0, 3, 10]
+    assert traj.steps.tolist() == [0, 3, 10]
 
 
 def test_pooled_pair_fraction_is_the_mean_over_replicates():

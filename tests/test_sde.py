@@ -76,7 +76,7 @@ def test_projected_scheme_stays_on_sphere_and_saves():
     sde = LimitSDE(GaussianField("tanh", 0.1, 0.1), SoftmaxAttention(1.0, -1.0))
     calls = []
     traj = make_solver(sde, 10, 2.0).run(x0, seed=1, saveat=4, progress=calls.append)
-    assert traj.x.shape == (4, 2, 5, 4) and traj.layers.tolist() == [0, 4, 8, 10]
+    assert traj.x.shape == (4, 2, 5, 4) and traj.steps.tolist() == [0, 4, 8, 10]
     assert traj.t[-1] == pytest.approx(2.0) and calls == list(range(1, 11))
     torch.testing.assert_close(traj.x.norm(dim=-1), torch.ones(4, 2, 5, dtype=torch.float64))
 

@@ -28,7 +28,7 @@ def test_a_time_between_layers_is_recorded_at_the_first_layer_reaching_it():
     layers = record_layers(cfg, (0.33,))
     assert layers == (4,)  # accumulated time 0.4 >= 0.33 > 0.3
     traj = cfg.build().run(cfg.initial_tokens(), saveat=SaveAt(times=[0.33]))
-    assert traj.layers.tolist() == [0, *layers]  # the one rule: SaveAt(times=...) saves the same layer
+    assert traj.steps.tolist() == [0, *layers]  # the one rule: SaveAt(times=...) saves the same layer
     # the check can fail: the nearest-step rule records layer 3 (t = 0.3), the floor rule too
     assert round(0.33 / cfg.horizon * cfg.layers) == 3 != layers[0]
     assert math.floor(0.33 / cfg.horizon * cfg.layers) == 3 != layers[0]

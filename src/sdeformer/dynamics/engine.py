@@ -106,7 +106,7 @@ def run_sweep(
     out: list[Trajectory | None] = [None] * len(configs)
     for idx, traj in _groups(configs, device, progress, mlp_options):
         for k, i in enumerate(idx):
-            out[i] = Trajectory(traj.x[:, k], traj.layers, traj.t, traj.stats)
+            out[i] = Trajectory(traj.x[:, k], traj.steps, traj.t, traj.stats)
     return out  # type: ignore[return-value]
 
 

@@ -39,7 +39,7 @@ def trajectory_dataset(traj: Any, config: Mapping[str, Any] | None = None) -> An
         if i and array.shape[-1] != states[0].shape[-1]:  # e.g. the radius (S, ..., N, 1) of a Pre-LN state
             dims = (*dims[:-1], f"x{i}_{dims[-1]}")
         data["x" if i == 0 else f"x{i}"] = (dims, array)
-    coords: dict[str, Any] = {"time": traj.t.cpu().numpy(), "step": ("time", traj.layers.cpu().numpy())}
+    coords: dict[str, Any] = {"time": traj.t.cpu().numpy(), "step": ("time", traj.steps.cpu().numpy())}
     dims = {d for dims, _ in data.values() for d in dims}
     scalars = {k: v for k, v in (config or {}).items() if isinstance(v, (int, float, str, bool))}
     coords.update({k: v for k, v in scalars.items() if k not in dims})  # ``dim``'s value is the size of dim

@@ -30,13 +30,19 @@ State = Any  # a tensor or a tuple of tensors
 
 @dataclass(frozen=True)
 class Trajectory:
-    """Saved states. ``x``: (S, ...) (a tuple of such for a tuple state); ``layers``: (S,) step indices;
-    ``t``: (S,) times k dt; ``stats``: ``steps`` (taken) and ``wall_s`` (seconds)."""
+    """Saved states. ``x``: (S, ...) (a tuple of such for a tuple state); ``steps``: (S,) indices k of the saved
+    steps (a layer of the discrete model, a step of an SDE scheme); ``t``: (S,) times k dt; ``stats``: ``steps``
+    (the number taken) and ``wall_s`` (seconds)."""
 
     x: Any
-    layers: torch.Tensor
+    steps: torch.Tensor
     t: torch.Tensor
     stats: dict[str, float] = field(default_factory=dict, compare=False)
+
+    @property
+    def layers(self) -> torch.Tensor:
+        """The former name of ``steps`` (kept for code written against it; it counts SDE steps too)."""
+        return self.steps
 
     @property
     def final(self) -> Any:

@@ -165,7 +165,7 @@ def _measure(traj: Trajectory) -> dict[str, torch.Tensor]:
         counts = cosine_histogram(pairwise_cosines(x), COSINE_BINS).to(torch.float32)  # (G, S, bins)
         energy = interaction_energy(x)  # (G, S)
     return {
-        "layers": traj.layers.expand(x.shape[0], -1),
+        "layers": traj.steps.expand(x.shape[0], -1),
         "cos_counts": counts,
         "energy": energy,
         "final_clusters": cluster_count(x[:, -1], FIGURE_CLUSTER_COS),

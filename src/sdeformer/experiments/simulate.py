@@ -200,7 +200,7 @@ def simulate(
             progress=(lambda _l: progress(1)) if progress else None,
         )
         x, start = traj.final, stop
-        segments.append(traj.layers[1:].tolist(), traj.x[1:], cfg.beta)
+        segments.append(traj.steps[1:].tolist(), traj.x[1:], cfg.beta)
         if ckpt is not None and start < cfg.layers:
             states = np.stack([s.numpy() for s in streams.get_state()])
             count = np.array(len(segments.paths()))

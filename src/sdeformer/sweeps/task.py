@@ -77,7 +77,7 @@ def _batched(configs: Sequence[ModelConfig], device: str) -> list[tuple[list[int
     """(saved layers, states ``(S, N, d)`` on the CPU) per config of one batched run on ``device``
     (``run_group``: one Trajectory ``(S, G, N, d)``)."""
     result = engine.run_group(configs, device)
-    layers, x = result.layers.tolist(), result.x.cpu()
+    layers, x = result.steps.tolist(), result.x.cpu()
     return [(layers, x[:, k]) for k in range(len(configs))]
 
 
