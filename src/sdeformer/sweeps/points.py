@@ -8,7 +8,6 @@ the executor or the worker count, so a run's numbers do not depend on how the sw
 
 from __future__ import annotations
 
-import copy
 import itertools
 import math
 from dataclasses import dataclass
@@ -104,13 +103,5 @@ def expand(spec: Spec) -> list[Run]:
         if h in seen:
             raise ConfigError("axes", values, "two points give the same config (e.g. bias_std with su or sw)")
         seen.add(h)
-        runs.extend(Run(h, r, _with_seed(config, run_seed(r, h)), layers) for r in spec.seeds)
+        runs.extend(Run(h, r, config.with_seed(run_seed(r, h)), layers) for r in spec.seeds)
     return runs
-
-
-def _with_seed(config: ModelConfig, seed: int) -> ModelConfig:
-    """``config.replace(seed=seed)`` without validating the point again (done once above; ``run_seed`` is in
-    [0, 2**63) by construction): 40x faster, so that a sweep of 10^6 runs expands in about a minute."""
-    copied = copy.copy(config)
-    object.__setattr__(copied, "seed", seed)  # a frozen dataclass: its fields are set as in __post_init__
-    return copied
