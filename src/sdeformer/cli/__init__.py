@@ -23,11 +23,13 @@ from . import (
     peer,  # noqa: F401  (registers peer)
     practice,  # noqa: F401  (registers train, probe, report-practice)
     real,  # noqa: F401  (registers real)
-    reproduce,  # noqa: F401  (registers reproduce)
+    reproduce,
     spde,  # noqa: F401  (registers spde)
     sweep,  # noqa: F401  (registers sweep: run (default), status, plot)
 )
 from .common import app
+
+reproduce.experiment_commands()  # sdeformer NAME for each registered experiment without a command of its own
 
 # "help text [64]", "help [300; quick: 20]", "help (default: relu, silu)": a default written in the help text
 _BRACKET = re.compile(r"\s*(?:\[([^\[\]]+)\]|\(default:? ([^()]*(?:\([^()]*\)[^()]*)*)\))\s*$")

@@ -47,3 +47,27 @@ def reproduce(
         console.print(
             f"damaged part kept for inspection (its result was recomputed): {kept}", highlight=False, soft_wrap=True
         )
+
+
+def experiment_commands() -> list[str]:
+    """``sdeformer NAME`` for every registered experiment that has no command of its own (``spde`` and ``real``
+    have theirs): the experiment alone into ``--out``'s report, as ``sdeformer reproduce NAME``. Called once all
+    command modules are imported (``cli/__init__``); returns the names added."""
+    taken = {c.name or (c.callback.__name__ if c.callback else "") for c in app.registered_commands}
+    added = [e.name for e in EXPERIMENTS if e.name not in taken]
+    for name in added:
+        app.command(name, help=f"{EXPERIMENTS[name].doc} (as sdeformer reproduce {name})")(_experiment_command(name))
+    return added
+
+
+def _experiment_command(name: str):
+    def command(
+        out: Path = typer.Option(Path("results"), help="output folder (cached parts are reused: resumable)"),
+        seed: int = typer.Option(0, help="seed of the simulated runs"),
+        quick: bool = typer.Option(False, help="smaller sizes where the experiment has them"),
+        force: bool = typer.Option(False, help="write into a folder that holds another seed's reproduction"),
+    ) -> None:
+        reproduce(Part[name], out, seed, quick, "local", 2, None, force)  # pyright: ignore[reportIndexIssue]
+
+    command.__name__ = name
+    return cli_errors(command)
