@@ -1,4 +1,5 @@
-"""Write docs/api/parts.md, the table of the model family, from the registries (sdeformer.registry).
+"""Write docs/api/parts.md, the table of the model family and of the experiments, from the registries
+(sdeformer.registry, sdeformer.experiments.registry).
 
 python scripts/parts_table.py          # rewrite the page
 python scripts/parts_table.py --check  # exit 1 if the page is out of date (tests/test_registry.py)
@@ -14,6 +15,7 @@ PAGE = Path(__file__).resolve().parents[1] / "docs" / "api" / "parts.md"
 
 def render() -> str:
     from sdeformer.experiments.parts import parts_section
+    from sdeformer.experiments.registry import EXPERIMENTS
 
     lines = [
         "# The model family",
@@ -27,6 +29,12 @@ def render() -> str:
         lines += [
             "| " + " | ".join(f"`{r[0]}`" if i == 0 else str(r[i]) for i in range(len(r))) + " |" for r in table.rows
         ]
+    lines += ["", "## experiments (sdeformer.EXPERIMENTS)", ""]
+    lines += ["Each is `sdeformer reproduce NAME` and a command `sdeformer NAME` of its own; a group runs several."]
+    lines += ["", "| name | module | groups | description |", "|---|---|---|---|"]
+    for e in EXPERIMENTS:
+        module = e.target.partition(":")[0]
+        lines.append(f"| `{e.name}` | `{module}` | {', '.join(e.groups) or '-'} | {e.doc} |")
     return "\n".join(lines) + "\n"
 
 
