@@ -9,14 +9,54 @@ from rich.console import Console
 
 from .common import app, cli_errors, emit_json
 
+# the options each peer takes beyond --beta, --out, --compare, --json (others are refused naming the option)
+PEER_OPTIONS = {
+    "litm": (),
+    "dotm": ("part", "as_published"),
+    "bruno": ("as_published",),
+    "simuformer": (
+        "as_published",
+        "seed",
+        "norm",
+        "heads",
+        "random_kq",
+        "random_v",
+        "noanneal",
+        "batch",
+        "tokens",
+        "dim",
+        "betas",
+        "betamin",
+        "betamax",
+        "maxtime",
+        "step",
+        "checkpoints",
+    ),
+}
+
 
 @app.command()
 @cli_errors
 def peer(
-    name: str = typer.Argument(..., help="litm, dotm or bruno"),
+    name: str = typer.Argument(..., help="litm, dotm, bruno or simuformer"),
     beta: list[float] | None = typer.Option(None, "--beta", help="beta (repeat for several) [the peer's own]"),
     part: str | None = typer.Option(None, help="dotm: staircase or kinetic [staircase]"),
     as_published: bool = typer.Option(False, "--as-published", help="the peer's published behaviour, defects kept"),
+    seed: int | None = typer.Option(None, help="simuformer: torch's default-generator seed the peer ran with"),
+    norm: str | None = typer.Option(None, help="simuformer: postln, preln, periln or ngpt [preln]"),
+    heads: int | None = typer.Option(None, help="simuformer: attention heads (averaged) [8]"),
+    random_kq: int | None = typer.Option(None, "--random-kq", help="simuformer: --randomKQ mode 0..5 [1]"),
+    random_v: int | None = typer.Option(None, "--random-v", help="simuformer: --randomV mode 0..5 [0]"),
+    noanneal: int | None = typer.Option(None, help="simuformer: 0 matrices per run, 1 per beta, 2 per sweep [0]"),
+    batch: int | None = typer.Option(None, help="simuformer: runs per beta [512]"),
+    tokens: int | None = typer.Option(None, help="simuformer: tokens [64]"),
+    dim: int | None = typer.Option(None, help="simuformer: dimension [16]"),
+    betas: int | None = typer.Option(None, help="simuformer: betas in its grid [20]"),
+    betamin: float | None = typer.Option(None, help="simuformer: smallest beta [0.1]"),
+    betamax: float | None = typer.Option(None, help="simuformer: largest beta [15]"),
+    maxtime: float | None = typer.Option(None, help="simuformer: horizon [50]"),
+    step: float | None = typer.Option(None, help="simuformer: time step [0.1]"),
+    checkpoints: int | None = typer.Option(None, help="simuformer: time checkpoints [200]"),
     out: Path | None = typer.Option(None, help="write the peer's table layout into this folder"),
     compare: Path | None = typer.Option(None, help="the file the peer's script wrote: cells equal / total"),
     json: bool = typer.Option(False, "--json", help="print one JSON object"),
@@ -25,16 +65,15 @@ def peer(
     from .. import peers
     from ..core.errors import ConfigError
 
-    options: dict = {"beta": beta or None}
-    if name in ("dotm", "bruno"):
-        options["as_published"] = as_published
-    elif as_published:
-        raise ConfigError("as_published", True, f"not an option of {name}")
-    if name == "dotm":
-        options["part"] = part
-    elif part is not None:
-        raise ConfigError("part", part, f"not an option of {name}")
-    result = peers.run(name, **options)
+    given = {k: v for k, v in locals().items() if k in PEER_OPTIONS["simuformer"] + ("part",)}
+    given = {k: v for k, v in given.items() if v is not None and v is not False}
+    allowed = PEER_OPTIONS.get(name)
+    if allowed is None:
+        raise ConfigError("peer", name, f"one of {list(PEER_OPTIONS)}")
+    for key in given:
+        if key not in allowed:
+            raise ConfigError(key, given[key], f"not an option of {name}")
+    result = peers.run(name, beta=beta or None, **given)
     if out is not None:
         result["files"] = [str(p) for p in peers.write(name, result, out)]
     if compare is not None:
@@ -46,6 +85,9 @@ def peer(
     for key in ("t_crit", "runs"):
         for row in result.get(key, []):
             console.print({k: v for k, v in row.items() if k not in ("plateau_tau",)})
+    if "density" in result:
+        for b, row in zip(result["betas"], result["density"], strict=True):
+            console.print(f"beta {b:.4g}: " + " ".join(f"{v:.3f}" for v in row))
     if "compare" in result:
         c = result["compare"]
         console.print(f"cells equal: {c['equal']} / {c['total']}, largest difference {c['max_diff']:.3g}")
