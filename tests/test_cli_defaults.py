@@ -31,3 +31,19 @@ def test_the_job_options_of_every_check_are_the_same():
     for command in ("rates", "sync-check", "phase"):
         cli = _defaults(command)
         assert {k: cli[k] for k in ("executor", "workers", "scheduler")} == dataclasses.asdict(DEFAULT_JOBS), command
+
+
+def test_simulate_has_one_option_per_declared_config_field_with_its_declared_help():
+    """The model's options are derived from ``params.FIELDS`` (``cli.fields``): one per field, its docs line and
+    default in the help, unset (the config's value) by default; and the config's defaults are the declared ones."""
+    from sdeformer.cli.fields import field_help
+    from sdeformer.config import ModelConfig
+    from sdeformer.params import FIELDS
+
+    group = typer.main.get_command(app)
+    assert isinstance(group, TyperGroup)
+    options = {p.name: p for p in group.commands["simulate"].params}
+    for name, declared in FIELDS.items():
+        assert options[name].default is None and FIELDS[name].doc in field_help(name)
+        assert getattr(ModelConfig(), name) == declared.default
+    assert "[2048]" in field_help("width") and "softmax, off" in field_help("attention")

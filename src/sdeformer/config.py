@@ -10,7 +10,7 @@ import copy
 import dataclasses
 import functools
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import InitVar, dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -24,60 +24,61 @@ from .core.config_files import load_config_file as load_config_file  # re-export
 from .core.errors import ConfigError
 from .core.rng import check_kind as check_rng
 from .core.sphere import uniform_sphere
-from .core.validate import dimension, finite_float, nonneg_float, positive_float, positive_int
 from .core.validate import seed as check_seed
 from .dynamics import blocks, species
 from .noise.mlp import SAMPLING_MODES
+from .params import FIELDS
 from .registry import ATTENTIONS, NOISES, part_entry
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16}
-# left out of to_dict at these values (the fields added after runs were recorded; their hashes stay unchanged)
-DEFAULTS: dict[str, Any] = {"noise": "mlp", "share": 1.0, "causal": False, "norm": "post", "x0": ""}
-DEFAULTS["cross_noise"] = "shared"  # two species (BEYOND 9): one common field
-DEFAULTS["rng"] = "generator"  # the random source (core.rng.make_streams)
-DEFAULTS["solver"] = ""  # the discrete model (a registered SDE scheme otherwise)
+# left out of to_dict at their defaults: the fields added after runs were recorded (their hashes stay unchanged)
+LATER_FIELDS = ("noise", "share", "causal", "norm", "x0", "cross_noise", "rng", "solver")
+DEFAULTS: dict[str, Any] = {name: FIELDS[name].default for name in LATER_FIELDS}
 DEFAULTS["params"] = ()  # no parameter declared by a part (registry.Param) is set
 DEFAULTS.update(ARCHITECTURE_DEFAULTS)  # alibi, mask, cross (BEYOND 7-9)
+
+
+_D = {name: declared.default for name, declared in FIELDS.items()}  # the declared defaults (params.FIELDS)
 
 
 @dataclass(frozen=True)
 class ModelConfig:
     """The discrete model of THEORY section 1. Defaults: the paper's Figures 2-6 panel (ReLU, d = 64)."""
 
-    tokens: int = 64  # N, number of tokens
-    dim: int = 64  # d, token dimension (>= 2)
-    width: int = 2048  # m, MLP width (not stated for Figs 2-6; THEORY section 6 uses 2048)
-    layers: int = 150  # L, depth
-    horizon: float = 5.0  # T, so dt = T / L
-    activation: str = "relu"  # MLP activation name (leaky_relu:SLOPE allowed)
-    su: float = 0.0  # std of the hidden bias bU
-    sw: float = 0.0  # std of the output bias bW
-    mlp: bool = True  # the noise (by default the MLP's common noise) on/off
-    attention: str = "softmax"  # a name of registry.ATTENTIONS: softmax, off, usa, l2, sinkhorn, random
-    attention_scale: float = 1.0  # s in V = s I (+1 attractive, 0 off, -1 repulsive)
-    beta: float = 1.0  # Q^T K = beta I
-    seed: int = 0  # seeds the initial tokens and the noise
-    dtype: str = "float32"
-    sampling: str = "direct"  # MLP field: 'direct' (draw U, W) or 'conditional' (same law at the tokens, fewer draws)
-    save_every: int = 1  # save the trajectory every k layers
-    noise: str = "mlp"  # a name of registry.NOISES: mlp, gaussian (limit field), value, heads, quadratic (BEYOND 2-4)
-    share: float = 1.0  # rho in [0, 1]: the fraction of the noise shared by the tokens (BEYOND 1; 1 = common)
-    causal: bool = False  # causal attention mask (token i attends to j <= i)
-    norm: str = "post"  # a name of registry.NORMS: post, pre, mix[:F], peri, ngpt[:ALPHA], sqrt (BEYOND 6)
-    x0: str = ""  # initial tokens from a .npy file, (N, d) or (B, N, d) with FILE#b; "" = uniform from the seed
-    alibi: float = 0.0  # ALiBi slope lambda per token of distance (attention "alibi"; BEYOND 7)
-    mask: str = ""  # graph mask: path, cycle, complete, grid[:RxC], regular:K[:SEED] or a file (BEYOND 8)
-    cross: int = 0  # encoder tokens K: the first K tokens form the encoder species, the rest the decoder (BEYOND 9)
-    cross_noise: str = "shared"  # two species: one common field (shared) or one draw per species (own) (BEYOND 9)
+    tokens: int = _D["tokens"]  # N, number of tokens
+    dim: int = _D["dim"]  # d, token dimension (>= 2)
+    width: int = _D["width"]  # m, MLP width (not stated for Figs 2-6; THEORY section 6 uses 2048)
+    layers: int = _D["layers"]  # L, depth
+    horizon: float = _D["horizon"]  # T, so dt = T / L
+    activation: str = _D["activation"]  # MLP activation name (leaky_relu:SLOPE allowed)
+    su: float = _D["su"]  # std of the hidden bias bU
+    sw: float = _D["sw"]  # std of the output bias bW
+    mlp: bool = _D["mlp"]  # the noise (by default the MLP's common noise) on/off
+    attention: str = _D["attention"]  # a name of registry.ATTENTIONS: softmax, off, usa, l2, sinkhorn, random
+    attention_scale: float = _D["attention_scale"]  # s in V = s I (+1 attractive, 0 off, -1 repulsive)
+    beta: float = _D["beta"]  # Q^T K = beta I
+    seed: int = _D["seed"]  # seeds the initial tokens and the noise
+    dtype: str = _D["dtype"]
+    sampling: str = _D["sampling"]  # MLP field: 'direct' (draw U, W) or 'conditional' (same law, fewer draws)
+    save_every: int = _D["save_every"]  # save the trajectory every k layers
+    noise: str = _D["noise"]  # a name of registry.NOISES: mlp, gaussian, value, heads, quadratic (BEYOND 2-4)
+    share: float = _D["share"]  # rho in [0, 1]: the noise's fraction shared by the tokens (BEYOND 1; 1 = common)
+    causal: bool = _D["causal"]  # causal attention mask (token i attends to j <= i)
+    norm: str = _D["norm"]  # a name of registry.NORMS: post, pre, mix[:F], peri, ngpt[:ALPHA], sqrt (BEYOND 6)
+    x0: str = _D["x0"]  # initial tokens from a .npy file, (N, d) or (B, N, d) with FILE#b; "" = uniform (seed)
+    alibi: float = _D["alibi"]  # ALiBi slope lambda per token of distance (attention "alibi"; BEYOND 7)
+    mask: str = _D["mask"]  # graph mask: path, cycle, complete, grid[:RxC], regular:K[:SEED] or a file (BEYOND 8)
+    cross: int = _D["cross"]  # encoder tokens K: the first K tokens are the encoder species (BEYOND 9)
+    cross_noise: str = _D["cross_noise"]  # two species: one common field (shared) or one per species (own)
     # random source (core.rng.make_streams): generator (a torch.Generator per run: the recorded runs' numbers) or
     # counter (Philox for the whole batch in vectorised ops: the choice on a GPU, where the generator loop is one
     # kernel launch per run and draw; on a CPU 1.6-1.9x slower than the loop at 10^3-10^4 runs, 30x for one run:
     # docs/benchmarks.md, "Counter-based randomness"); the same law, other numbers
-    rng: str = "generator"
+    rng: str = _D["rng"]
     # "" = the discrete model of THEORY section 1 (``layers`` layers); a name of registry.SOLVERS (euler,
     # projected) = that scheme for the limit SDE of THEORY section 3 with ``layers`` steps on [0, horizon], the
     # noise replaced by its declared limit field (the MLP's: the Gaussian field of its kernel)
-    solver: str = ""
+    solver: str = _D["solver"]
     # the parameters the chosen parts declare for themselves (registry.Param), as sorted (KIND.NAME, value) pairs;
     # given as a mapping {"noise.gain": 0.5} too; read with value("noise.gain") (the declared default if unset)
     params: tuple[tuple[str, Any], ...] = ()
@@ -96,13 +97,9 @@ class ModelConfig:
                 raise ConfigError("bias_std", bias_std, "give either bias_std or su/sw, not both")
             object.__setattr__(self, "su", bias_std)
             object.__setattr__(self, "sw", bias_std)
-        checks: dict[str, Callable[[str, object], float]] = dict.fromkeys(
-            ("tokens", "width", "layers", "save_every"), positive_int
-        )
-        checks.update(dim=dimension, horizon=positive_float, beta=positive_float, attention_scale=finite_float)
-        checks.update(su=lambda n, v: nonneg_float(n, v, "bias std"), sw=lambda n, v: nonneg_float(n, v, "bias std"))
-        for name, check in checks.items():  # plain int/float values: 64.0 -> 64, numpy scalars -> Python numbers
-            object.__setattr__(self, name, check(name, getattr(self, name)))
+        for name, declared in FIELDS.items():  # the numbers: 64.0 -> 64, numpy scalars -> Python numbers
+            if declared.rule and name != "seed":  # the seed is checked, not converted (check_seed below)
+                object.__setattr__(self, name, declared.check(name, getattr(self, name)))
         for name in ("attention", "sampling", "dtype", "noise", "norm", "x0", "solver"):
             if not isinstance(getattr(self, name), str):
                 raise ConfigError(name, getattr(self, name), "must be a string")

@@ -1,7 +1,13 @@
-"""The parameters a registered part declares for itself (``registry.Entry.params``; docs/extending.md)."""
+"""Declared parameters: ``Param``, the parameters a registered part declares for itself (``registry.Entry.params``;
+docs/extending.md), and ``FIELDS``, the declarations of the config fields the built-in parts read
+(``registry.Entry.reads``): type, default, allowed values, whether one batched run may vary it, docs line. The
+config's defaults and checks (``config.ModelConfig``) and the command line's model flags (``sdeformer simulate``)
+come from them. Torch-free, so that ``--help`` stays fast.
+"""
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from math import inf
 from typing import Any
@@ -23,10 +29,15 @@ class Param:
     high: float | None = None
     batched: bool = False
     doc: str = ""
+    rule: str = ""  # a check of core.validate that replaces the range (``"FUNCTION"`` or ``"FUNCTION:WHAT"``)
 
     def check(self, key: str, value: Any) -> Any:
-        """``value`` of this parameter's type and range (integral floats taken as ints); ConfigError naming
-        ``key`` otherwise."""
+        """``value`` of this parameter's type and range (integral floats taken as ints), or as ``rule`` returns it;
+        ConfigError naming ``key`` otherwise."""
+        if self.rule:
+            name, _, what = self.rule.partition(":")
+            check = getattr(importlib.import_module("sdeformer.core.validate"), name)
+            return check(key, value, what) if what else check(key, value)
         if self.kind in (str, bool):
             if not isinstance(value, self.kind):
                 raise ConfigError(key, value, f"must be a {self.kind.__name__}")
@@ -39,3 +50,45 @@ class Param:
         if (self.low is not None and value < self.low) or (self.high is not None and value > self.high):
             raise ConfigError(key, value, f"must lie in [{self.low}, {self.high}]")
         return value
+
+
+FIELDS: dict[str, Param] = {
+    p.name: p
+    for p in (
+        Param("tokens", int, 64, low=1, rule="positive_int", doc="N tokens"),
+        Param("dim", int, 64, low=2, rule="dimension", doc="d, token dimension"),
+        Param("width", int, 2048, low=1, rule="positive_int", doc="m, MLP width"),
+        Param("layers", int, 150, low=1, rule="positive_int", doc="L, depth"),
+        Param("horizon", float, 5.0, low=0.0, rule="positive_float", doc="T, so dt = T / L"),
+        Param("activation", str, "relu", doc="MLP activation"),
+        Param("su", float, 0.0, low=0.0, batched=True, rule="nonneg_float:bias std", doc="hidden bias std"),
+        Param("sw", float, 0.0, low=0.0, batched=True, rule="nonneg_float:bias std", doc="output bias std"),
+        Param("mlp", bool, True, doc="the noise (by default the MLP's) on/off"),
+        Param("attention", str, "softmax", doc="attention drift"),
+        Param("causal", bool, False, doc="causal attention mask"),
+        Param("noise", str, "mlp", doc="noise model"),
+        Param("share", float, 1.0, low=0.0, high=1.0, doc="rho in [0, 1], the noise's shared fraction (1: common)"),
+        Param("norm", str, "post", doc="normalization scheme (mix:F, ngpt:ALPHA with a parameter)"),
+        Param(
+            "alibi",
+            float,
+            0.0,
+            low=0.0,
+            batched=True,
+            doc="ALiBi slope lambda per token of distance (the alibi attention)",
+        ),
+        Param("mask", str, "", doc="graph mask: path, cycle, complete, grid[:RxC], regular:K or a file"),
+        Param("cross", int, 0, low=0, doc="the first K tokens are the encoder species (two species)"),
+        Param("cross_noise", str, "shared", doc="two species: shared (one field) or own (one per species)"),
+        Param("attention_scale", float, 1.0, batched=True, rule="finite_float", doc="s in V = s I"),
+        Param("beta", float, 1.0, low=0.0, batched=True, rule="positive_float", doc="Q^T K = beta I"),
+        Param("seed", int, 0, low=0, batched=True, rule="seed", doc="random seed"),
+        Param("dtype", str, "float32", doc="float32, float64 or bfloat16"),
+        Param("rng", str, "generator", doc="random source: generator, or counter (Philox; for GPUs)"),
+        Param("sampling", str, "direct", doc="MLP field: direct or conditional (same law)"),
+        Param("save_every", int, 1, low=1, rule="positive_int", doc="save every k-th layer"),
+        Param("solver", str, "", doc="the limit SDE's scheme, LAYERS steps (unset: the discrete model)"),
+        Param("x0", str, "", doc="initial tokens from a .npy file, (N, d) or (B, N, d) with FILE#b"),
+    )
+}
+"""The config fields of the model (``config.ModelConfig``, THEORY section 1 and BEYOND), declared once."""

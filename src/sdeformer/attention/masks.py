@@ -32,6 +32,7 @@ from ..contracts import RandomSource
 from ..core.errors import ConfigError
 from ..core.shapes import run_param
 from ..core.validate import finite_float, nonneg_float, per_run, positive_float
+from ..params import FIELDS
 
 GRAPHS = ("path", "cycle", "complete", "grid", "grid:RxC", "regular:K", "regular:K:SEED", "a .npy or edge-list file")
 PAIRING_TRIES = 2000  # pairing-model draws before giving up on a simple K-regular graph
@@ -176,7 +177,7 @@ def spectral_gap(adjacency: torch.Tensor) -> float:
     return float(eig[1]) if eig.shape[0] > 1 and float(eig[1]) > 1e-9 else 0.0
 
 
-ARCHITECTURE_DEFAULTS: dict[str, object] = {"alibi": 0.0, "mask": "", "cross": 0}  # the config fields, unset
+ARCHITECTURE_DEFAULTS: dict[str, object] = {k: FIELDS[k].default for k in ("alibi", "mask", "cross")}  # unset
 
 
 def check_architecture(cfg) -> None:

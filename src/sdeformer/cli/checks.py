@@ -28,13 +28,13 @@ from .common import (
     DEFAULT_JOBS,
     JobOptions,
     app,
-    architecture_options,
     cli_errors,
     emit_json,
     err_console,
     job_executor,
     job_options,
 )
+from .fields import architecture_options
 
 FORCE_HELP = "write into OUT even if it holds another config's run"
 

@@ -5,9 +5,8 @@ path (``OSError``: the message names the command's parameter that holds the path
 (an unknown option, a missing or malformed value: ``OneLineGroup``, exit 2) and Ctrl-C (exit 130, saying that a
 rerun resumes). Help is click's plain text (``rich_markup_mode=None``): no boxes, no type column for flags,
 paragraphs rewrapped to the terminal. Options that several commands share are written once, here: the job
-options (``job_options``: --executor, --workers, --scheduler) and the architecture options (``architecture_option``,
-``architecture_options``: --norm, --alibi, --mask, --causal, --cross of simulate, sync-check and phase; BEYOND
-sections 6-9), each given to a command as one argument by ``option_group``.
+options (``job_options``: --executor, --workers, --scheduler), ``--plugin`` and ``--param``, each given to a
+command as one argument by ``option_group``; the model's options come from its declared fields (``cli.fields``).
 """
 
 from __future__ import annotations
@@ -27,7 +26,6 @@ from typer.core import TyperGroup
 
 from ..core.errors import ConfigError
 from ..io.progress import progress_bar  # noqa: F401  (the commands' progress bar)
-from ..registry import NORMS
 
 try:  # typer >= 0.23 ships its own copy of click
     from typer._click import exceptions as click_errors  # pyright: ignore[reportMissingImports]
@@ -184,18 +182,6 @@ def job_options(executor_help: str = EXECUTOR_HELP) -> Callable[[Callable], Call
     return option_group("jobs", JobOptions, options)
 
 
-ARCHITECTURE_HELP = {  # BEYOND sections 6-9; the defaults are the paper's model
-    "norm": f"normalization scheme: {NORMS.choices()}; mix:F, ngpt:ALPHA [post]",
-    "alibi": "ALiBi slope lambda per token of distance (the alibi attention) [0]",
-    "mask": "graph mask: path, cycle, complete, grid[:RxC], regular:K or a file",
-    "causal": "causal attention mask [off]",
-    "cross": "the first K tokens are the encoder species (two species) [0]",
-}
-ARCHITECTURE_TYPES = {
-    "norm": str | None, "alibi": float | None, "mask": str | None, "causal": bool | None, "cross": int | None,
-}  # fmt: skip
-
-
 def plugin_option() -> Any:
     """``--plugin FILE|MODULE`` (repeatable): a plugin whose import registers parts (docs/extending.md); loaded
     with ``registry.load_plugins`` before the command reads its config, and on every Dask worker."""
@@ -211,17 +197,3 @@ def param_option() -> Any:
         metavar="KIND.NAME=VALUE",
         help="a parameter a part declares (repeatable), e.g. noise.fraction=0.3",
     )
-
-
-def architecture_option(name: str) -> Any:
-    """The option of one architecture part (a key of ARCHITECTURE_HELP), unset by default: the same spelling and
-    help in every command that takes it (the values are checked where the model is built, ``config.ModelConfig``)."""
-    flags = ("--causal/--no-causal",) if name == "causal" else ()
-    return typer.Option(None, *flags, help=ARCHITECTURE_HELP[name])
-
-
-def architecture_options() -> Callable[[Callable], Callable]:
-    """Decorator: give a command --norm, --alibi, --mask, --causal/--no-causal and --cross; it receives them as one
-    ``parts`` argument, ``{name: value}`` of the options given."""
-    options = {name: (kind, architecture_option(name)) for name, kind in ARCHITECTURE_TYPES.items()}
-    return option_group("parts", lambda **values: {k: v for k, v in values.items() if v is not None}, options)

@@ -10,8 +10,8 @@ from rich.table import Table as RichTable
 
 from ..core.errors import ConfigError
 from ..io.progress import progress_bar
-from ..registry import ATTENTIONS, NOISES, SOLVERS
-from .common import app, architecture_option, cli_errors, emit_json, param_option, plugin_option
+from .common import app, cli_errors, emit_json, param_option, plugin_option
+from .fields import model_options
 
 
 @app.command()
@@ -42,38 +42,11 @@ def kernel(
 
 @app.command()
 @cli_errors
+@model_options()
 def simulate(
+    flags: dict,
     config: Path | None = typer.Option(None, help="TOML or YAML file with model parameters; flags override it"),
-    tokens: int | None = typer.Option(None, help="N tokens [64]"),
-    dim: int | None = typer.Option(None, help="d, token dimension [64]"),
-    width: int | None = typer.Option(None, help="m, MLP width [2048]"),
-    layers: int | None = typer.Option(None, help="L, depth [150]"),
-    horizon: float | None = typer.Option(None, help="T, so dt = T / L [5.0]"),
-    activation: str | None = typer.Option(None, help="MLP activation [relu]"),
-    su: float | None = typer.Option(None, help="hidden bias std [0]"),
-    sw: float | None = typer.Option(None, help="output bias std [0]"),
     bias_std: float | None = typer.Option(None, help="sU = sW = this"),
-    mlp: bool | None = typer.Option(None, "--mlp/--no-mlp", help="the noise (by default the MLP's) on/off [on]"),
-    attention: str | None = typer.Option(None, help=f"{ATTENTIONS.choices()} or a plugin's [softmax]"),
-    causal: bool | None = architecture_option("causal"),
-    noise: str | None = typer.Option(None, help=f"noise model: {NOISES.choices()} or a plugin's [mlp]"),
-    share: float | None = typer.Option(None, help="rho in [0, 1], the noise's shared fraction (1: common) [1.0]"),
-    norm: str | None = architecture_option("norm"),
-    alibi: float | None = architecture_option("alibi"),
-    mask: str | None = architecture_option("mask"),
-    cross: int | None = architecture_option("cross"),
-    cross_noise: str | None = typer.Option(None, help="two species: shared (one field) or own (one per species)"),
-    attention_scale: float | None = typer.Option(None, help="s in V = s I [1.0]"),
-    beta: float | None = typer.Option(None, help="Q^T K = beta I [1.0]"),
-    seed: int | None = typer.Option(None, help="random seed [0]"),
-    dtype: str | None = typer.Option(None, help="float32, float64 or bfloat16 [float32]"),
-    rng: str | None = typer.Option(None, help="random source: generator, or counter (Philox; for GPUs) [generator]"),
-    sampling: str | None = typer.Option(None, help="MLP field: direct or conditional (same law) [direct]"),
-    save_every: int | None = typer.Option(None, help="save every k-th layer [1]"),
-    solver: str | None = typer.Option(
-        None,
-        help=f"an SDE scheme ({SOLVERS.choices()}): run the limit SDE with LAYERS steps (unset: the discrete model)",
-    ),
     plugin: list[str] | None = plugin_option(),
     param: list[str] | None = param_option(),
     out: Path | None = typer.Option(None, help="run directory (resumable; tied to the config)"),
@@ -81,7 +54,7 @@ def simulate(
     json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
     """Run the discrete stochastic transformer (THEORY section 1) and report E_beta per saved layer."""
-    flags = {k: v for k, v in locals().items() if k in MODEL_FLAGS}  # the ModelConfig fields given as flags
+    flags = dict(flags)  # the config fields given as options (params.FIELDS, cli.fields)
     from ..config import ModelConfig, load_config_file
     from ..core.config_files import parse_assignments
     from ..core.validate import nonneg_float
@@ -90,7 +63,7 @@ def simulate(
     from ..registry import load_plugins
 
     load_plugins(plugin or ())
-    if bias_std is not None and (su is not None or sw is not None):
+    if bias_std is not None and ("su" in flags or "sw" in flags):
         raise ConfigError("bias_std", bias_std, "give either --bias-std or --su/--sw, not both")
     base = load_config_file(config) if config is not None else {}
     if bias_std is not None:
@@ -117,13 +90,3 @@ def simulate(
         emit_json(result.to_json())
         return
     Console().print(result.summary() + (f"; written to {out}" if out else ""))
-
-
-# the simulate options that are ModelConfig fields (config.ModelConfig; kept torch-free for a fast --help)
-MODEL_FLAGS = frozenset(
-    {
-        *("tokens", "dim", "width", "layers", "horizon", "activation", "su", "sw", "mlp", "attention"),
-        *("attention_scale", "beta", "seed", "dtype", "sampling", "save_every", "causal", "noise", "share", "norm"),
-        *("alibi", "mask", "cross", "cross_noise", "rng", "solver"),
-    }
-)
