@@ -72,8 +72,8 @@ class ModelConfig:
     cross_noise: str = _D["cross_noise"]  # two species: one common field (shared) or one per species (own)
     # random source (core.rng.make_streams): generator (a torch.Generator per run: the recorded runs' numbers) or
     # counter (Philox for the whole batch in vectorised ops: the choice on a GPU, where the generator loop is one
-    # kernel launch per run and draw; on a CPU 1.6-1.9x slower than the loop at 10^3-10^4 runs, 30x for one run:
-    # docs/benchmarks.md, "Counter-based randomness"); the same law, other numbers
+    # kernel launch per run and draw; slower than the loop on a CPU: docs/benchmarks.md, "Counter-based
+    # randomness"); the same law, other numbers
     rng: str = _D["rng"]
     # "" = the discrete model of THEORY section 1 (``layers`` layers); a name of registry.SOLVERS (euler,
     # projected) = that scheme for the limit SDE of THEORY section 3 with ``layers`` steps on [0, horizon], the
@@ -171,8 +171,8 @@ class ModelConfig:
 
     def with_seed(self, seed: int) -> ModelConfig:
         """This config with another ``seed``: only the seed is checked (the rest was validated when this config
-        was made), so that a sweep of 10^6 runs (one config per seed) expands in about a minute; ``replace``
-        validates everything again, 40x slower."""
+        was made), so that a sweep of 10^6 runs (one config per seed) expands fast; ``replace`` validates
+        everything again (docs/benchmarks.md, "Measurements behind the code's constants")."""
         copied = copy.copy(self)
         object.__setattr__(copied, "seed", check_seed("seed", seed))  # frozen: set as in __post_init__
         return copied

@@ -1,8 +1,8 @@
 """Shape arithmetic in plain Python for the hot path, and ``run_param``: the one way a part receives a parameter
 that may take one value per run of a batched run (``registry.Param(batched=True)``, docs/extending.md).
 
-``torch.broadcast_shapes`` imports sympy on its first call (0.3-1 s of a run's start-up, measured on torch
-2.13 CPU); the engine needs only the broadcast rule itself.
+``torch.broadcast_shapes`` imports sympy on its first call (a large part of a short run's start-up:
+docs/benchmarks.md, "Measurements behind the code's constants"); the engine needs only the broadcast rule.
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ KAPPA_TABLE_POINTS = 2049  # uniform grid on [-1, 1] for interpolating quadratur
 # added to K's diagonal, relative to kappa(1): (float32 input, float64 input). In float32, K carries errors
 # ~1e-7 kappa(1); the jitter (independent noise of that relative size) sits at float32 token resolution.
 CHOLESKY_JITTER = (1e-6, 1e-10)
-FACTOR_BLOCK = 1 << 17  # Gram entries per block of runs in GaussianField.factor (batch 32, N = 256: 1.5x faster)
+FACTOR_BLOCK = 1 << 17  # Gram entries per block of runs in GaussianField.factor (docs/benchmarks.md)
 
 
 def check_bias_stds(su: object, sw: object) -> None:

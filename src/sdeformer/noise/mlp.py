@@ -28,7 +28,7 @@ from ..core.validate import nonneg_std, positive_int
 from .covariance import IsotropicKernel
 
 SAMPLING_MODES = ("direct", "conditional")
-ROOT_FLOPS_PER_NORMAL = 100  # Householder-QR flops that take as long as one normal draw (CPU, measured: ~120)
+ROOT_FLOPS_PER_NORMAL = 100  # Householder-QR flops that take as long as one normal draw (docs/benchmarks.md)
 
 
 def root_pays(n: int, k: int, cols: int) -> bool:

@@ -10,9 +10,9 @@ task writes its own part; the executor only reports per-task summaries, as tasks
   A worker that dies mid-task is replaced and its task rerun elsewhere (the scheduler's allowed failures);
   the part is written once, atomically, by the attempt that finishes.
 
-Dask's cost is per call, not per run: on the 2-core benchmark machine each call took about 10 ms of CPU in
-the driver (scheduler and client, about 8 messages) and 6 ms in the worker, against about 100 ms for a task of
-32 small runs; on a busy machine that CPU is taken from the runs. So ``DaskExecutor.map`` ships up to
+Dask's cost is per call, not per run (a call's scheduler, client and worker overhead is a sizeable fraction of
+a task of small runs: docs/benchmarks.md, "Measurements behind the code's constants"); on a busy machine that CPU
+is taken from the runs. So ``DaskExecutor.map`` ships up to
 ``TASKS_PER_CALL`` tasks per call when the sweep is large enough to keep ``CALLS_PER_WORKER`` calls per
 worker (each task still writes its own part as it finishes; the summaries come back per call; a worker
 killed mid-call has the whole call rerun, its finished tasks rewriting the same parts), and the loopback
@@ -71,7 +71,7 @@ class LocalExecutor:
     """Tasks in this process, in order. ``threads``: torch intra-op threads (None: leave torch's setting).
 
     The default, 1, is fastest for small batched runs: with more, torch's threads spin-wait on small matmuls
-    (on a shared 2-core machine, 2 threads ran the benchmark sweep 14x slower)."""
+    (docs/benchmarks.md, "Measurements behind the code's constants")."""
 
     def __init__(self, threads: int | None = 1, task_fn: TaskFn = execute):
         self.threads, self.task_fn = threads, task_fn

@@ -19,7 +19,7 @@ from ..core.errors import ConfigError
 from ..core.validate import fits_in_memory
 
 MAX_RUNS = 1_000_000  # points x seeds of one sweep, unless raised with --max-runs
-RUN_BYTES = 1024  # a Run and its ModelConfig in the driver: 0.44 kB measured (tracemalloc, expand of 10^5 runs)
+RUN_BYTES = 1024  # bound on a Run and its ModelConfig in the driver (docs/benchmarks.md)
 ROW_BYTES = 2048  # one table row read back (about 30 columns, 10 of them strings, copied by resolve): a bound
 SIZES = ("tokens", "dim", "width", "layers")
 ITEM = {"float64": 8, "float32": 4, "bfloat16": 2}
