@@ -171,13 +171,21 @@ VALUE_CONVENTIONS = ("Vx", "xV")  # V acts on a token as V x_j (ours) or as the 
 COMBINE = ("sum", "mean")  # multi-head: the sum of the heads (ours) or their average (simuformer)
 
 
+def _causal(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """sum_{j <= i} softmax_j(<q_i, k_j>) v_j ``(..., N, f)``."""
+    from .variants import _masked
+
+    return torch.softmax(_masked(q @ k.transpose(-1, -2), True), dim=-1) @ v
+
+
 @dataclass(frozen=True)
 class SoftmaxAttention:
     """Single-head softmax attention; Q^T K = beta I and V = scale I (defaults 1) unless matrices are given.
     ``value_convention``: an explicit V acts as ``"Vx"`` (V x_j, the default) or ``"xV"`` (x_j V as a row,
     i.e. V^T x_j: simuformer's ``x @ V``). Matrices ``(*batch, d, d)`` are one per run of a batch of tokens
-    ``(*batch, N, d)`` (run b uses Q[b], K[b], V[b]: batched equals one run per element). Raises ConfigError for
-    beta or scale given together with any of Q, K, V (they would be ignored) and for an unknown convention."""
+    ``(*batch, N, d)`` (run b uses Q[b], K[b], V[b]: batched equals one run per element). ``causal``: token i
+    attends to j <= i only (any Q, K, V; O(N^2) scores). Raises ConfigError for beta or scale given together with
+    any of Q, K, V (they would be ignored) and for an unknown convention."""
 
     beta: float | torch.Tensor | None = None
     scale: float | torch.Tensor | None = None
@@ -185,6 +193,7 @@ class SoftmaxAttention:
     K: torch.Tensor | None = None  # (d, d) or per run (*batch, d, d)
     V: torch.Tensor | None = None  # (d, d) or per run (*batch, d, d)
     value_convention: str = "Vx"
+    causal: bool = False
 
     def __post_init__(self) -> None:
         if self.value_convention not in VALUE_CONVENTIONS:
@@ -214,7 +223,7 @@ class SoftmaxAttention:
         q = x @ self.Q.mT.to(x) if self.Q is not None else x * _batch_param(self.beta, x)  # (..., N, d)
         k = x @ self.K.mT.to(x) if self.K is not None else x  # (..., N, d)
         v = x if self.V is None else x @ (self.V.mT if self.value_convention == "Vx" else self.V).to(x)  # (..., N, d)
-        out = softmax_attention(q, k, v)  # (..., N, d)
+        out = _causal(q, k, v) if self.causal else softmax_attention(q, k, v)  # (..., N, d)
         unit = self.V is not None or (isinstance(self.scale, (int, float)) and self.scale == 1)  # V = I: as it is
         return out if unit else out * _batch_param(self.scale, x)
 

@@ -3,7 +3,7 @@
 Every variant is a drift ``drift(x)`` ``(..., N, d) -> (..., N, d)`` like ``attention.SoftmaxAttention``,
 batched over leading dimensions, and plugs into the discrete model and the limit SDE with any noise model:
 
-- ``UnnormalizedAttention`` (USA): D_i = (1/N) sum_j e^{beta <x_i, x_j>} V x_j;
+- ``UnnormalizedAttention`` (USA): D_i = (1/N) sum_j e^{beta <x_i, x_j>} V x_j (or e^{<Q x_i, K x_j>});
 - ``L2Attention``: softmax_j(-beta |Q x_i - K x_j|^2) V x_j (Q = K = I unless given);
 - ``SinkhornAttention``: the doubly stochastic matrix of e^{beta <x_i, x_j>} by the symmetric Sinkhorn
   iteration in the log domain until every row (= column) sums to 1 within ``tol``, or a ``SinkhornWarning``
@@ -16,15 +16,16 @@ batched over leading dimensions, and plugs into the discrete model and the limit
 - ``causal=True`` (USA, L2, random-matrix; ``CausalSoftmaxAttention`` for the paper's softmax): token i
   attends to j <= i only.
 
-Matrices given explicitly (Q, K, V) together with ``beta`` or ``scale`` raise ConfigError instead of one
-silently overriding the other. Random matrices come from one generator per batch element seeded from ``seed``
-(``rng.Streams``), so batched equals unbatched.
+Explicit Q, K, V are ``(d, d)`` or one per run ``(*batch, d, d)``; with ``beta`` or ``scale`` they raise ConfigError
+(neither silently overrides the other). Random matrices come from one generator per batch element seeded from
+``seed`` (``rng.Streams``), so batched equals unbatched.
 """
 
 from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 
 import torch
 
@@ -53,8 +54,7 @@ def _masked(logits: torch.Tensor, causal: bool) -> torch.Tensor:
     if not causal:
         return logits
     n = logits.shape[-1]
-    future = torch.ones(n, n, dtype=torch.bool, device=logits.device).triu(1)
-    return logits.masked_fill(future, -math.inf)
+    return logits.masked_fill(torch.ones(n, n, dtype=torch.bool, device=logits.device).triu(1), -math.inf)
 
 
 def _value(x: torch.Tensor, V: torch.Tensor | None, scale: float | None) -> torch.Tensor:
@@ -64,40 +64,14 @@ def _value(x: torch.Tensor, V: torch.Tensor | None, scale: float | None) -> torc
     return x * (1.0 if scale is None else scale)
 
 
-class UnnormalizedAttention:
-    """USA: D_i = (1/N) sum_{j (<= i if causal)} e^{beta <x_i, x_j>} V x_j, V = scale I unless given."""
+class _MatrixAttention:
+    """Attention with optional matrices (beta or Q, K; scale or V); a subclass gives ``weights(x)``."""
+
+    zero_beta = False  # whether beta = 0 is allowed
+    weights: Callable[[torch.Tensor], torch.Tensor]
 
     @classmethod
-    def from_config(cls, p) -> UnnormalizedAttention:
-        """The attention of a config (``registry.Params``)."""
-        return cls(p.beta, p.attention_scale, causal=p.causal)
-
-    def __init__(
-        self, beta: float = 1.0, scale: float | None = None, *, V: torch.Tensor | None = None, causal: bool = False
-    ):
-        _check_exclusive(None, scale, None, None, V)
-        self.beta, self.scale, self.V, self.causal = _check_beta(beta, True), scale, V, causal
-
-    def weights(self, x: torch.Tensor) -> torch.Tensor:
-        """e^{beta <x_i, x_j>} / N (0 for masked pairs), ``(..., N, N)``, log N taken into the exponent. Raises
-        ConfigError naming ``beta`` where a row of weights would exceed the dtype (beta above ~709 in float64,
-        ~88 in float32 for unit tokens), never a silent inf or NaN."""
-        logits = _masked(self.beta * (x @ x.transpose(-1, -2)), self.causal) - math.log(x.shape[-2])  # (..., N, N)
-        top, bound = float(logits.max()), math.log(torch.finfo(x.dtype).max / x.shape[-2])
-        if not top < bound:
-            raise ConfigError("beta", self.beta, f"e^(beta <x_i, x_j>) exceeds {x.dtype} ({top:.4g} > {bound:.4g})")
-        return torch.exp(logits)
-
-    def drift(self, x: torch.Tensor, source: RandomSource | None = None) -> torch.Tensor:
-        return self.weights(x) @ _value(x, self.V, self.scale)  # (..., N, d)
-
-
-class L2Attention:
-    """softmax_j(-beta |Q x_i - K x_j|^2) V x_j; beta (default 1) only with Q = K = I."""
-
-    @classmethod
-    def from_config(cls, p) -> L2Attention:
-        """The attention of a config (``registry.Params``)."""
+    def from_config(cls, p):  # the attention of a config (``registry.Params``)
         return cls(p.beta, p.attention_scale, causal=p.causal)
 
     def __init__(
@@ -111,17 +85,43 @@ class L2Attention:
         causal: bool = False,
     ):
         _check_exclusive(beta, scale, Q, K, V)
-        self.beta = _check_beta(1.0 if beta is None else beta)
+        self.beta = _check_beta(1.0 if beta is None else beta, self.zero_beta)
         self.Q, self.K, self.V, self.scale, self.causal = Q, K, V, scale, causal
 
-    def weights(self, x: torch.Tensor) -> torch.Tensor:
-        q = x if self.Q is None else x @ self.Q.transpose(-1, -2).to(x)  # (..., N, d)
-        k = x if self.K is None else x @ self.K.transpose(-1, -2).to(x)  # (..., N, d)
-        dist2 = (q.unsqueeze(-2) - k.unsqueeze(-3)).pow(2).sum(-1)  # (..., N, N)
-        return torch.softmax(_masked(-self.beta * dist2, self.causal), dim=-1)
+    def queries_keys(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(Q x_i, K x_j) for every token, each ``(..., N, d)`` (x itself where a matrix is not given)."""
+        q, k = (x if m is None else x @ m.transpose(-1, -2).to(x) for m in (self.Q, self.K))
+        return q, k
 
     def drift(self, x: torch.Tensor, source: RandomSource | None = None) -> torch.Tensor:
-        return self.weights(x) @ _value(x, self.V, self.scale)
+        return self.weights(x) @ _value(x, self.V, self.scale)  # (..., N, d)
+
+
+class UnnormalizedAttention(_MatrixAttention):
+    """USA: D_i = (1/N) sum_{j (<= i if causal)} e^{beta <x_i, x_j>} V x_j (V = scale I, e^{<Q x_i, K x_j>})."""
+
+    zero_beta = True
+
+    def weights(self, x: torch.Tensor) -> torch.Tensor:
+        """e^{beta <x_i, x_j>} / N (0 for masked pairs), ``(..., N, N)``, log N taken into the exponent. Raises
+        ConfigError naming ``beta`` where a row of weights would exceed the dtype (beta above ~709 in float64,
+        ~88 in float32 for unit tokens), never a silent inf or NaN."""
+        q, k = self.queries_keys(x)
+        scores = q @ k.transpose(-1, -2) if self.Q is not None or self.K is not None else self.beta * (q @ k.mT)
+        logits = _masked(scores, self.causal) - math.log(x.shape[-2])  # (..., N, N)
+        top, bound = float(logits.max()), math.log(torch.finfo(x.dtype).max / x.shape[-2])
+        if not top < bound:
+            raise ConfigError("beta", self.beta, f"e^(beta <x_i, x_j>) exceeds {x.dtype} ({top:.4g} > {bound:.4g})")
+        return torch.exp(logits)
+
+
+class L2Attention(_MatrixAttention):
+    """softmax_j(-beta |Q x_i - K x_j|^2) V x_j; beta (default 1) only with Q = K = I."""
+
+    def weights(self, x: torch.Tensor) -> torch.Tensor:
+        q, k = self.queries_keys(x)  # (..., N, d) each
+        dist2 = (q.unsqueeze(-2) - k.unsqueeze(-3)).pow(2).sum(-1)  # (..., N, N)
+        return torch.softmax(_masked(-self.beta * dist2, self.causal), dim=-1)
 
 
 SINKHORN_ITERATIONS = 1000  # most rounds (the symmetric iteration needs ~10-20 at N = 32, beta = 50)
