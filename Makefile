@@ -57,7 +57,8 @@ format: $(LINT_STAMP)  ## apply ruff's fixes and formatting (run by the lead onl
 	$(BIN)/ruff check --fix $(LINT_PATHS)
 	$(BIN)/ruff format $(LINT_PATHS)
 
-docs: $(DOCS_STAMP)  ## the documentation site, offline, warnings are errors -> site/index.html
+docs: $(DOCS_STAMP)  ## the documentation site, offline, warnings are errors, module references checked -> site/index.html
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests/test_docs_xrefs.py
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
 wheel-check: $(STAMP)  ## build wheel + sdist, install the wheel in a fresh venv, run `sdeformer kernel --json`

@@ -1,6 +1,6 @@
 """Attention variants beyond softmax with Q^T K = beta I (THEORY section 1; BEYOND section 5).
 
-Every variant is a drift ``drift(x)`` ``(..., N, d) -> (..., N, d)`` like ``attention.SoftmaxAttention``,
+Every variant is a drift ``drift(x)`` ``(..., N, d) -> (..., N, d)`` like ``attention.softmax.SoftmaxAttention``,
 batched over leading dimensions, and plugs into the discrete model and the limit SDE with any noise model:
 
 - ``UnnormalizedAttention`` (USA): D_i = (1/N) sum_j e^{beta <x_i, x_j>} V x_j (or e^{<Q x_i, K x_j>});

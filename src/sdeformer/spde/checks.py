@@ -114,7 +114,7 @@ def moment_check(
 ) -> MomentCheck:
     """Monte Carlo over ``paths`` noise paths of ``solver`` from the von Mises-Fisher law about a generic
     direction, against the linear theory: mean rate lambda_l - k Lambda_l / 2, second moments by the
-    two-point system (``theory.second_moments``; with attention to first order)."""
+    two-point system (``spde.theory.second_moments``; with attention to first order)."""
     basis, field = solver.basis, solver.field
     mean = project(torch.arange(1.0, basis.dim + 1, dtype=torch.float64).flip(0))  # (d, ..., 1) / |.|
     c0 = von_mises_fisher(basis, concentration, mean)

@@ -2,7 +2,7 @@
 ``check.sync_check``, the ``sync-check`` command, the result (``SyncResult.settings``) and the report.
 
 ``HELP`` holds each field's one-line help (the command's option help; the architecture parts ``norm``, ``alibi``,
-``mask``, ``causal``, ``cross`` take ``simulate``'s, ``cli.common.ARCHITECTURE_HELP``); ``SyncSettings.check()`` is
+``mask``, ``causal``, ``cross`` take ``simulate``'s, ``cli.fields.field_help``); ``SyncSettings.check()`` is
 the cheap input check a command runs before it claims its folder. The parts (BEYOND sections 6-9) are those of
 ``architecture``: the check's models run with them, and its verdict is "not applicable" where they break the
 theorem's assumptions. No torch at import (the command line's ``--help``).
