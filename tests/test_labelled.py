@@ -28,6 +28,24 @@ def test_a_batched_run_converts_with_its_dims_times_and_config():
     assert float(ds["beta"]) == 2.0 and ds.attrs["steps"] == 6.0
 
 
+def test_the_runs_of_run_sweep_convert_as_one_dataset_with_the_varying_config_as_coordinates(tmp_path):
+    from sdeformer.dynamics.engine import run_sweep
+
+    base = sdf.ModelConfig(tokens=4, dim=3, layers=4, width=16, dtype="float64")
+    configs = [base.replace(beta=b, seed=s) for b in (1.0, 2.0) for s in (0, 1)]
+    runs = run_sweep(configs)
+    ds = runs.to_xarray()
+    assert ds["x"].dims == ("time", "run", "token", "dim") and ds["x"].shape == (5, 4, 4, 3)
+    for k, traj in enumerate(runs):  # the numbers are the trajectories', the labels the configs'
+        np.testing.assert_array_equal(ds["x"].values[:, k], traj.x.numpy())
+    assert ds["beta"].values.tolist() == [1.0, 1.0, 2.0, 2.0] and ds["seed"].values.tolist() == [0, 1, 0, 1]
+    assert ds.attrs["tokens"] == 4 and "tokens" not in ds.coords
+    ds.to_netcdf(tmp_path / "runs.nc")  # writable as it is
+    uneven = run_sweep([base, base.replace(layers=8)])
+    with pytest.raises(ValueError, match="other times"):
+        uneven.to_xarray()
+
+
 def test_a_sweep_folder_opens_as_one_dataset_equal_to_its_table(tmp_path):
     spec = tmp_path / "spec.yaml"
     spec.write_text(

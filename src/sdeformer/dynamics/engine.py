@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import torch
 
@@ -24,6 +25,7 @@ from ..core.errors import ConfigError
 from ..core.rng import make_streams
 from ..core.threads import warn_threads
 from . import blocks
+from .labels import runs_dataset
 from .loop import TokenDynamics, Trajectory
 
 BATCHED_FIELDS = ("su", "sw", "attention_scale", "beta", "seed")  # the most a group may vary (MLP noise, softmax)
@@ -93,12 +95,25 @@ def _groups(
         yield idx, run_group([configs[i] for i in idx], device, tick, **mlp_options)
 
 
+class Runs(list):
+    """The result of ``run_sweep``: one ``Trajectory`` per config, in the input order (a list), with the configs
+    (``configs``); ``to_xarray()`` labels them as one ``xarray.Dataset`` (dims time x run x token x dim, the
+    config values that differ as coordinates along ``run``: ``labels.runs_dataset``)."""
+
+    def __init__(self, trajectories: Sequence[Trajectory], configs: Sequence[ModelConfig]):
+        super().__init__(trajectories)
+        self.configs = tuple(configs)
+
+    def to_xarray(self) -> Any:
+        return runs_dataset(self, [c.to_dict() for c in self.configs])
+
+
 def run_sweep(
     configs: Sequence[ModelConfig],
     device: str | torch.device = "cpu",
     progress: Callable[[int], None] | None = None,
     **mlp_options,
-) -> list[Trajectory]:
+) -> Runs:
     """Run any list of configs, grouped into batched runs; one Trajectory per config, in the input order.
 
     ``progress(n)`` is called with the number of (setting x layer) units done since the last call.
@@ -107,7 +122,7 @@ def run_sweep(
     for idx, traj in _groups(configs, device, progress, mlp_options):
         for k, i in enumerate(idx):
             out[i] = Trajectory(traj.x[:, k], traj.steps, traj.t, traj.stats)
-    return out  # type: ignore[return-value]
+    return Runs(out, configs)  # type: ignore[arg-type]
 
 
 def sweep_measure(

@@ -6,7 +6,7 @@ when a result is converted, so the library does not need it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
@@ -44,3 +44,32 @@ def trajectory_dataset(traj: Any, config: Mapping[str, Any] | None = None) -> An
     scalars = {k: v for k, v in (config or {}).items() if isinstance(v, (int, float, str, bool))}
     coords.update({k: v for k, v in scalars.items() if k not in dims})  # ``dim``'s value is the size of dim
     return xr.Dataset(data, coords=coords, attrs={k: float(v) for k, v in traj.stats.items()})
+
+
+def runs_dataset(trajectories: Sequence[Any], configs: Sequence[Mapping[str, Any]]) -> Any:
+    """Trajectories of several runs (``engine.run_sweep``: one per config, the same saved times and state shape)
+    as one ``xarray.Dataset``: ``x`` with dims time x run x token x dim, the config values that differ between
+    the runs as coordinates along ``run``, those they share as attributes. Raises ValueError for runs saved at
+    other times or with other shapes (label them one by one with ``Trajectory.to_xarray``)."""
+    import numpy as np
+
+    if not trajectories:
+        raise ValueError("no runs to label")
+    first = trajectories[0]
+    for k, traj in enumerate(trajectories):
+        if not torch.equal(traj.t, first.t) or tuple(traj.x.shape) != tuple(first.x.shape):
+            raise ValueError(f"run {k} is saved at other times or with another shape than run 0: label it alone")
+    stacked = type(first)(torch.stack([t.x for t in trajectories], dim=1), first.steps, first.t, dict(first.stats))
+    ds = trajectory_dataset(stacked)  # x: (time, run, token, dim)
+    keys = [k for k in configs[0] if all(k in c for c in configs)]
+    scalar = [k for k in keys if all(isinstance(c[k], (int, float, str, bool)) for c in configs)]
+    varying = [k for k in scalar if len({c[k] for c in configs}) > 1]
+    ds = ds.assign_coords({k: ("run", np.array([c[k] for c in configs])) for k in varying})
+    ds.attrs.update(
+        {
+            k: int(configs[0][k]) if isinstance(configs[0][k], bool) else configs[0][k]
+            for k in scalar
+            if k not in varying
+        }
+    )
+    return ds
