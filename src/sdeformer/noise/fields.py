@@ -2,8 +2,8 @@
 
 ``GaussianField`` (exact Gaussian law at the tokens, covariance kappa(<x_i, x_j>)), ``RandomFeatureField``
 (M fixed random features, evaluable at any set of points); ``noise.gram.GramMLPField`` (the width-m MLP drawn through
-its Gram matrix, for the width coupling). Each splits a draw into ``apply(y, dt, z, streams)``, deterministic
-given the standard normals ``z``, and ``increment`` (which draws ``z`` from the streams): a
+its Gram matrix, for the width coupling). Each splits a draw into ``apply(y, dt, z, source)``, deterministic
+given the standard normals ``z``, and ``increment`` (which draws ``z`` from the source): a
 ``contracts.Replayable`` and a ``NoiseField``. The first two are ``LimitField``s of the SDE.
 """
 
@@ -23,8 +23,8 @@ from ..core.validate import dimension, nonneg_float, positive_int
 from .covariance import IsotropicKernel
 from .roots import arccos_kappa, eigh_root, first_copies, psd_sqrt
 
-# These fields split a draw into ``apply(y, dt, z, streams)``, deterministic given the standard normals ``z``
-# ``(..., *normal_shape(y))``, and ``increment`` (which draws ``z`` from the streams). Feeding the same ``z``
+# These fields split a draw into ``apply(y, dt, z, source)``, deterministic given the standard normals ``z``
+# ``(..., *normal_shape(y))``, and ``increment`` (which draws ``z`` from the source). Feeding the same ``z``
 # (``BrownianPath`` + ``ReplayedNoise``) couples runs: coarse and fine depth, finite and infinite width,
 # small and large clouds. ``variance(y)`` is the field's variance k(y, y) at each token, ``(..., N, 1)`` or a
 # scalar tensor: the SDE's Ito correction is ``-(d-1)/2 variance(y) y``.
@@ -49,11 +49,11 @@ class FromNormals(ABC):
     def normal_shape(self, y: torch.Tensor) -> tuple[int, ...]: ...
 
     @abstractmethod
-    def apply(self, y: torch.Tensor, dt: float, z: torch.Tensor, streams: RandomSource) -> torch.Tensor: ...
+    def apply(self, y: torch.Tensor, dt: float, z: torch.Tensor, source: RandomSource) -> torch.Tensor: ...
 
-    def increment(self, y: torch.Tensor, dt: float, streams: RandomSource) -> torch.Tensor:
+    def increment(self, y: torch.Tensor, dt: float, source: RandomSource) -> torch.Tensor:
         """A fresh field increment at the tokens. ``(..., N, d) -> (..., N, d)``."""
-        return self.apply(y, dt, streams.randn(self.normal_shape(y), y.dtype), streams)
+        return self.apply(y, dt, source.randn(self.normal_shape(y), y.dtype), source)
 
 
 class LimitFromNormals(FromNormals):
@@ -64,14 +64,14 @@ class LimitFromNormals(FromNormals):
 
     @abstractmethod
     def apply_and_variance(
-        self, y: torch.Tensor, dt: float, z: torch.Tensor, streams: RandomSource | None = None
+        self, y: torch.Tensor, dt: float, z: torch.Tensor, source: RandomSource | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]: ...
 
     def increment_and_variance(
-        self, y: torch.Tensor, dt: float, streams: RandomSource
+        self, y: torch.Tensor, dt: float, source: RandomSource
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """A fresh increment and the variance at the same points (the Euler-Maruyama step needs both)."""
-        return self.apply_and_variance(y, dt, streams.randn(self.normal_shape(y), y.dtype), streams)
+        return self.apply_and_variance(y, dt, source.randn(self.normal_shape(y), y.dtype), source)
 
 
 class GaussianField(LimitFromNormals, IsotropicKernel):
@@ -167,7 +167,7 @@ class GaussianField(LimitFromNormals, IsotropicKernel):
     def normal_shape(self, y: torch.Tensor) -> tuple[int, ...]:
         return tuple(y.shape[-2:])
 
-    def apply(self, y: torch.Tensor, dt: float, z: torch.Tensor, streams: RandomSource | None = None) -> torch.Tensor:
+    def apply(self, y: torch.Tensor, dt: float, z: torch.Tensor, source: RandomSource | None = None) -> torch.Tensor:
         """sqrt(dt) R(y) z. ``y``, ``z``: (..., N, d) -> (..., N, d); with the eigh root, coinciding tokens get
         bit-identical increments (``roots.first_copies``)."""
         out = math.sqrt(dt) * (self.factor(y) @ z)  # (..., N, d)
@@ -175,10 +175,10 @@ class GaussianField(LimitFromNormals, IsotropicKernel):
         return out if copies is None else out.gather(-2, copies.unsqueeze(-1).expand_as(out))
 
     def apply_and_variance(
-        self, y: torch.Tensor, dt: float, z: torch.Tensor, streams: RandomSource | None = None
+        self, y: torch.Tensor, dt: float, z: torch.Tensor, source: RandomSource | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """(``apply(y, dt, z)``, ``variance(y)``): the field has no work to share between them."""
-        return self.apply(y, dt, z, streams), self.variance(y)
+        return self.apply(y, dt, z, source), self.variance(y)
 
     def variance(self, y: torch.Tensor) -> torch.Tensor:
         """kappa(1) (a scalar tensor)."""
@@ -215,9 +215,9 @@ class RandomFeatureField(LimitFromNormals, IsotropicKernel):
         check_bias_stds(su, sw)
         self.activation: Activation = get_activation(activation)
         self.features, self.dim, self.su, self.sw = features, dim, float(su), float(sw)
-        streams = Streams(seed, tuple(batch), device)
-        self.U = streams.randn((self.features, self.dim), dtype)  # (*batch, M, d)
-        self.bU = streams.randn((self.features,), dtype) * self.su  # (*batch, M)
+        source = Streams(seed, tuple(batch), device)
+        self.U = source.randn((self.features, self.dim), dtype)  # (*batch, M, d)
+        self.bU = source.randn((self.features,), dtype) * self.su  # (*batch, M)
         self.chunk_elements = max(1, int(chunk_elements))
 
     def phi(self, y: torch.Tensor) -> torch.Tensor:
@@ -237,14 +237,14 @@ class RandomFeatureField(LimitFromNormals, IsotropicKernel):
     def normal_shape(self, y: torch.Tensor) -> tuple[int, ...]:
         return (self.features + 1, y.shape[-1])
 
-    def apply(self, y: torch.Tensor, dt: float, z: torch.Tensor, streams: RandomSource | None = None) -> torch.Tensor:
+    def apply(self, y: torch.Tensor, dt: float, z: torch.Tensor, source: RandomSource | None = None) -> torch.Tensor:
         """The increment at the points y ``(..., N, d)`` given normals z ``(..., M+1, d)``."""
         inc, _ = self._evaluate(y, dt, z, variance=False)
         assert inc is not None
         return inc
 
     def apply_and_variance(
-        self, y: torch.Tensor, dt: float, z: torch.Tensor, streams: RandomSource | None = None
+        self, y: torch.Tensor, dt: float, z: torch.Tensor, source: RandomSource | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """(``apply(y, dt, z)``, ``variance(y)``) from one evaluation of phi per chunk."""
         inc, var = self._evaluate(y, dt, z, variance=True)

@@ -20,7 +20,7 @@ class GramMLPField(FromNormals):
 
     Given the hidden layer (U, bU), the outputs m^{-1/2} W act(.) + bW at the N tokens are Gaussian with
     covariance Sigma_m = phi phi^T / m + sW^2 in every output coordinate, so this is exact in law for the
-    MLP; (U, bU) are fresh each layer (from ``streams``) and z ``(..., N, d)`` is the shared standard normal.
+    MLP; (U, bU) are fresh each layer (from ``source``) and z ``(..., N, d)`` is the shared standard normal.
     """
 
     def __init__(self, activation="relu", width: int = 2048, su: float = 0.0, sw: float = 0.0):
@@ -32,11 +32,11 @@ class GramMLPField(FromNormals):
     def normal_shape(self, y: torch.Tensor) -> tuple[int, ...]:
         return tuple(y.shape[-2:])
 
-    def apply(self, y: torch.Tensor, dt: float, z: torch.Tensor, streams: RandomSource) -> torch.Tensor:
-        """sqrt(dt) Sigma_m(y)^{1/2} z with a fresh hidden layer from ``streams``. ``(..., N, d) -> (..., N, d)``."""
+    def apply(self, y: torch.Tensor, dt: float, z: torch.Tensor, source: RandomSource) -> torch.Tensor:
+        """sqrt(dt) Sigma_m(y)^{1/2} z with a fresh hidden layer from ``source``. ``(..., N, d) -> (..., N, d)``."""
         d, m = y.shape[-1], self.width
-        U = streams.randn((m, d), y.dtype)  # (..., m, d)
-        bU = streams.randn((m,), y.dtype) * self.su  # (..., m)
+        U = source.randn((m, d), y.dtype)  # (..., m, d)
+        bU = source.randn((m,), y.dtype) * self.su  # (..., m)
         phi = self.activation(y @ U.transpose(-1, -2) / math.sqrt(d) + bU.unsqueeze(-2))  # (..., N, m)
         gram = phi @ phi.transpose(-1, -2) / m + self.sw**2  # (..., N, N)
         return math.sqrt(dt) * (psd_sqrt(gram) @ z)

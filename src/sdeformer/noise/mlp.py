@@ -118,13 +118,13 @@ class MLPNoise(IsotropicKernel):
         draw = source.randn((n, d), y.dtype) * (hidden + run_param(self.sw, y, 2) ** 2).sqrt()  # (..., N, d)
         return math.sqrt(dt) * draw
 
-    def sample(self, d: int, streams: RandomSource, like: torch.Tensor) -> MLPParams:
-        """Draw one layer's (U, bU, W, bW) for every batch element of ``streams``."""
-        m, dtype, batch = self.width, like.dtype, streams.batch
-        U = streams.randn((m, d), dtype)  # (..., m, d)
-        bU = streams.randn((m,), dtype) * run_param(self.su, like, 1, batch=batch, name="su")  # (..., m)
-        W = streams.randn((d, m), dtype)  # (..., d, m)
-        bW = streams.randn((d,), dtype) * run_param(self.sw, like, 1, batch=batch, name="sw")  # (..., d)
+    def sample(self, d: int, source: RandomSource, like: torch.Tensor) -> MLPParams:
+        """Draw one layer's (U, bU, W, bW) for every batch element of ``source``."""
+        m, dtype, batch = self.width, like.dtype, source.batch
+        U = source.randn((m, d), dtype)  # (..., m, d)
+        bU = source.randn((m,), dtype) * run_param(self.su, like, 1, batch=batch, name="su")  # (..., m)
+        W = source.randn((d, m), dtype)  # (..., d, m)
+        bW = source.randn((d,), dtype) * run_param(self.sw, like, 1, batch=batch, name="sw")  # (..., d)
         return MLPParams(U, bU, W, bW)
 
     def apply(self, p: MLPParams, y: torch.Tensor) -> torch.Tensor:
@@ -135,11 +135,11 @@ class MLPNoise(IsotropicKernel):
         out = self._mm(self.activation.apply_(pre), p.W.transpose(-1, -2))  # (..., N, d)
         return out.mul_(1 / math.sqrt(self.width)).add_(p.bW.unsqueeze(-2))
 
-    def increment(self, y: torch.Tensor, dt: float, streams: RandomSource) -> torch.Tensor:
+    def increment(self, y: torch.Tensor, dt: float, source: RandomSource) -> torch.Tensor:
         """sqrt(dt) G_l(y) with a fresh G_l. ``(..., N, d) -> (..., N, d)``."""
         if self.sampling == "conditional":
-            return math.sqrt(dt) * self._conditional(y, streams)
-        return math.sqrt(dt) * self.apply(self.sample(y.shape[-1], streams, y), y)
+            return math.sqrt(dt) * self._conditional(y, source)
+        return math.sqrt(dt) * self.apply(self.sample(y.shape[-1], source, y), y)
 
     def normals_per_layer(self, n: int, d: int) -> int:
         """Standard normals one layer draws per batch element for N = ``n`` tokens in dimension ``d``."""
@@ -154,22 +154,22 @@ class MLPNoise(IsotropicKernel):
             return a @ b
         return (a.to(self.matmul_dtype) @ b.to(self.matmul_dtype)).to(a.dtype)
 
-    def _gaussian_columns(self, f: torch.Tensor, cols: int, streams: RandomSource) -> torch.Tensor:
+    def _gaussian_columns(self, f: torch.Tensor, cols: int, source: RandomSource) -> torch.Tensor:
         """A draw with the law of f @ Z, Z ``(k, cols)`` i.i.d. N(0, 1), for f ``(..., N, k)``: directly, or
         where ``root_pays`` as R^T @ Z', Z' ``(N, cols)``, with f^T = Q R (so f f^T = R^T R: same Gaussian law,
         N cols normals). Householder QR keeps equal (or opposite) rows of f equal (opposite) to rounding, so
         coinciding tokens keep getting identical increments (an eigen-root would differ by sqrt(eps))."""
         n, k = f.shape[-2:]
         if not root_pays(n, k, cols):
-            return self._mm(f, streams.randn((k, cols), f.dtype))  # (..., N, cols)
+            return self._mm(f, source.randn((k, cols), f.dtype))  # (..., N, cols)
         root = torch.linalg.qr(f.transpose(-1, -2), mode="r").R.transpose(-1, -2)  # (..., N, N)
-        return self._mm(root, streams.randn((n, cols), f.dtype))  # (..., N, cols)
+        return self._mm(root, source.randn((n, cols), f.dtype))  # (..., N, cols)
 
-    def _conditional(self, y: torch.Tensor, streams: RandomSource) -> torch.Tensor:
+    def _conditional(self, y: torch.Tensor, source: RandomSource) -> torch.Tensor:
         """G_l at the tokens y ``(..., N, d)`` drawn stage by stage from its conditional Gaussian laws."""
-        d, batch = y.shape[-1], streams.batch
+        d, batch = y.shape[-1], source.batch
         su = run_param(self.su, y, 2, batch=batch, name="su").expand(y.shape[:-1] + (1,))  # (..., N, 1)
         hidden = torch.cat([y / math.sqrt(d), su], dim=-1)  # (..., N, d+1)
-        pre = self._gaussian_columns(hidden, self.width, streams)  # (..., N, m)
-        out = self._gaussian_columns(self.activation.apply_(pre).div_(math.sqrt(self.width)), d, streams)  # (..., N, d)
-        return out + (streams.randn((d,), y.dtype) * run_param(self.sw, y, 1, batch=batch, name="sw")).unsqueeze(-2)
+        pre = self._gaussian_columns(hidden, self.width, source)  # (..., N, m)
+        out = self._gaussian_columns(self.activation.apply_(pre).div_(math.sqrt(self.width)), d, source)  # (..., N, d)
+        return out + (source.randn((d,), y.dtype) * run_param(self.sw, y, 1, batch=batch, name="sw")).unsqueeze(-2)

@@ -44,19 +44,19 @@ class BrownianPath:
         factor = positive_int("factor", factor)
         if self.steps % factor:
             raise ConfigError("factor", factor, f"must be a positive divisor of the fine steps {self.steps}")
-        streams = Streams(self.seed, self.batch, self.device)
+        source = Streams(self.seed, self.batch, self.device)
         for _ in range(self.steps // factor):
-            total = streams.randn(self.shape, self.dtype)
+            total = source.randn(self.shape, self.dtype)
             for _ in range(factor - 1):
-                total = total + streams.randn(self.shape, self.dtype)
+                total = total + source.randn(self.shape, self.dtype)
             yield total / math.sqrt(factor)
 
 
 class ReplayedNoise:
-    """A NoiseField fed with given standard normals: ``increment = field.apply(y, dt, next(normals), streams)``.
+    """A NoiseField fed with given standard normals: ``increment = field.apply(y, dt, next(normals), source)``.
 
     ``field`` is a ``Replayable`` (``GaussianField``, ``RandomFeatureField``, ``GramMLPField``);
-    ``streams`` is passed on for any other randomness of the field (the hidden layer of a width-m MLP).
+    ``source`` is passed on for any other randomness of the field (the hidden layer of a width-m MLP).
     Plugs into ``StochasticTransformer(noise=...)`` and, around a limit field (one with ``variance`` and
     ``apply_and_variance``), into the SDE solvers as a ``LimitField``.
     """
@@ -64,17 +64,17 @@ class ReplayedNoise:
     def __init__(self, field: Replayable, normals: Iterable[torch.Tensor]):
         self.field, self._normals = field, iter(normals)
 
-    def increment(self, y: torch.Tensor, dt: float, streams: RandomSource) -> torch.Tensor:
+    def increment(self, y: torch.Tensor, dt: float, source: RandomSource) -> torch.Tensor:
         """The field at the tokens with the next replayed normals. ``(..., N, d) -> (..., N, d)``."""
-        return self.field.apply(y, dt, next(self._normals).to(y), streams)
+        return self.field.apply(y, dt, next(self._normals).to(y), source)
 
     def variance(self, y: torch.Tensor) -> torch.Tensor:
         """The limit field's variance k(y, y), ``(..., N, 1)`` or a scalar."""
         return self.field.variance(y)  # type: ignore[attr-defined]  # limit fields only
 
     def increment_and_variance(
-        self, y: torch.Tensor, dt: float, streams: RandomSource
+        self, y: torch.Tensor, dt: float, source: RandomSource
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """``increment`` and ``variance`` from the limit field's joint ``apply_and_variance``."""
         z = next(self._normals).to(y)  # (..., *normal_shape(y))
-        return self.field.apply_and_variance(y, dt, z, streams)  # type: ignore[attr-defined]  # limit fields only
+        return self.field.apply_and_variance(y, dt, z, source)  # type: ignore[attr-defined]  # limit fields only

@@ -79,14 +79,14 @@ class SpectralField(LimitFromNormals):
         """The vector field from the scalar fields ``(..., N, components)`` -> ``(..., N, d)``."""
         raise NotImplementedError
 
-    def apply(self, y: torch.Tensor, dt: float, z: torch.Tensor, streams: RandomSource | None = None) -> torch.Tensor:
+    def apply(self, y: torch.Tensor, dt: float, z: torch.Tensor, source: RandomSource | None = None) -> torch.Tensor:
         """The increment sqrt(dt) W(y) for coefficients z ``(..., *normal_shape)``: ``(..., N, d)``."""
         return math.sqrt(dt) * self.orient(y, self.scalar(y, z))
 
     def apply_and_variance(
-        self, y: torch.Tensor, dt: float, z: torch.Tensor, streams: RandomSource | None = None
+        self, y: torch.Tensor, dt: float, z: torch.Tensor, source: RandomSource | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        return self.apply(y, dt, z, streams), self.variance(y)
+        return self.apply(y, dt, z, source), self.variance(y)
 
     def summary(self) -> dict:
         return {"noise_modes": self.modes, "k_M": self.k, "kappa1": self.kappa1, "tail_bound": self.tail}
