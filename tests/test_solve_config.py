@@ -45,3 +45,14 @@ def test_bad_solvers_are_refused_naming_the_parameter():
 def test_the_discrete_models_config_hash_is_unchanged():
     assert "solver" not in sdf.ModelConfig(**BASE).to_dict()
     assert sdf.ModelConfig(**BASE, solver="euler").to_dict()["solver"] == "euler"
+
+
+def test_noise_off_is_the_noise_free_model_with_the_hash_of_mlp_false():
+    """``noise: off`` names what ``mlp: false`` does (any noise model off); both are one config, one hash, one
+    run (the noise-free limit ODE with ``solver``)."""
+    from sdeformer.io.store import config_hash
+
+    off = sdf.ModelConfig(noise="off", tokens=4, dim=3, layers=5)
+    old = sdf.ModelConfig(mlp=False, tokens=4, dim=3, layers=5)
+    assert off == old and config_hash(off.to_dict()) == config_hash(old.to_dict()) and not off.mlp
+    assert sdf.ModelConfig.from_mapping({"noise": "off", "solver": "euler", "tokens": 4, "dim": 3}).build() is not None

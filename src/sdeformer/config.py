@@ -38,6 +38,7 @@ DEFAULTS["params"] = ()  # no parameter declared by a part (registry.Param) is s
 DEFAULTS.update(ARCHITECTURE_DEFAULTS)  # alibi, mask, cross (BEYOND 7-9)
 
 
+NOISE_OFF = "off"  # noise: off names the noise-free model (the same config as mlp: false, which turns any noise off)
 _D = {name: declared.default for name, declared in FIELDS.items()}  # the declared defaults (params.FIELDS)
 
 
@@ -61,7 +62,7 @@ class ModelConfig:
     dtype: str = _D["dtype"]
     sampling: str = _D["sampling"]  # MLP field: 'direct' (draw U, W) or 'conditional' (same law, fewer draws)
     save_every: int = _D["save_every"]  # save the trajectory every k layers
-    noise: str = _D["noise"]  # a name of registry.NOISES: mlp, gaussian, value, heads, quadratic (BEYOND 2-4)
+    noise: str = _D["noise"]  # a name of registry.NOISES (mlp, gaussian, value, heads, quadratic: BEYOND 2-4) or off
     share: float = _D["share"]  # rho in [0, 1]: the noise's fraction shared by the tokens (BEYOND 1; 1 = common)
     causal: bool = _D["causal"]  # causal attention mask (token i attends to j <= i)
     norm: str = _D["norm"]  # a name of registry.NORMS: post, pre, mix[:F], peri, ngpt[:ALPHA], sqrt (BEYOND 6)
@@ -105,6 +106,9 @@ class ModelConfig:
                 raise ConfigError(name, getattr(self, name), "must be a string")
         if not isinstance(self.mlp, bool):
             raise ConfigError("mlp", self.mlp, "must be true or false (a boolean, not a string or number)")
+        if self.noise == NOISE_OFF:  # the noise-free model, stored as mlp = false (the hash older runs have)
+            object.__setattr__(self, "noise", FIELDS["noise"].default)
+            object.__setattr__(self, "mlp", False)
         self._check_blocks()
         object.__setattr__(self, "params", _part_params(self, self.params))
         check_architecture(self)
