@@ -75,6 +75,26 @@ PEER = {  # (options, the peer's cells as pair counts)
             "0,0,0,0,12,47,73,101,111,112,112,112,112,112,112,112,112,112,112,112,112"
         ),
     ),
+    "postln, 8 heads, sequential": (
+        {"norm": "postln", "sequential": True},
+        _rows(
+            "0,0,0,0,1,2,18,37,55,70,89,105,112,112,112,112,112,112,112,112,112 "
+            "0,0,0,0,0,2,8,21,36,45,69,85,95,104,110,112,112,112,112,112,112 "
+            "0,0,0,0,0,2,6,21,29,47,71,86,93,95,99,103,109,112,112,112,112 "
+            "0,0,0,0,2,7,24,45,64,79,94,103,110,112,112,112,112,112,112,112,112 "
+            "0,0,0,0,0,0,2,12,22,43,64,88,106,111,112,112,112,112,112,112,112"
+        ),
+    ),
+    "postln, 2 heads, kq 5 (redrawn at integer times), v 1": (
+        {"norm": "postln", "heads": 2, "random_kq": 5, "random_v": 1},
+        _rows(
+            "0,0,0,0,0,0,0,0,0,0,0,0,0,0,3,17,20,28,28,28,28 "
+            "0,0,0,0,0,0,0,0,0,1,1,1,3,4,11,24,41,43,43,53,52 "
+            "0,0,0,0,0,0,0,0,0,0,0,1,2,6,18,22,30,31,29,31,36 "
+            "0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,4,5,11,11,29,37 "
+            "0,0,0,0,0,0,0,0,0,0,0,0,0,0,1,1,6,18,23,28,33"
+        ),
+    ),
     "ngpt, 1 head": (
         {"norm": "ngpt", "heads": 1},
         _rows(
@@ -141,7 +161,7 @@ def test_checkpoint_rule_and_options():
     assert record == [1] + [10 * k for k in range(1, 21)]  # the t = 0 cell after the first step
     assert redraws == []
     _, redraws = simuformer.clock(simuformer.settings(random_kq=5, maxtime=3.0, checkpoints=4))
-    assert redraws[0] == 1 and len(redraws) == 3  # at the first step, then at each integer crossed before the end
+    assert redraws[0] == 1 and len(redraws) == 4  # at the first step, then at each integer crossed, the end's too
     for key, value in (("norm", "rms"), ("random_v", 6), ("noanneal", 3), ("heads", 0), ("width", 3)):
         with pytest.raises(ConfigError, match=key):
             simuformer.settings(**{key: value})

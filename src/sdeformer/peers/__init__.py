@@ -3,8 +3,8 @@ published experiment at its default settings with its conventions built in and r
 (the peer's statistic per cell); ``write(name, result, folder)`` writes it in the peer's own table layout;
 ``compare(name, result, path)`` reads the file the peer's script writes and counts the cells that agree.
 
-One module per peer (``litm``, ``dotm``, ``bruno``, ``simuformer``); each has ``run``, ``write`` and ``compare``.
-The library never imports this package; it imports the library.
+One module per peer (``litm``, ``dotm``, ``bruno``, ``simuformer``, ``glpr``); each has ``run``, ``write`` and
+``compare``. The library never imports this package; it imports the library.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 from ..core.errors import ConfigError
 
-NAMES = ("litm", "dotm", "bruno", "simuformer")
+NAMES = ("litm", "dotm", "bruno", "simuformer", "glpr")
 
 
 def module(name: str) -> ModuleType:

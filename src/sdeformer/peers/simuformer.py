@@ -10,6 +10,7 @@ The peer's conventions, built in here:
   mode 5 redraws the matrices whenever the time crosses an integer (first after step 1);
 - beta folded into the query: score beta x_i^T BF x_j, so Q = (beta BF)^T, K = I (``SoftmaxAttention``); the row
   convention ``x @ V`` (``value_convention="xV"``); heads averaged (``MultiHeadAttention(combine="mean")``);
+  ``sequential``: the causal mask (``SoftmaxAttention(causal=True)``); all in ``peers.phase``;
 - its schemes: ``postln`` = ``PostLN``, ``ngpt`` = ``NGPT(0.2)`` (its fixed rate 0.2, an additive update),
   ``preln`` / ``periln`` = ``PreLN`` / ``PeriLN`` (``as_published``: its radius line, ``published_radius``);
 - its clock: t += step per step in Python floats, checkpoint c recorded after the first step whose time reaches
@@ -27,20 +28,17 @@ from pathlib import Path
 
 import torch
 
-from ..attention.softmax import MultiHeadAttention, SoftmaxAttention
 from ..core.errors import ConfigError
 from ..core.validate import positive_float, positive_int
-from ..dynamics.discrete import StochasticTransformer
-from ..dynamics.loop import SaveAt
 from ..dynamics.norms.schemes import NGPT, PeriLN, PostLN, PreLN
 from ..io.store import atomic_write_bytes
 from . import cells
+from .phase import heads, pair_fraction, run_segments
 from .published_radius import PublishedRadius
 
 TORCH_SEED = 67280421310721  # torch.initial_seed() of a fresh process: the peer never seeds
 NORMS = ("postln", "preln", "periln", "ngpt")
 NGPT_RATE = 0.2
-THRESHOLD = 0.999
 DEFAULTS = {  # runner.py's defaults
     "norm": "preln",
     "heads": 8,
@@ -56,6 +54,7 @@ DEFAULTS = {  # runner.py's defaults
     "random_kq": 1,
     "random_v": 0,
     "noanneal": 0,
+    "sequential": False,
 }
 
 
@@ -84,17 +83,6 @@ def draw_matrices(g: torch.Generator, s: dict) -> tuple[torch.Tensor, torch.Tens
     return bf, value
 
 
-def attention(beta: torch.Tensor, matrices: list[tuple[torch.Tensor, torch.Tensor]], s: dict) -> MultiHeadAttention:
-    """The peer's heads: score beta x_i^T BF x_j (Q = (beta BF)^T, K = I), value x_j @ V, averaged."""
-    heads = []
-    for bf, v in matrices:
-        q = (beta * bf).mT  # (pp, d, d)
-        identity_v = s["random_v"] == 0
-        q, v = (q[0], v[0]) if q.shape[0] == 1 else (q, v)
-        heads.append(SoftmaxAttention(Q=q, V=None if identity_v else v, value_convention="xV"))
-    return MultiHeadAttention(heads, combine="mean")
-
-
 def scheme(norm: str, as_published: bool):
     """The sdeformer scheme of the peer's ``--norm`` (its published radius line with ``as_published``)."""
     if norm == "postln":
@@ -120,18 +108,7 @@ def clock(s: dict) -> tuple[list[int], list[int]]:
             redraws.append(k)
             last = math.floor(t)
         if len(record) >= len(times) or t >= s["maxtime"]:
-            return record + [k] * (len(times) - len(record)), [r for r in redraws if r < k]
-
-
-def density(x: torch.Tensor) -> float:
-    """The peer's statistic of tokens ``(B, N, d)``: pooled off-diagonal pairs with float32 cosine > 0.999, as the
-    float32 number its table holds."""
-    theta = torch.nn.functional.normalize(x.float(), dim=-1)
-    ip = torch.bmm(theta, theta.transpose(1, 2))  # (B, N, N)
-    off = ~torch.eye(x.shape[-2], dtype=torch.bool)
-    pairs = ip[:, off]
-    fraction = (pairs > THRESHOLD).float().sum().item() / pairs.numel()
-    return float(torch.tensor(fraction, dtype=torch.float32))  # stored in the peer's float32 table
+            return record + [k] * (len(times) - len(record)), redraws  # a redraw at the last step draws too
 
 
 def settings(**options) -> dict:
@@ -146,6 +123,8 @@ def settings(**options) -> dict:
         s[name] = positive_int(name, s[name])
     for name in ("step", "maxtime"):
         s[name] = positive_float(name, s[name])
+    if not isinstance(s["sequential"], bool):
+        raise ConfigError("sequential", s["sequential"], "true or false")
     for name, top in (("random_kq", 5), ("random_v", 5), ("noanneal", 2)):
         if s[name] not in range(top + 1):
             raise ConfigError(name, s[name], f"an integer 0..{top}")
@@ -156,18 +135,18 @@ def run_beta(beta: torch.Tensor, g: torch.Generator, shared, s: dict, as_publish
     """One beta of the sweep: the peer's draws, then the run in segments between redraws; its density per cell."""
     x = torch.nn.functional.normalize(torch.randn(s["batch"], s["tokens"], s["dim"], generator=g), dim=2)
     mats = shared or [draw_matrices(g, s) for _ in range(s["heads"])]
+    identity_v = s["random_v"] == 0
+
+    def attention():
+        return heads(beta, [(bf, None if identity_v else v) for bf, v in mats], causal=s["sequential"])
+
+    def redraw():
+        if not shared:  # noanneal 2 keeps its one draw
+            mats[:] = [draw_matrices(g, s) for _ in range(s["heads"])]
+
     record, redraws = clock(s)
-    norm, states, start = scheme(s["norm"], as_published), {0: x}, 0
-    for stop in [*redraws, record[-1]]:
-        if stop > start:
-            model = StochasticTransformer(stop, stop * s["step"], None, attention(beta, mats, s), norm)
-            keep = sorted({k for k in record if start < k <= stop} | {stop})
-            traj = model.run(x, saveat=SaveAt(steps=keep), start=start, stop=stop)
-            states.update({int(k): traj.x[i] for i, k in enumerate(traj.layers.tolist())})
-            x, start = states[stop], stop
-        if stop in redraws and not shared:
-            mats = [draw_matrices(g, s) for _ in range(s["heads"])]
-    return [density(states[k]) for k in record]
+    states = run_segments(x, scheme(s["norm"], as_published), s["step"], record, redraws, attention, redraw)
+    return [pair_fraction(state, torch.float32) for state in states]
 
 
 def run(as_published: bool = False, seed: int = TORCH_SEED, beta=None, **options) -> dict:
@@ -195,7 +174,8 @@ def run(as_published: bool = False, seed: int = TORCH_SEED, beta=None, **options
 def file_name(s: dict) -> str:
     """The peer's result name, without its time stamp."""
     return (
-        f"d{s['dim']}_n{s['tokens']}_nh{s['heads']}_norm{s['norm']}_V{s['random_v']}_KQ{s['random_kq']}_seqFalse_"
+        f"d{s['dim']}_n{s['tokens']}_nh{s['heads']}_norm{s['norm']}_V{s['random_v']}_KQ{s['random_kq']}_"
+        f"seq{bool(s['sequential'])}_"
         f"beta{s['betas']}x{s['betamin']:.1f}-{s['betamax']:.1f}_T{s['maxtime']:.1f}.pkl"
     )
 

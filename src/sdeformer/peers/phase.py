@@ -1,0 +1,72 @@
+"""The parts the two (beta, t) phase-diagram peers share (``glpr``, ``simuformer``; docs/peers.md): their heads as
+sdeformer attention (score beta x_i^T BF x_j, value x_j @ V), their pooled pair fraction, and a run in segments
+between matrix redraws, saving the states after the steps their checkpoint rule picks (THEORY section 1: the
+discrete model, no noise).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+from ..attention.softmax import MultiHeadAttention, SoftmaxAttention
+from ..attention.variants import UnnormalizedAttention
+from ..contracts import AttentionDrift
+from ..dynamics.discrete import StochasticTransformer
+from ..dynamics.loop import SaveAt
+
+THRESHOLD = 0.999  # both peers count pairs with cosine above this
+
+Matrices = list[tuple[torch.Tensor, torch.Tensor | None]]  # per head (BF, V or None for V = I), (pp, d, d) each
+
+
+def head(beta: torch.Tensor, bf: torch.Tensor, v: torch.Tensor | None, softmax: bool = True, causal: bool = False):
+    """One peer head: weights from beta x_i^T BF x_j (Q = (beta BF)^T, K = I), softmax-normalized or exp(.) / N
+    (``softmax=False``: ``UnnormalizedAttention``), values x_j @ V (the row convention). ``bf``, ``v``: ``(pp, d,
+    d)`` with pp = 1 (one matrix for every run) or the batch (one per run)."""
+    if bf.shape[0] == 1:
+        bf, v = bf[0], None if v is None else v[0]
+    q = (beta * bf).mT
+    if softmax:
+        return SoftmaxAttention(Q=q, V=v, value_convention="xV", causal=causal)
+    return UnnormalizedAttention(Q=q, V=None if v is None else v.mT, causal=causal)
+
+
+def heads(beta: torch.Tensor, matrices: Matrices, softmax: bool = True, causal: bool = False):
+    """The peers' heads, averaged (a single head as it is)."""
+    parts = [head(beta, bf, v, softmax, causal) for bf, v in matrices]
+    return parts[0] if len(parts) == 1 else MultiHeadAttention(parts, combine="mean")
+
+
+def pair_fraction(x: torch.Tensor, dtype: torch.dtype) -> float:
+    """The peers' statistic of tokens ``(B, N, d)``: off-diagonal pairs of all runs with cosine (in ``dtype``)
+    above 0.999, pooled, as the ``dtype`` number their tables hold."""
+    theta = torch.nn.functional.normalize(x.to(dtype), dim=-1)
+    pairs = torch.bmm(theta, theta.transpose(1, 2))[:, ~torch.eye(x.shape[-2], dtype=torch.bool)]  # (B, N(N-1))
+    fraction = (pairs > THRESHOLD).sum().item() / pairs.numel()
+    return float(torch.tensor(fraction, dtype=dtype))
+
+
+def run_segments(
+    x: torch.Tensor,
+    norm,
+    step: float,
+    record: list[int],
+    redraws: list[int],
+    attention_of: Callable[[], AttentionDrift],
+    redraw: Callable[[], None],
+) -> list[torch.Tensor]:
+    """The states after the steps ``record`` (sorted), from tokens ``x`` ``(B, N, d)``: the model ``norm`` with
+    step ``step`` and ``attention_of()``, which ``redraw()`` renews after each step in ``redraws``."""
+    states, start = {}, 0
+    for stop in [*sorted(r for r in redraws if r < record[-1]), record[-1]]:
+        if stop > start:
+            model = StochasticTransformer(stop, stop * step, None, attention_of(), norm)
+            keep = sorted({k for k in record if start < k <= stop} | {stop})
+            traj = model.run(x, saveat=SaveAt(steps=keep), start=start, stop=stop)
+            states.update({int(k): traj.x[i] for i, k in enumerate(traj.steps.tolist()) if k > start})
+            x, start = states[stop], stop
+        if stop in redraws:
+            redraw()
+    return [states[k] for k in record]
