@@ -3,6 +3,8 @@
 ``load_plugins`` imports them (``--plugin FILE`` on every command); ``loaded_plugins`` lists them for the Dask
 workers (``sweeps.worker.LoadPlugins``); ``entry_point_plugins`` imports the modules of installed packages'
 ``sdeformer.plugins`` entry points, once per process, at the first registry lookup. No environment variable.
+``run_time_error`` names the plugin, the part and the call behind an exception raised in a plugin's own code
+while a command runs (the command line prints it as one line, exit 2).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from .core.errors import ConfigError
 
 ENTRY_POINTS = "sdeformer.plugins"  # the package entry-point group whose modules every process loads
 _loaded: list[str] = []
+_sources: dict[str, str] = {}  # a plugin's source file, or its package's folder -> the plugin as loaded
 _entry_points_read = False
 
 
@@ -47,12 +50,64 @@ def _load(plugin: str) -> None:
             sys.modules[spec.name] = module
             spec.loader.exec_module(module)
         else:
-            importlib.import_module(plugin)
+            module = importlib.import_module(plugin)
     except ConfigError as exc:
         raise ConfigError("plugin", plugin, f"registers a bad part ({exc})") from None
     except (Exception, SystemExit) as exc:
         raise ConfigError("plugin", plugin, f"cannot be imported ({type(exc).__name__}: {exc})") from None
     _loaded.append(plugin)
+    source = Path(getattr(module, "__file__", None) or plugin).resolve()
+    _sources[str(source.parent if source.name == "__init__.py" else source)] = plugin
+
+
+def run_time_error(exc: BaseException | None) -> ConfigError | None:
+    """``exc`` (or an exception it was raised from) as one line naming the plugin whose own code raised it, the
+    registered part (``attention 'NAME'``) and the call sdeformer made into the plugin (its outermost frame), the
+    raising line and the exception; None when no loaded plugin's code is in the traceback."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        frames = [(tb.tb_frame, tb.tb_lineno) for tb in _tracebacks(exc)]
+        own = [(f, line, _owner(f.f_code.co_filename)) for f, line in frames]
+        own = [(f, line, plugin) for f, line, plugin in own if plugin is not None]
+        if own:
+            (outer, _, plugin), (inner, line, _) = own[0], own[-1]
+            part = next((p for p in (_part(f) for f, _, _ in reversed(own)) if p), "")
+            where = f"{Path(inner.f_code.co_filename).name}:{line}"
+            what = f"{type(exc).__name__}: {exc}".splitlines()[0] if str(exc) else type(exc).__name__
+            call = outer.f_code.co_qualname
+            return ConfigError("plugin", plugin, f"{part}failed in {call}() ({where}): {what}")
+        exc = exc.__cause__ or (None if exc.__suppress_context__ else exc.__context__)
+    return None
+
+
+def _tracebacks(exc: BaseException):
+    tb = exc.__traceback__
+    while tb is not None:
+        yield tb
+        tb = tb.tb_next
+
+
+def _owner(filename: str) -> str | None:
+    """The loaded plugin whose source file (or package folder) holds ``filename``, else None."""
+    path = Path(filename).resolve()
+    return next((p for s, p in _sources.items() if str(path) == s or path.is_relative_to(s)), None)
+
+
+def _part(frame) -> str:
+    """``'KIND 'NAME' '`` for the registered part whose method (or function) ``frame`` runs, else ''."""
+    from .registry import ATTENTIONS, NOISES, NORMS, OBSERVABLES, SOLVERS
+
+    owner = frame.f_locals.get("self", frame.f_locals.get("cls"))
+    cls = owner if isinstance(owner, type) else type(owner) if owner is not None else None
+    for registry in (NOISES, ATTENTIONS, NORMS, SOLVERS, OBSERVABLES):
+        for entry in registry.entries.values():
+            target = entry.target
+            if isinstance(target, str):
+                continue
+            if (cls is not None and target is cls) or getattr(target, "__code__", None) is frame.f_code:
+                return f"{registry.kind} {entry.name!r} "
+    return ""
 
 
 def entry_point_plugins() -> None:

@@ -88,8 +88,9 @@ def path_parameter(filename: Any, params: Mapping[str, Any]) -> str | None:
 
 
 def cli_errors(fn: Callable) -> Callable:
-    """Turn bad input (ConfigError, OSError on inputs and outputs) into one line on stderr and exit code 2, and
-    Ctrl-C into one line saying that a rerun resumes (exit 130)."""
+    """Turn bad input (ConfigError, OSError on inputs and outputs) and an exception (or ``sys.exit``) raised in a
+    plugin's own code (``plugins.run_time_error``: the plugin, the part and the call) into one line on stderr and
+    exit code 2, and Ctrl-C into one line saying that a rerun resumes (exit 130)."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -107,6 +108,13 @@ def cli_errors(fn: Callable) -> Callable:
         except KeyboardInterrupt:
             err_console.print(f"error: {INTERRUPTED}", highlight=False, soft_wrap=True)
             raise typer.Exit(code=130) from None
+        except (Exception, SystemExit) as exc:  # raised in a plugin's own code: one line naming it; else a bug
+            from ..plugins import run_time_error
+
+            named = None if isinstance(exc, (typer.Exit, typer.Abort)) else run_time_error(exc)
+            if named is None:
+                raise
+            raise fail(str(named)) from None
 
     return wrapper
 

@@ -22,6 +22,7 @@ import torch
 from ..config import ModelConfig
 from ..core.threads import torch_threads
 from ..dynamics import engine
+from ..plugins import run_time_error
 from .observables import SweepObservable, evaluate
 from .points import Run
 from .table import CONFIG_TYPES, write_part
@@ -69,7 +70,9 @@ def make_tasks(runs: Sequence[Run], batch: int | str, device: str = "cpu") -> li
 
 
 def _message(exc: BaseException) -> str:
-    text = f"{type(exc).__name__}: {exc}".splitlines()[0] if str(exc) else type(exc).__name__
+    """One line for the table's ``error`` column; for an error in a plugin's own code, the plugin, part and call."""
+    named = run_time_error(exc)
+    text = str(named) if named else f"{type(exc).__name__}: {exc}".splitlines()[0] if str(exc) else type(exc).__name__
     return text[:MAX_MESSAGE]
 
 
