@@ -3,11 +3,12 @@ size, interleaved A B A B over rounds (``timing.interleaved``), and the per-laye
 n = 5, d = 2 against a plain torch loop doing the same arithmetic.
 
 The peers' scripts are run from scratch copies that the benchmark does not ship: ``SDEFORMER_PEERS`` (default
-``/tmp/peers``) holds ``dotm/`` (HugoKoubbi/2024-transformers-dotm) and ``litm/`` (borjanG/2026-lost-in-the-
-middle); a peer whose copy is absent is skipped with a message. Only the scripts' computations are timed (their
+``/tmp/peers``) holds ``dotm/`` (HugoKoubbi/2024-transformers-dotm), ``litm/`` (borjanG/2026-lost-in-the-
+middle), ``simuformer/`` (nikitus20/simuformer) and ``glpr/`` (borjanG/2023-transformers-rotf); a peer whose
+copy is absent is skipped with a message. Only the scripts' computations are timed (their
 plotting sections are cut off; dotm's staircase runs ``time_rescale_3`` at one beta to the collapse).
 
-    python -m benchmarks.peers [--rounds 3] [--out benchmarks/results/peers.json]
+    python -m benchmarks.peers [--rounds 3] [--only NAME] [--out benchmarks/results/peers.json]
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import torch
 
 from sdeformer.attention.softmax import SoftmaxAttention
 from sdeformer.dynamics.discrete import StochasticTransformer
-from sdeformer.peers import dotm, litm
+from sdeformer.peers import dotm, glpr, litm, simuformer
 
 from .timing import conditions, interleaved, ratio, spread
 
@@ -74,6 +75,55 @@ def _litm() -> dict | None:
     }
 
 
+# the phase-diagram peers at their default batch, tokens and dimension, over a shorter sweep (their full default
+# sweeps take minutes to hours on one core): simuformer 2 betas to T = 5, GLPR 10 betas
+SIMU_SWEEP = {"betas": 2, "maxtime": 5.0, "checkpoints": 51, "norm": "postln"}
+GLPR_SWEEPS = {"softmax": {"betas": 10, "use_softmax": True}, "exp / N": {"betas": 10, "betamax": 3.0}}
+
+
+def _simuformer(heads: int) -> dict | None:
+    folder = PEERS / "simuformer"
+    if not (folder / "runner.py").exists():
+        return None
+    sys.path.insert(0, str(folder))
+    ns = _script(folder / "runner.py", 'if __name__ == "__main__":')
+    s = simuformer.settings(heads=heads, **SIMU_SWEEP)
+    args = types.SimpleNamespace(
+        norm=s["norm"], randomV=s["random_v"], randomKQ=s["random_kq"], sequential=False, dmodel=s["dim"],
+        ntokens=s["tokens"], n_heads=heads, batch=s["batch"], betamin=s["betamin"], betamax=s["betamax"],
+        betas=s["betas"], maxtime=s["maxtime"], step=s["step"], n_time_ckpts=s["checkpoints"], adjacent=False,
+        cluster_sizes=False, disable_tqdm=True, noanneal=0, rawstep=False, plotdim=False, analyze_evecs=False,
+        use_softmax=True, device=torch.device("cpu"),
+    )  # fmt: skip
+    return {"peer": lambda: ns["do_results"](args), "sdeformer": lambda: simuformer.run(heads=heads, **SIMU_SWEEP)}
+
+
+def _glpr(sweep: str) -> dict | None:
+    path = PEERS / "glpr" / "phase-diagrams.py"
+    if not path.exists():
+        return None
+    text = path.read_text().replace("'cuda'", "'cpu'")  # its device strings (a CPU run), nothing else
+    ns: dict = {"__name__": "peer", "__file__": str(path)}
+    exec(compile(text.split('if __name__ == "__main__":')[0], str(path), "exec"), ns)
+    s = glpr.settings(**GLPR_SWEEPS[sweep])
+    ns["args"] = types.SimpleNamespace(
+        dmodel=s["dim"], ntokens=s["tokens"], batch=s["batch"], betamin=s["betamin"], betamax=s["betamax"],
+        betas=s["betas"], maxtime=s["maxtime"], step=s["step"], use_softmax=s["use_softmax"], randomV=0, randomKQ=0,
+        cluster_sizes=False, disable_tqdm=True, noanneal=0, rawstep=False, regen_period=0.0, plotdim=False,
+    )  # fmt: skip
+
+    def peer():
+        with open(os.devnull, "w") as quiet:  # it prints a line per checkpoint
+            stdout, sys.stdout = sys.stdout, quiet
+            try:
+                return ns["do_results"](ns["args"])
+            finally:
+                sys.stdout = stdout
+                torch.set_default_dtype(torch.float32)  # it sets float64 for the process
+
+    return {"peer": peer, "sdeformer": lambda: glpr.run(**GLPR_SWEEPS[sweep])}
+
+
 def _plain_loop(layers: int = 4000, beta: float = 4.0, dt: float = 0.1):
     """x <- LN(x + dt softmax(beta x x^T) x) in plain torch: the arithmetic of one Post-LN layer."""
     x0 = torch.tensor(dotm.Z0, dtype=torch.float64)
@@ -89,16 +139,23 @@ def _plain_loop(layers: int = 4000, beta: float = 4.0, dt: float = 0.1):
     return {"plain torch": run, "sdeformer": lambda: model.run(x0).final}
 
 
-def bench_peers(rounds: int = 3) -> dict:
-    """Every available peer against its preset, and the time loop's overhead; ratios sdeformer / other."""
+def bench_peers(rounds: int = 3, only: str = "") -> dict:
+    """Every available peer against its preset, and the time loop's overhead; ratios sdeformer / other (``only``:
+    the parts whose name contains it)."""
     device = torch.device("cpu")
     out: dict = {"conditions": conditions(), "parts": {}}
     for name, make in (
         ("dotm kinetic.py", _dotm_kinetic),
         ("dotm staircase.py (beta 2000)", _dotm_staircase),
         ("litm t_crit curve", _litm),
+        ("simuformer 1 head (512 x 64 x 16, 2 betas, T 5)", lambda: _simuformer(1)),
+        ("simuformer 8 heads (512 x 64 x 16, 2 betas, T 5)", lambda: _simuformer(8)),
+        ("glpr softmax (2048 x 32 x 2, 10 betas, T 30)", lambda: _glpr("softmax")),
+        ("glpr exp / N (2048 x 32 x 2, 10 betas to 3, T 1)", lambda: _glpr("exp / N")),
         ("time loop n=5 d=2, 4000 layers", _plain_loop),
     ):
+        if only not in name:
+            continue
         contenders = make()
         if contenders is None:
             print(f"{name}: skipped (no copy of the peer's script under {PEERS})")
@@ -117,9 +174,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--only", default="", help="the parts whose name contains this")
     args = parser.parse_args()
     torch.set_num_threads(1)
-    result = bench_peers(args.rounds)
+    result = bench_peers(args.rounds, args.only)
     print(f"load average before: {result['conditions']['load_average']}, torch threads {torch.get_num_threads()}")
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -74,9 +74,8 @@ def softmax_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, chun
     nq, nk, flat = q.shape[-2], k.shape[-2], max(1, math.prod(batch))
     q4, k4, v4 = (t.expand(batch + t.shape[-2:]).reshape(flat, 1, *t.shape[-2:]) for t in (q, k, v))  # (B, 1, N, .)
     rows = chunk or max(1, SCORE_BUDGET // (flat * nk))
-    out = torch.cat(
-        [F.scaled_dot_product_attention(q4[:, :, i : i + rows], k4, v4, scale=1.0) for i in range(0, nq, rows)], dim=-2
-    )  # (B, 1, Nq, f)
+    parts = [F.scaled_dot_product_attention(q4[:, :, i : i + rows], k4, v4, scale=1.0) for i in range(0, nq, rows)]
+    out = parts[0] if len(parts) == 1 else torch.cat(parts, dim=-2)  # (B, 1, Nq, f)
     return out.reshape(batch + (nq, v.shape[-1]))
 
 

@@ -132,8 +132,10 @@ def run_beta(beta: torch.Tensor, g: torch.Generator, shared, s: dict) -> list[fl
 
     h = float(eta(float(beta), s))
     record, redraws = clock(h, s)
-    states = run_segments(x, PostLN(), h, record, redraws, lambda: heads(beta, mats, s["use_softmax"]), redraw)
-    return [pair_fraction(state, torch.float64) for state in states]
+    return run_segments(
+        x, PostLN(), h, record, redraws, lambda: heads(beta, mats, s["use_softmax"]), redraw,
+        lambda y: pair_fraction(y, torch.float64),
+    )  # fmt: skip
 
 
 def run(seed: int = 67280421310721, beta=None, **options) -> dict:

@@ -43,8 +43,10 @@ def pair_fraction(x: torch.Tensor, dtype: torch.dtype) -> float:
     """The peers' statistic of tokens ``(B, N, d)``: off-diagonal pairs of all runs with cosine (in ``dtype``)
     above 0.999, pooled, as the ``dtype`` number their tables hold."""
     theta = torch.nn.functional.normalize(x.to(dtype), dim=-1)
-    pairs = torch.bmm(theta, theta.transpose(1, 2))[:, ~torch.eye(x.shape[-2], dtype=torch.bool)]  # (B, N(N-1))
-    fraction = (pairs > THRESHOLD).sum().item() / pairs.numel()
+    above = torch.bmm(theta, theta.transpose(1, 2)) > THRESHOLD  # (B, N, N)
+    b, n = above.shape[0], above.shape[1]
+    count = int(torch.count_nonzero(above)) - int(torch.count_nonzero(above.diagonal(dim1=1, dim2=2)))  # off-diagonal
+    fraction = count / (b * n * (n - 1))
     return float(torch.tensor(fraction, dtype=dtype))
 
 
@@ -56,17 +58,22 @@ def run_segments(
     redraws: list[int],
     attention_of: Callable[[], AttentionDrift],
     redraw: Callable[[], None],
-) -> list[torch.Tensor]:
-    """The states after the steps ``record`` (sorted), from tokens ``x`` ``(B, N, d)``: the model ``norm`` with
-    step ``step`` and ``attention_of()``, which ``redraw()`` renews after each step in ``redraws``."""
-    states, start = {}, 0
+    statistic: Callable[[torch.Tensor], float],
+) -> list[float]:
+    """``statistic`` of the states after the steps ``record`` (sorted; read by an observer, no state stored), from
+    tokens ``x`` ``(B, N, d)``: the model ``norm`` with step ``step`` and ``attention_of()``, which ``redraw()``
+    renews after each step in ``redraws``."""
+    wanted, seen, start = set(record), {}, 0
+
+    def observe(k: int, t: float, state: torch.Tensor) -> None:
+        if k in wanted:
+            seen[k] = statistic(state)
+
     for stop in [*sorted(r for r in redraws if r < record[-1]), record[-1]]:
         if stop > start:
             model = StochasticTransformer(stop, stop * step, None, attention_of(), norm)
-            keep = sorted({k for k in record if start < k <= stop} | {stop})
-            traj = model.run(x, saveat=SaveAt(steps=keep), start=start, stop=stop)
-            states.update({int(k): traj.x[i] for i, k in enumerate(traj.steps.tolist()) if k > start})
-            x, start = states[stop], stop
+            x = model.run(x, saveat=SaveAt(final_only=True, observers=(observe,)), start=start, stop=stop).final
+            start = stop
         if stop in redraws:
             redraw()
-    return [states[k] for k in record]
+    return [seen[k] for k in record]

@@ -145,8 +145,10 @@ def run_beta(beta: torch.Tensor, g: torch.Generator, shared, s: dict, as_publish
             mats[:] = [draw_matrices(g, s) for _ in range(s["heads"])]
 
     record, redraws = clock(s)
-    states = run_segments(x, scheme(s["norm"], as_published), s["step"], record, redraws, attention, redraw)
-    return [pair_fraction(state, torch.float32) for state in states]
+    norm = scheme(s["norm"], as_published)
+    return run_segments(
+        x, norm, s["step"], record, redraws, attention, redraw, lambda y: pair_fraction(y, torch.float32)
+    )
 
 
 def run(as_published: bool = False, seed: int = TORCH_SEED, beta=None, **options) -> dict:
