@@ -3,6 +3,6 @@
 Each check has one ``run_and_write(out, ...)`` that runs it, writes its JSON and .npz files and returns the
 result; the commands (``sdeformer.cli``) and the reproduce report (``reproduce``, ``theorems``) both call it.
 The experiments never draw: ``sdeformer.plots`` draws their results, called by the commands and by
-``reproduce`` (the report's orchestrator, the one module here that imports ``plots``). ``beyond/plots`` is the
-exception still to move: report part 3 draws its own figures (``beyond.report.write``).
+the report's orchestrators (``reproduce`` and the registered run functions of ``steps``, the modules here that
+import ``plots``).
 """

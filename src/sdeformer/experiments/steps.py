@@ -85,9 +85,12 @@ def architectures(ctx: Context) -> list[Section]:
 
 
 def beyond(ctx: Context) -> list[Section]:
+    from ..plots.beyond import write_figures
     from .beyond import report
 
-    return report.sections(report.run(ctx.out, quick=ctx.quick, seed=ctx.seed))
+    result = report.run(ctx.out, quick=ctx.quick, seed=ctx.seed)
+    write_figures(result, ctx.out / "beyond")
+    return report.sections(result)
 
 
 def real(ctx: Context) -> list[Section]:

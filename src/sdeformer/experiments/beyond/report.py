@@ -7,7 +7,7 @@ check, ``theory.checks.Check.record``: model, setting, quantity, predicted and i
 standard error, tolerance and its rule, step bias, bound, power and powers (the perturbation of 10 % and 20 %,
 the wrong model's measurement and own tolerance, whether it was caught), smallest_error_caught (or sign_only
 with a reason), verdict, holds; the partial-noise records also carry activation, dim,
-bias_std, share), ``out/beyond/beyond.json`` and the figures of ``beyond.plots``. Sizes: ``PLAN[quick]``
+bias_std, share), ``out/beyond/beyond.json`` and the figures of ``plots.beyond``. Sizes: ``PLAN[quick]``
 (``check_specs``); the quick plan is the fast version of every check and its power record (the default test
 suite runs it).
 """
@@ -175,13 +175,10 @@ def run(
 
 
 def write(result: BeyondResult, folder: Path) -> None:
-    """checks.json, beyond.json and the figures into ``folder``."""
-    from .plots import write_figures
-
+    """checks.json and beyond.json into ``folder`` (the figures: ``plots.beyond.write_figures``)."""
     folder.mkdir(parents=True, exist_ok=True)
     write_json(folder / "checks.json", list(result.checks))
     write_json(folder / "beyond.json", result.to_json())
-    write_figures(result, folder)
 
 
 def _power(c: dict) -> str:

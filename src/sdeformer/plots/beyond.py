@@ -15,8 +15,8 @@ import numpy as np
 from matplotlib.cm import ScalarMappable
 from matplotlib.colors import Normalize
 
-from ...plots import plt, save_figure
-from ...theory import quadrature as q
+from ..theory import quadrature as q
+from . import plt, save_figure
 
 ENERGY_FLOOR = 1e-17  # E_beta of coinciding tokens is 0 up to rounding (possibly negative): clipped for log axes
 
