@@ -7,6 +7,7 @@ discrete model, no noise).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
 
@@ -33,10 +34,29 @@ def head(beta: torch.Tensor, bf: torch.Tensor, v: torch.Tensor | None, softmax: 
     return UnnormalizedAttention(Q=q, V=None if v is None else v.mT, causal=causal)
 
 
+@dataclass(frozen=True)
+class StackedHeads:
+    """H heads as one attention whose matrices carry a leading head axis (``(H, *batch, d, d)``: one call, one
+    fused kernel for all heads), averaged over it; equal to ``MultiHeadAttention(heads, combine="mean")``."""
+
+    inner: AttentionDrift
+
+    def drift(self, x: torch.Tensor, source=None) -> torch.Tensor:
+        return self.inner.drift(x, source).mean(0)  # (H, ..., N, d) -> (..., N, d)
+
+
 def heads(beta: torch.Tensor, matrices: Matrices, softmax: bool = True, causal: bool = False):
-    """The peers' heads, averaged (a single head as it is)."""
-    parts = [head(beta, bf, v, softmax, causal) for bf, v in matrices]
-    return parts[0] if len(parts) == 1 else MultiHeadAttention(parts, combine="mean")
+    """The peers' heads, averaged (a single head as it is; several softmax heads stacked, ``StackedHeads``)."""
+    if len(matrices) == 1 or not softmax:
+        parts = [head(beta, bf, v, softmax, causal) for bf, v in matrices]
+        return parts[0] if len(parts) == 1 else MultiHeadAttention(parts, combine="mean")
+    bf = torch.stack([m[0] for m in matrices])  # (H, pp, d, d)
+    v = None if matrices[0][1] is None else torch.stack([m[1] for m in matrices if m[1] is not None])
+    if bf.shape[1] == 1:
+        bf, v = bf[:, 0], None if v is None else v[:, 0]
+    bf = bf[:, None] if bf.ndim == 3 else bf  # (H, 1 or pp, d, d): the head axis ahead of the runs
+    v = v[:, None] if v is not None and v.ndim == 3 else v
+    return StackedHeads(SoftmaxAttention(Q=(beta * bf).mT, V=v, value_convention="xV", causal=causal))
 
 
 def pair_fraction(x: torch.Tensor, dtype: torch.dtype) -> float:
