@@ -153,3 +153,17 @@ def test_causal_consensus_rate_is_one_half_at_every_n():
         rate = -np.polyfit(t[t >= 25], spread[t >= 25], 1)[0]  # after the modes 2/3, 3/4, ... died out
         assert rate == pytest.approx(ac.discrete_gap_rate(0.5, 0.1), rel=0.01)
         assert abs(rate - ac.discrete_gap_rate(1.0, 0.1)) > 0.1
+
+
+def test_noisy_graph_rate_judges_its_wrong_models_with_their_own_tolerance():
+    """The noisy consensus rate's power: the noise covariance x 1.1 and x 1.2, each re-run at h and h/2 with its
+    own tolerance; at this size no error is caught, and the record says so (sign_only with its reason)."""
+    noisy = ac.graph_checks(("complete",), 12, 4, 0.1, 4, 32)[1]
+    record = noisy.record()
+    assert record["power_basis"] == "wrong model re-run, its own tolerance"
+    assert [p.size for p in noisy.powers] == [0.1, 0.2]
+    assert all(p.tolerance is not None and p.tolerance > 0 for p in noisy.powers)
+    assert "covariance x 1.2" in noisy.powers[1].perturbation
+    caught = [p.size for p in noisy.powers if p.caught and p.size is not None]
+    assert record["smallest_error_caught"] == (min(caught) if caught else None)
+    assert caught or (record["sign_only"] and "no error" in record["reason"])

@@ -1,9 +1,8 @@
 """The measurements and theory checks of report part ``architectures`` (BEYOND sections 7-10), one function per
 part; ``experiments.architectures`` sizes, runs and reports them. Each check is a ``theory.checks.Check``
 (predicted and its source, measured, standard error, tolerance and its rule, the measured discretization bias)
-with a power record: a stated wrong input (a wrong prediction), whose value the measurement must reject, so
-that the check can fail (``wrong``: ``Power.measured`` holds the wrong prediction, ``caught`` that
-|measured - wrong| exceeds the tolerance).
+with a power record: a stated wrong input (``wrong``: a wrong prediction the measurement must reject), and the
+prediction moved by 10 % and 20 % for a deterministic check; the noisy graph rate re-runs its wrong models.
 """
 
 from __future__ import annotations
@@ -28,13 +27,14 @@ from ..metastability import cluster_energy, equal_clusters_energy, geometric_tim
 from ..noise.mlp import MLPNoise
 from ..noise.scaled import Scaled
 from ..observables import FIGURE_CLUSTER_COS, interaction_energy
-from ..theory.checks import SIGMAS, Check, Power
+from ..theory.checks import SIGMAS, SIZES, Check, Power
 
 F64 = torch.float64
 BOOTSTRAP = 200  # resamples of the runs for the s.e. of a crossing time
 GRAPH_RELATIVE = 0.01  # allowance of the noiseless graph rates: O(eps^2) nonlinearity and O(e^{-gap T}) transients
 FIT_FROM = 0.25  # the rates are fitted over [FIT_FROM T, T] (after the faster graph modes have died out)
 DECAY = {"noiseless": 16.0, "noise": 20.0}  # horizons: log-spread decay predicted over [0, T] (above float64 floor)
+NOISE_WRONG = "noise covariance x {0:g} (lambda_1 x {0:g})"  # the noisy graph rate's wrong models
 LEVEL_RELATIVE = 2e-3  # allowance of a plateau level: the saddle is left along a perturbation of relative size ~eps^2
 
 
@@ -148,10 +148,29 @@ def discrete_gap_rate(gap: float, dt: float) -> float:
     return -math.log(1 - dt * gap / (1 + dt)) / dt
 
 
+def _noisy_rate_check(mask, gap, setting, tokens, dim, dt, runs, width, lyap, strength, seed) -> Check:
+    """The consensus rate with the common noise of covariance x ``strength``, at h and h/2 (its own tolerance: 3
+    s.e. over runs + the halved-step bias), against the prediction gap rate - lambda_1 of the unscaled noise."""
+    noisy = [discrete_gap_rate(gap, h) - lyap for h in (dt, dt / 2)]
+    field = mlp_noise(width, strength)
+    found = [consensus_rate(mask, tokens, dim, h, DECAY["noise"] / p, runs, field, seed) for h, p in
+             zip((dt, dt / 2), noisy)]  # fmt: skip
+    bias = abs((found[0][0] - noisy[0]) - (found[1][0] - noisy[1]))
+    return Check(
+        model="graph+noise", setting={**setting, "dt": dt / 2, "noise": "mlp", "width": width, "runs": runs},
+        quantity="consensus rate", predicted=noisy[1], source="discrete gap rate - lambda_1 (THEORY 2)",
+        measured=found[1][0], standard_error=found[1][1], tolerance=SIGMAS * found[1][1] + bias,
+        tolerance_rule="3 s.e. over runs + |(m - p)_h - (m - p)_(h/2)| (halved step)", step_bias=bias,
+        extra={"lambda_1": lyap},
+    )  # fmt: skip
+
+
 def graph_checks(masks: Sequence[str], tokens: int, dim: int, dt: float, runs: int, width: int, seed=0) -> list[Check]:
     """For each graph: the noiseless rate against the discrete spectral-gap rate (wrong input: the continuum
-    rate, the gap itself), and with the paper's common noise (ReLU MLP) against gap rate - lambda_1, the noise's
-    top Lyapunov exponent (THEORY section 2), with the step bias from halving h (wrong input: no noise term)."""
+    rate, the gap itself; deterministic, so the prediction moved by 10 % and 20 % is its power), and with the
+    paper's common noise (ReLU MLP) against gap rate - lambda_1, the noise's top Lyapunov exponent (THEORY
+    section 2), with the step bias from halving h; its power: the noise covariance (so lambda_1) x 1.1 and x 1.2,
+    each re-run as the model under test with its own tolerance (``Check.with_powers``)."""
     lyap = kernel_theory("relu", dim).lambda1
     out = []
     for mask in masks:
@@ -166,18 +185,9 @@ def graph_checks(masks: Sequence[str], tokens: int, dim: int, dt: float, runs: i
             tolerance_rule="1% (O(eps^2) nonlinearity, e^{-(gap_3 - gap_2) T} transient; deterministic run)",
         )  # fmt: skip
         out.append(wrong(check, "the continuum rate gap (h -> 0)", gap))
-        noisy = [discrete_gap_rate(gap, h) - lyap for h in (dt, dt / 2)]
-        found = [consensus_rate(mask, tokens, dim, h, DECAY["noise"] / p, runs, mlp_noise(width), seed) for h, p in
-                 zip((dt, dt / 2), noisy)]  # fmt: skip
-        bias = abs((found[0][0] - noisy[0]) - (found[1][0] - noisy[1]))
-        check = Check(
-            model="graph+noise", setting={**setting, "dt": dt / 2, "noise": "mlp", "width": width, "runs": runs},
-            quantity="consensus rate", predicted=noisy[1], source="discrete gap rate - lambda_1 (THEORY 2)",
-            measured=found[1][0], standard_error=found[1][1], tolerance=SIGMAS * found[1][1] + bias,
-            tolerance_rule="3 s.e. over runs + |(m - p)_h - (m - p)_(h/2)| (halved step)", step_bias=bias,
-            extra={"lambda_1": lyap},
-        )  # fmt: skip
-        out.append(wrong(check, "noise ignored (the noiseless rate)", noisy[1] + lyap))
+        args = (mask, gap, setting, tokens, dim, dt, runs, width, lyap)
+        wrongs = {s: _noisy_rate_check(*args, 1.0 + s, seed + 1) for s in SIZES}
+        out.append(_noisy_rate_check(*args, 1.0, seed).with_powers(lambda s: NOISE_WRONG.format(1 + s), wrongs))
     return out
 
 
