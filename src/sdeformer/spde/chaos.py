@@ -86,12 +86,13 @@ def r_d(n: np.ndarray | Sequence[int], dim: int) -> np.ndarray:
 @dataclass(frozen=True)
 class Chaos:
     """W_2^2 of N-particle clouds against the density on the same noise paths: ``w2`` ``(kind, sizes, S, runs)``
-    at the saved ``times`` for the particle kinds ``kinds`` ('iid', 'qmc')."""
+    at the saved ``times`` for the particle kinds ``kinds`` ('iid', 'qmc'), in the ambient dimension ``dim``."""
 
     sizes: tuple[int, ...]
     kinds: tuple[str, ...]
     times: np.ndarray
     w2: np.ndarray
+    dim: int = 2
 
     def sup(self) -> np.ndarray:
         """sup over the saved times, ``(kind, sizes, runs)``."""
@@ -120,7 +121,7 @@ class Chaos:
                     "slope_ci": list(bootstrap_slope(self.sizes, sup)),
                     "dynamics_slope": loglog_slope(self.sizes, added.mean(-1)),
                     "dynamics_slope_ci": list(bootstrap_slope(self.sizes, np.maximum(added, np.finfo(float).tiny))),
-                    "bound_slope": loglog_slope(self.sizes, r_d(self.sizes, 2)),
+                    "bound_slope": loglog_slope(self.sizes, r_d(self.sizes, self.dim)),
                     "paths": runs,
                 }
             )
