@@ -31,10 +31,12 @@ def render() -> str:
         ]
     lines += ["", "## experiments (sdeformer.EXPERIMENTS)", ""]
     lines += ["Each is `sdeformer reproduce NAME` and a command `sdeformer NAME` of its own; a group runs several."]
-    lines += ["", "| name | module | groups | description |", "|---|---|---|---|"]
+    lines += ["Declared settings are given as `sdeformer NAME --set SETTING=VALUE`."]
+    lines += ["", "| name | module | groups | settings | description |", "|---|---|---|---|---|"]
     for e in EXPERIMENTS:
         module = e.target.partition(":")[0]
-        lines.append(f"| `{e.name}` | `{module}` | {', '.join(e.groups) or '-'} | {e.doc} |")
+        settings = ", ".join(f"`{p.name}` ({p.doc}; {p.default})" for p in e.declared()) or "-"
+        lines.append(f"| `{e.name}` | `{module}` | {', '.join(e.groups) or '-'} | {settings} | {e.doc} |")
     return "\n".join(lines) + "\n"
 
 

@@ -47,3 +47,22 @@ def test_every_registered_experiment_is_a_command_of_its_own():
     assert set(EXPERIMENTS.names()) <= names
     result = CliRunner().invoke(app, ["ode", "--help"])
     assert result.exit_code == 0 and "noise-free limit ODE" in result.output and "--quick" in result.output
+
+
+def test_the_experiments_declared_settings_are_options_of_its_command(tmp_path):
+    """``sdeformer ode --set NAME=VALUE``: a declared setting reaches the run (3 depths, 6 tokens), an undeclared
+    or out-of-range one is refused in one line, and the folder belongs to the settings it was made with."""
+    from typer.testing import CliRunner
+
+    from sdeformer.cli import app
+
+    out = tmp_path / "ode"
+    result = CliRunner().invoke(app, ["ode", "--out", str(out), "--quick", "--set", "depths=3", "--set", "tokens=6"])
+    assert result.exit_code == 0, result.output
+    record = json.loads((out / "ode" / "ode.json").read_text())
+    assert len(record["layers"]) == 3
+    for bad, named in (("depths=2", "depths"), ("width=8", "width"), ("depths", "set")):
+        refused = CliRunner().invoke(app, ["ode", "--out", str(tmp_path / "other"), "--set", bad])
+        assert refused.exit_code == 2 and named in refused.output and "Traceback" not in refused.output
+    again = CliRunner().invoke(app, ["ode", "--out", str(out), "--quick"])  # other settings, same folder
+    assert again.exit_code == 2 and "another config" in again.output

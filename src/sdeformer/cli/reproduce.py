@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 import time
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -33,14 +34,20 @@ def reproduce(
     """Run registered experiments into OUT/index.html: the paper's Table 1 and Figures 1-6 and the theorem checks
     by default.
     Damaged cached parts are moved into a damaged/ folder beside them, recomputed and listed at the end."""
+    _run(part.value, out, seed, quick, job_executor("dask" if scheduler else executor, workers, scheduler), force)
+
+
+def _run(part: str, out: Path, seed: int, quick: bool, jobs: Any, force: bool, settings: dict | None = None) -> None:
+    """Run ``part`` into ``out`` on the executor context ``jobs``; print where the report went and the damaged
+    parts kept."""
     from ..core.validate import seed as check_seed
     from ..experiments.reproduce import reproduce as run
     from ..io.store import damaged_files
 
     check_seed("seed", seed)  # before the folder is claimed for it
     started = time.perf_counter()
-    with job_executor("dask" if scheduler else executor, workers, scheduler) as ex:
-        path = run(part.value, out, seed=seed, quick=quick, executor=ex, force=force)
+    with jobs as ex:
+        path = run(part, out, seed=seed, quick=quick, executor=ex, force=force, settings=settings)
     console = Console(stderr=True)
     console.print(f"report written to {path} in {time.perf_counter() - started:.1f} s", highlight=False, soft_wrap=True)
     for kept in damaged_files(out):
@@ -66,8 +73,14 @@ def _experiment_command(name: str):
         seed: int = typer.Option(0, help="seed of the simulated runs"),
         quick: bool = typer.Option(False, help="smaller sizes where the experiment has them"),
         force: bool = typer.Option(False, help="write into a folder that holds another seed's reproduction"),
+        setting: list[str] | None = typer.Option(
+            None, "--set", metavar="NAME=VALUE", help="a setting the experiment declares (repeatable)"
+        ),
     ) -> None:
-        reproduce(Part[name], out, seed, quick, "local", 2, None, force)  # pyright: ignore[reportIndexIssue]
+        from ..core.config_files import parse_assignments
+
+        given = parse_assignments(setting or (), "set", dotted=False)
+        _run(name, out, seed, quick, job_executor("local", 2, None), force, given)
 
     command.__name__ = name
     return cli_errors(command)

@@ -104,16 +104,18 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
     return data
 
 
-def parse_assignments(items: list[str] | tuple[str, ...], name: str = "param") -> dict[str, Any]:
-    """``["KIND.NAME=VALUE", ...]`` (a command's repeatable ``--param``) as a mapping, each value read as a
-    YAML 1.2 scalar (``0.3`` a float, ``true`` a boolean, ``off`` a string). ConfigError naming ``name`` for an
-    item without ``=``, a key given twice or a value that is not a scalar."""
+def parse_assignments(items: list[str] | tuple[str, ...], name: str = "param", dotted: bool = True) -> dict[str, Any]:
+    """``["KIND.NAME=VALUE", ...]`` (a command's repeatable ``--param``; ``NAME=VALUE`` where not ``dotted``) as
+    a mapping, each value read as a YAML 1.2 scalar (``0.3`` a float, ``true`` a boolean, ``off`` a string).
+    ConfigError naming ``name`` for an item without ``=``, a key given twice or a value that is not a scalar."""
     out: dict[str, Any] = {}
     for item in items:
         key, sep, text = item.partition("=")
         key = key.strip()
-        if not sep or "." not in key:
-            raise ConfigError(name, item, "must be KIND.NAME=VALUE, e.g. noise.fraction=0.3")
+        if not sep or not key or (dotted and "." not in key):
+            raise ConfigError(
+                name, item, "must be KIND.NAME=VALUE, e.g. noise.fraction=0.3" if dotted else "NAME=VALUE"
+            )
         if key in out:
             raise ConfigError(name, key, "given twice; each key may appear once")
         value = _yaml_load(text) if text.strip() else ""

@@ -11,6 +11,7 @@ and is rejected.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +20,7 @@ import torch
 
 from ..config import ModelConfig
 from ..io.report import Figure, Section, Table
+from ..params import Param
 from .registry import Context
 from .results import Result, read_cached_json, write_cached_json
 
@@ -94,9 +96,25 @@ def run(settings: OdeSettings, advance=lambda _n: None) -> OdeResult:
     )  # fmt: skip
 
 
-def run_and_write(out: Path, quick: bool = False, advance=lambda _n: None) -> OdeResult:
-    """``run`` at the report's (or the quick) size, cached in ``out/ode.json`` for its settings."""
-    settings = OdeSettings.quick() if quick else OdeSettings()
+SETTINGS = (
+    Param("tokens", int, OdeSettings.tokens, low=2, doc="N tokens"),
+    Param("dim", int, OdeSettings.dim, low=2, doc="d, token dimension"),
+    Param("beta", float, OdeSettings.beta, low=1e-6, high=700.0, doc="Q^T K = beta I"),
+    Param("horizon", float, OdeSettings.horizon, low=1e-6, doc="T"),
+    Param("first", int, OdeSettings.first, low=2, doc="the smallest depth L0"),
+    Param("depths", int, OdeSettings.depths, low=3, high=12, doc="depths L0, 2 L0, ... (the fit needs 3)"),
+    Param("starts", int, OdeSettings.starts, low=1, doc="initial states"),
+)
+"""The experiment's declared settings (``sdeformer ode --set NAME=VALUE``); defaults: the report's size."""
+
+
+def run_and_write(
+    out: Path, quick: bool = False, advance=lambda _n: None, changes: dict[str, object] | None = None
+) -> OdeResult:
+    """``run`` at the report's (or the quick) size with ``changes`` (declared settings, ``SETTINGS``), cached in
+    ``out/ode.json`` for its settings."""
+    base = OdeSettings.quick() if quick else OdeSettings()
+    settings = dataclasses.replace(base, **(changes or {}))  # type: ignore[arg-type]
     path = Path(out) / "ode.json"
     cached = read_cached_json(path, settings.__dict__)
     if cached is not None:
@@ -132,6 +150,6 @@ def report(ctx: Context) -> list[Section]:
     """The registered experiment: computed into ``OUT/ode``, drawn, one section."""
     from ..plots.ode import order_figure
 
-    result = run_and_write(ctx.out / "ode", quick=ctx.quick, advance=ctx.advance)
+    result = run_and_write(ctx.out / "ode", quick=ctx.quick, advance=ctx.advance, changes=ctx.settings)
     order_figure(result, ctx.out / "ode" / result.figure)
     return [section(result)]

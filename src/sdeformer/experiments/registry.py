@@ -6,6 +6,11 @@ it starts, the groups it belongs to (``all``, ``paper``, ``report``) and its cos
 registry come ``sdeformer reproduce NAME`` (its choices and help), the groups, the progress bars and the
 report's sections (in registration order), and the API table of the experiments.
 
+An entry may declare the experiment's settings (``params``: ``"module:NAME"`` of a tuple of ``params.Param``s,
+imported when used, e.g. the ODE check's tokens and depths); ``sdeformer NAME --set NAME=VALUE`` checks a value
+against its declaration and hands it to the run function as ``ctx.settings`` (part of the experiment's cache
+key, so other settings never reuse a result).
+
 The run function takes a ``Context`` and returns the report's ``Section``s (with their figures drawn): it runs
 the experiment's computation (cached and resumable in its folder), has ``sdeformer.plots`` draw the result,
 and builds the sections from it. A new experiment is one module with such a function, its plot function, its
@@ -21,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import ConfigError
+from ..params import Param
 
 
 @dataclass(frozen=True)
@@ -36,6 +42,7 @@ class Context:
     advance: Callable[[int], None] = field(default=lambda _n: None)
     stage: Callable[[str], None] = field(default=lambda _text: None)
     requested: str = ""
+    settings: dict[str, Any] = field(default_factory=dict)  # declared settings given (``Experiment.params``)
 
 
 @dataclass(frozen=True)
@@ -48,6 +55,21 @@ class Experiment:
     stage: str
     groups: tuple[str, ...] = ()
     units: Callable[[int, bool], int] = field(default=lambda _seed, _quick: 0)
+    params: str = ""
+
+    def declared(self) -> tuple[Param, ...]:
+        """The settings the experiment declares (none without ``params``)."""
+        module, _, attr = self.params.partition(":")
+        return getattr(importlib.import_module(module), attr) if self.params else ()
+
+    def settings(self, given: dict[str, Any]) -> dict[str, Any]:
+        """``given`` settings checked against the declared ones (type and range); ConfigError naming an undeclared
+        or bad one."""
+        declared = {p.name: p for p in self.declared()}
+        for name in given:
+            if name not in declared:
+                raise ConfigError("set", name, f"not a setting of {self.name}; its settings: {sorted(declared)}")
+        return {name: declared[name].check(name, value) for name, value in given.items()}
 
     def run(self, ctx: Context) -> list[Any]:
         """The experiment's report sections, computed into ``ctx.out``."""
@@ -148,5 +170,6 @@ EXPERIMENTS.register(
 EXPERIMENTS.register(
     Experiment("ode", "sdeformer.experiments.ode:report",
                "the noise-free limit ODE against the discrete model: first order in the layer step (THEORY 3)",
-               "the noise-free limit: discrete model against the ODE", (), lambda _s, quick: 4 if quick else 6)
+               "the noise-free limit: discrete model against the ODE", (), lambda _s, quick: 4 if quick else 6,
+               "sdeformer.experiments.ode:SETTINGS")
 )  # fmt: skip

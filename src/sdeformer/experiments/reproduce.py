@@ -30,15 +30,20 @@ def reproduce(
     show_progress: bool = True,
     executor: Any = None,
     force: bool = False,
+    settings: dict[str, Any] | None = None,
 ) -> Path:
     """Run ``part`` (a group of ``EXPERIMENTS``: all, paper, report; or one experiment's name) into ``out``;
     returns the path of index.html.
 
     ``out`` belongs to one seed (``store.claim_run_folder``): another seed's folder is refused unless ``force``.
-    ``executor`` (a ``sweeps`` executor) runs the grid's and the theorem checks' jobs; default: this process."""
+    ``executor`` (a ``sweeps`` executor) runs the grid's and the theorem checks' jobs; default: this process.
+    ``settings``: declared settings of the one experiment ``part`` names (``Experiment.settings``); the folder
+    belongs to them too."""
     chosen = EXPERIMENTS.select(part)  # ConfigError for an unknown name
+    given = EXPERIMENTS[part].settings(settings) if settings else {}  # ConfigError for a group or a bad setting
     out = Path(out)
-    claim_run_folder(out, {"command": "reproduce", "seed": seed}, force=force, marker_name="reproduce.json")
+    claim = {"command": "reproduce", "seed": seed, **({"settings": given} if given else {})}
+    claim_run_folder(out, claim, force=force, marker_name="reproduce.json")
     started = time.perf_counter()
     sections: list[Section] = []
     stage = _stage if show_progress else (lambda _text: None)  # one line per stage on stderr
@@ -46,7 +51,7 @@ def reproduce(
         stage(experiment.stage)
         units = experiment.units(seed, quick)
         with progress_bar(units, experiment.name, enabled=show_progress and units > 0) as advance:
-            ctx = Context(out, seed, quick, executor, advance, stage, part)
+            ctx = Context(out, seed, quick, executor, advance, stage, part, given)
             sections += experiment.run(ctx)
     meta = (
         f"sdeformer reproduce {part}; seed {seed}; torch {torch.__version__}; {platform.machine()} "
