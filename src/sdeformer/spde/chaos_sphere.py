@@ -22,6 +22,7 @@ import numpy as np
 import torch
 
 from .chaos import Chaos
+from .fields import mlp_noise
 from .initial import von_mises_fisher
 from .solver import DensitySolver
 
@@ -114,3 +115,18 @@ def grid_error(solver: DensitySolver, c: torch.Tensor, atoms: int) -> float:
     the approximation of the density by its atoms."""
     coarse, fine = (density_atoms(solver, c, k) for k in (atoms, 4 * atoms))
     return w2_sphere(coarse[0], fine[0], coarse[1], fine[1])
+
+
+def sphere_table(sizes: Sequence[int] = (100, 300, 1000), runs: int = 32, seed: int = 0, atoms: int = 4) -> dict:
+    """The measurement of docs/spde.md section 9 on the sphere: softmax beta = 2, ReLU noise (sU = sW = 0.5,
+    degree 2) at amplitude 0.3, density degree 16, 20 steps to T = 0.3, von Mises-Fisher start (concentration 1),
+    W_2^2 at t = 0, T/2, T over ``runs`` noise paths: ``w2`` (the rows of ``Chaos.rows``, with their fitted
+    ``slope``) and ``grid_error`` (the atoms' quantisation error at the start for ``atoms`` N / 4 and ``atoms`` N
+    points, N the largest size: about 1 / K)."""
+    field = mlp_noise(3, "relu", 0.5, 0.5, modes=2, scale=0.3)
+    solver = DensitySolver(field, 16, 20, 0.3, beta=2.0)
+    c0 = von_mises_fisher(solver.basis, 1.0)
+    top = atoms * max(sizes) // 4
+    errors = {top // 4: grid_error(solver, c0, top // 4), top: grid_error(solver, c0, top)}
+    chaos = chaos_w2_sphere(solver, sizes, runs, seed=seed, saves=2, atoms=atoms)
+    return {"w2": chaos.rows(), "grid_error": errors, "atoms": atoms * max(sizes)}
