@@ -61,7 +61,7 @@ def test_a_10_percent_error_in_a_declared_moment_fails(method, factor):
 class GlobalRandom(sdf.GaussianField):
     """Draws from torch's global generator, not the run's source: batched no longer equals unbatched."""
 
-    def increment(self, y, dt, streams):
+    def increment(self, y, dt, source):
         return torch.randn(y.shape, dtype=y.dtype) * dt**0.5
 
 

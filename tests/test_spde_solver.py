@@ -60,8 +60,8 @@ class DriftingField(SpectralField):
         self.inner = field
         self.components = field.components
 
-    def apply(self, y, dt, z, streams=None):
-        return self.inner.apply(y, dt, z + 1.0, streams)
+    def apply(self, y, dt, z, source=None):
+        return self.inner.apply(y, dt, z + 1.0, source)
 
 
 @pytest.mark.parametrize("dim", DIMS)
