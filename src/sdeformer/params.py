@@ -1,6 +1,7 @@
 """Declared parameters: ``Param``, the parameters a registered part declares for itself (``registry.Entry.params``;
 docs/extending.md), and ``FIELDS``, the declarations of the config fields the built-in parts read
-(``registry.Entry.reads``): type, default, allowed values, whether one batched run may vary it, docs line. The
+(``registry.Entry.reads``): type, default, allowed values, docs line (whether a batched run may vary a field is
+declared by the part that reads it: ``registry.Entry.batched``). The
 config's defaults and checks (``config.ModelConfig``) and the command line's model flags (``sdeformer simulate``)
 come from them. Torch-free, so that ``--help`` stays fast.
 """
@@ -61,8 +62,8 @@ FIELDS: dict[str, Param] = {
         Param("layers", int, 150, low=1, rule="positive_int", doc="L, depth"),
         Param("horizon", float, 5.0, low=0.0, rule="positive_float", doc="T, so dt = T / L"),
         Param("activation", str, "relu", doc="MLP activation"),
-        Param("su", float, 0.0, low=0.0, batched=True, rule="nonneg_float:bias std", doc="hidden bias std"),
-        Param("sw", float, 0.0, low=0.0, batched=True, rule="nonneg_float:bias std", doc="output bias std"),
+        Param("su", float, 0.0, low=0.0, rule="nonneg_float:bias std", doc="hidden bias std"),
+        Param("sw", float, 0.0, low=0.0, rule="nonneg_float:bias std", doc="output bias std"),
         Param("mlp", bool, True, doc="the noise (by default the MLP's) on/off"),
         Param("attention", str, "softmax", doc="attention drift"),
         Param("causal", bool, False, doc="causal attention mask"),
@@ -80,9 +81,9 @@ FIELDS: dict[str, Param] = {
         Param("mask", str, "", doc="graph mask: path, cycle, complete, grid[:RxC], regular:K or a file"),
         Param("cross", int, 0, low=0, doc="the first K tokens are the encoder species (two species)"),
         Param("cross_noise", str, "shared", doc="two species: shared (one field) or own (one per species)"),
-        Param("attention_scale", float, 1.0, batched=True, rule="finite_float", doc="s in V = s I"),
-        Param("beta", float, 1.0, low=0.0, batched=True, rule="positive_float", doc="Q^T K = beta I"),
-        Param("seed", int, 0, low=0, batched=True, rule="seed", doc="random seed"),
+        Param("attention_scale", float, 1.0, rule="finite_float", doc="s in V = s I"),
+        Param("beta", float, 1.0, low=0.0, rule="positive_float", doc="Q^T K = beta I"),
+        Param("seed", int, 0, low=0, rule="seed", doc="random seed"),
         Param("dtype", str, "float32", doc="float32, float64 or bfloat16"),
         Param("rng", str, "generator", doc="random source: generator, or counter (Philox; for GPUs)"),
         Param("sampling", str, "direct", doc="MLP field: direct or conditional (same law)"),
