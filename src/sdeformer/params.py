@@ -1,9 +1,9 @@
 """Declared parameters: ``Param``, the parameters a registered part declares for itself (``registry.Entry.params``;
 docs/extending.md), and ``FIELDS``, the declarations of the config fields the built-in parts read
 (``registry.Entry.reads``): type, default, allowed values, docs line (whether a batched run may vary a field is
-declared by the part that reads it: ``registry.Entry.batched``). The
-config's defaults and checks (``config.ModelConfig``) and the command line's model flags (``sdeformer simulate``)
-come from them. Torch-free, so that ``--help`` stays fast.
+declared by the part that reads it: ``registry.Entry.batched``). The config's defaults and checks
+(``config.ModelConfig``) and the command line's model flags (``sdeformer simulate``) come from them. Torch-free,
+so that ``--help`` stays fast.
 """
 
 from __future__ import annotations
