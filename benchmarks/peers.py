@@ -24,6 +24,7 @@ import torch
 
 from sdeformer.attention.softmax import SoftmaxAttention
 from sdeformer.dynamics.discrete import StochasticTransformer
+from sdeformer.dynamics.loop import SaveAt
 from sdeformer.peers import dotm, glpr, litm, simuformer
 
 from .timing import conditions, interleaved, ratio, spread
@@ -124,19 +125,33 @@ def _glpr(sweep: str) -> dict | None:
     return {"peer": peer, "sdeformer": lambda: glpr.run(**GLPR_SWEEPS[sweep])}
 
 
-def _plain_loop(layers: int = 4000, beta: float = 4.0, dt: float = 0.1):
-    """x <- LN(x + dt softmax(beta x x^T) x) in plain torch: the arithmetic of one Post-LN layer."""
+def _plain_loop(same: bool, layers: int = 4000, beta: float = 4.0, dt: float = 0.1):
+    """x <- LN(x + dt softmax(beta x x^T) x) in plain torch: the arithmetic of one Post-LN layer, with 2-D
+    matmuls, or (``same``) with sdeformer's (a stack of one run through bmm: bit-identical results)."""
     x0 = torch.tensor(dotm.Z0, dtype=torch.float64)
+    x0 = x0 / torch.linalg.vector_norm(x0, dim=-1, keepdim=True)
+
+    def attention(x):
+        if not same:
+            return torch.softmax(beta * (x @ x.T), -1) @ x
+        x3 = x.unsqueeze(0)
+        return torch.bmm(torch.softmax(torch.bmm((x * beta).unsqueeze(0), x3.transpose(1, 2)), -1), x3).squeeze(0)
 
     def run():
         x = x0
         for _ in range(layers):
-            x = x + dt * (torch.softmax(beta * (x @ x.T), -1) @ x)
+            x = x + dt * attention(x)
             x = x / torch.linalg.vector_norm(x, dim=-1, keepdim=True)
         return x
 
     model = StochasticTransformer(layers, layers * dt, None, SoftmaxAttention(beta))
-    return {"plain torch": run, "sdeformer": lambda: model.run(x0).final}
+
+    def ours():
+        return model.run(x0, saveat=SaveAt(final_only=True)).final
+
+    if same and not torch.equal(run(), ours()):
+        raise AssertionError("the plain loop's arithmetic differs from sdeformer's")
+    return {"plain torch": run, "sdeformer": ours}
 
 
 def bench_peers(rounds: int = 3, only: str = "") -> dict:
@@ -152,7 +167,8 @@ def bench_peers(rounds: int = 3, only: str = "") -> dict:
         ("simuformer 8 heads (512 x 64 x 16, 2 betas, T 5)", lambda: _simuformer(8)),
         ("glpr softmax (2048 x 32 x 2, 10 betas, T 30)", lambda: _glpr("softmax")),
         ("glpr exp / N (2048 x 32 x 2, 10 betas to 3, T 1)", lambda: _glpr("exp / N")),
-        ("time loop n=5 d=2, 4000 layers", _plain_loop),
+        ("time loop n=5 d=2, 4000 layers, vs 2-D matmuls", lambda: _plain_loop(False)),
+        ("time loop n=5 d=2, 4000 layers, vs the same arithmetic", lambda: _plain_loop(True)),
     ):
         if only not in name:
             continue

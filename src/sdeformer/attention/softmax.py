@@ -19,7 +19,7 @@ import functools
 import math
 import operator
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
@@ -63,12 +63,15 @@ def softmax_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, chun
     depends on the run's shape only, never on the batch, and an unbatched run is a stack of one: batched equals
     unbatched).
     """
-    if q.shape[:-2] == k.shape[:-2] == v.shape[:-2] and k.shape[-2] <= min(
-        SMALL_RUN, 4 * max(q.shape[-1], v.shape[-1])
-    ):
+    nk, e, f = k.shape[-2], q.shape[-1], v.shape[-1]
+    if nk <= SMALL_RUN and nk <= 4 * max(e, f) and q.shape[:-2] == k.shape[:-2] == v.shape[:-2]:
         # as a stack of matrices (B, N, .) whatever the batch, so a run is one bmm entry batched or not
-        q3, k3, v3 = (t.reshape(-1, *t.shape[-2:]) for t in (q, k, v))  # (B, Nq, e), (B, Nk, e), (B, Nk, f)
-        out = torch.bmm(torch.softmax(torch.bmm(q3, k3.transpose(-1, -2)), -1), v3)  # (B, Nq, f)
+        if q.ndim == 2:  # one run: a stack of one (views, no reshape)
+            k3 = k.unsqueeze(0)  # (1, Nk, e)
+            scores = torch.bmm(q.unsqueeze(0), k3.transpose(1, 2))  # (1, Nq, Nk)
+            return torch.bmm(torch.softmax(scores, -1), k3 if v is k else v.unsqueeze(0)).squeeze(0)
+        q3, k3, v3 = q.reshape(-1, *q.shape[-2:]), k.reshape(-1, *k.shape[-2:]), v.reshape(-1, *v.shape[-2:])
+        out = torch.bmm(torch.softmax(torch.bmm(q3, k3.mT), -1), v3)  # (B, Nq, f)
         return out.reshape(*q.shape[:-1], v.shape[-1])
     batch = _batch_shape(q, k, v)
     nq, nk, flat = q.shape[-2], k.shape[-2], max(1, math.prod(batch))
@@ -193,6 +196,7 @@ class SoftmaxAttention:
     V: torch.Tensor | None = None  # (d, d) or per run (*batch, d, d)
     value_convention: str = "Vx"
     causal: bool = False
+    _plain_beta: float | None = field(default=None, init=False, repr=False, compare=False)  # set in __post_init__
 
     def __post_init__(self) -> None:
         if self.value_convention not in VALUE_CONVENTIONS:
@@ -209,6 +213,9 @@ class SoftmaxAttention:
             m = getattr(self, name)
             if m is not None and (m.ndim < 2 or m.shape[-1] != m.shape[-2] or not torch.isfinite(m).all()):
                 raise ConfigError(name, tuple(m.shape), "must be finite square (d, d) matrices, or (*batch, d, d)")
+        beta, unit = self.beta, isinstance(self.scale, (int, float)) and self.scale == 1
+        plain = unit and not matrices and not self.causal
+        object.__setattr__(self, "_plain_beta", float(beta) if plain and isinstance(beta, (int, float)) else None)
 
     @classmethod
     def from_config(cls, p) -> AttentionDrift:
@@ -219,6 +226,8 @@ class SoftmaxAttention:
 
     def drift(self, x: torch.Tensor, source: RandomSource | None = None) -> torch.Tensor:
         """Attn_X(x_i) for every token. ``(..., N, d) -> (..., N, d)``."""
+        if self._plain_beta is not None:  # the paper's Q^T K = beta I, V = I: no matrix, no per-run parameter
+            return softmax_attention(x * self._plain_beta, x, x)
         q = x @ self.Q.mT.to(x) if self.Q is not None else x * _batch_param(self.beta, x)  # (..., N, d)
         k = x @ self.K.mT.to(x) if self.K is not None else x  # (..., N, d)
         v = x if self.V is None else x @ (self.V.mT if self.value_convention == "Vx" else self.V).to(x)  # (..., N, d)

@@ -51,9 +51,19 @@ class StochasticTransformer(TokenDynamics):
         if norm is not None:
             require(norm, NormScheme, "norm")
         self.noise = noise
-        self.attention = attention if attention is not None else NoAttention()
+        self.attention = attention
         self.norm = norm if norm is not None else PostLN()
         self.clock = 0
+
+    @property
+    def attention(self) -> AttentionDrift:
+        """The attention block (``NoAttention`` when off)."""
+        return self._part
+
+    @attention.setter
+    def attention(self, part: AttentionDrift | None) -> None:
+        self._part = part if part is not None else NoAttention()
+        self._attention = None if isinstance(self._part, NoAttention) else self._part  # what a layer calls
 
     @property
     def layers(self) -> int:
@@ -70,5 +80,4 @@ class StochasticTransformer(TokenDynamics):
         """One layer at time ``clock * dt`` (the clock then advances). ``(..., N, d) -> (..., N, d)``."""
         t = self.clock * self.dt
         self.clock += 1
-        attn = None if isinstance(self.attention, NoAttention) else self.attention
-        return self.norm.layer(x, t, self.dt, attn, self.noise, source)
+        return self.norm.layer(x, t, self.dt, self._attention, self.noise, source)
