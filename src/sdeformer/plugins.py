@@ -26,7 +26,7 @@ _entry_points_read = False
 def load_plugins(plugins: Iterable[str]) -> None:
     """Import each plugin (a module name or a ``.py`` file), whose import registers its parts; the executors
     load ``loaded_plugins()`` on their workers too. Raises ConfigError naming a plugin that cannot be imported
-    (an error or ``sys.exit`` at its import)."""
+    (any exception, ``sys.exit`` included, at its import; Ctrl-C stays an interrupt)."""
     for plugin in plugins:
         _load(str(plugin))
 
@@ -53,8 +53,11 @@ def _load(plugin: str) -> None:
             module = importlib.import_module(plugin)
     except ConfigError as exc:
         raise ConfigError("plugin", plugin, f"registers a bad part ({exc})") from None
-    except (Exception, SystemExit) as exc:
-        raise ConfigError("plugin", plugin, f"cannot be imported ({type(exc).__name__}: {exc})") from None
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # an error, sys.exit or GeneratorExit at its import: it cannot be imported
+        why = f"{type(exc).__name__}: {exc}".splitlines()[0] if str(exc) else type(exc).__name__
+        raise ConfigError("plugin", plugin, f"cannot be imported ({why})") from None
     _loaded.append(plugin)
     source = Path(getattr(module, "__file__", None) or plugin).resolve()
     _sources[str(source.parent if source.name == "__init__.py" else source)] = plugin

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +36,7 @@ from ..core.validate import finite_float, nonneg_float, per_run, positive_float
 from ..params import FIELDS
 
 GRAPHS = ("path", "cycle", "complete", "grid", "grid:RxC", "regular:K", "regular:K:SEED", "a .npy or edge-list file")
+_INDEX = re.compile(r"-?[0-9]+")  # an edge-list token index (ASCII digits; int() takes other digits too)
 PAIRING_TRIES = 2000  # pairing-model draws before giving up on a simple K-regular graph
 
 
@@ -81,6 +83,29 @@ def _regular(spec: str, n: int) -> np.ndarray:
     raise ConfigError("mask", spec, f"no simple {k}-regular graph on {n} tokens found in {PAIRING_TRIES} draws")
 
 
+def _read_npy(path: Path, spec: str, n: int) -> np.ndarray:
+    """The array of a ``.npy`` file, its header's shape checked against ``(n, n)`` before the data is read (a
+    damaged header cannot make it allocate). ConfigError for a file that is not a whole ``.npy`` array."""
+    not_npy = ConfigError("mask", spec, "not a .npy array file, or a damaged one (save it with numpy.save)")
+    fmt = np.lib.format
+    try:
+        with path.open("rb") as f:
+            version = fmt.read_magic(f)
+            shape = (fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0)(f)[0]
+    except OSError:
+        raise
+    except Exception:  # numpy's header parser raises ValueError, EOFError, SyntaxError or TokenError
+        raise not_npy from None
+    if shape != (n, n):
+        raise ConfigError("mask", spec, f"the adjacency matrix must be ({n}, {n}), not {shape}")
+    try:
+        return np.load(path, allow_pickle=False)
+    except OSError:
+        raise
+    except Exception:  # object arrays (no pickles), truncated data
+        raise not_npy from None
+
+
 def _from_file(spec: str, n: int) -> np.ndarray:
     """The graph of a mask file (BEYOND section 8): a ``.npy`` 0/1 adjacency matrix ``(n, n)`` (an unweighted
     graph: NaN, negative or other weights refused), else an edge list of exactly two token indices per line.
@@ -88,27 +113,24 @@ def _from_file(spec: str, n: int) -> np.ndarray:
     path = Path(spec)
     try:
         if path.suffix.lower() == ".npy":
-            try:
-                adj = np.load(path, allow_pickle=False)
-            except ValueError:
-                raise ConfigError("mask", spec, "not a .npy array file (save it with numpy.save)") from None
-            if adj.shape != (n, n):
-                raise ConfigError("mask", spec, f"the adjacency matrix must be ({n}, {n}), not {adj.shape}")
+            adj = _read_npy(path, spec, n)
             if not np.issubdtype(adj.dtype, np.number) and adj.dtype != bool:
                 raise ConfigError("mask", spec, f"the adjacency matrix must hold numbers, not {adj.dtype}")
             if not np.isin(adj, (0, 1)).all():
                 bad = adj[~np.isin(adj, (0, 1))].flat[0]
                 raise ConfigError("mask", spec, f"the adjacency matrix must hold 0/1 entries (unweighted), found {bad}")
             return adj != 0
-        lines = path.read_text().splitlines()
+        lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
         raise ConfigError("mask", spec, f"cannot read the graph file ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise ConfigError("mask", spec, "not a text edge list (not UTF-8); an adjacency matrix is a .npy") from None
     pairs = []
     for number, line in enumerate(lines, 1):
         fields = line.split("#", 1)[0].split()
         if not fields:
             continue
-        if len(fields) != 2 or not all(f.lstrip("-").isdigit() for f in fields):
+        if len(fields) != 2 or not all(_INDEX.fullmatch(f) for f in fields):
             raise ConfigError("mask", spec, f"an edge list holds two token indices per line; line {number}: {line!r}")
         pairs.append((int(fields[0]), int(fields[1])))
     if any(not (0 <= i < n and 0 <= j < n) for i, j in pairs):
