@@ -57,6 +57,27 @@ def test_resolved_results_are_accurate_and_the_flag_is_monotone():
     assert torch.isfinite(a.x).all()
 
 
+def test_the_flag_is_evaluated_at_every_step():
+    """record() keeps the tail share of every step; the verdict from it trips at a step (possibly between saved
+    times), no later than the saved-times verdict, and while it says resolved the first 8 modes agree with a
+    degree-96 run on the same path to 1e-5 (the calibration of TAIL_TOL, docs/spde.md section 6)."""
+    from sdeformer.spde.coupled import record
+
+    field = mlp_noise(2, "relu", su=0.5, sw=0.5, modes=3)
+    coarse, fine = (DensitySolver(field, m, 40, 1.0, beta=2.0) for m in (24, 96))
+    runs, steps = 3, list(range(8, 41, 8))
+    a = record(coarse, von_mises_fisher(coarse.basis, 1.0).expand(runs, -1).clone(), (), 1, steps)
+    b = record(fine, von_mises_fisher(fine.basis, 1.0).expand(runs, -1).clone(), (), 1, steps)
+    assert a.every[0].shape == (41,) and a.every[1].shape == (41, runs)
+    tail = tail_share(coarse.basis, a.density).numpy()
+    saved, every = resolution(a.t, tail, TAIL_TOL), resolution(a.t, tail, TAIL_TOL, a.every)
+    assert every.first_unresolved is not None and every.first_unresolved in set(a.every[0].tolist())
+    assert saved.first_unresolved is None or every.first_unresolved <= saved.first_unresolved
+    assert np.all(np.diff(every.resolved.astype(int)) <= 0) and np.all(every.resolved <= saved.resolved)
+    err = low_mode_distance(coarse.basis, a.density, b.density[..., : coarse.basis.size]).numpy().max(-1)
+    assert err[every.resolved].max() < 1e-5
+
+
 @pytest.mark.slow
 def test_sphere_particles_converge_to_the_density():
     """The same on S^2 (degree 16): slope of the low-mode error in [-0.7, -0.35] for N = 10^2 .. 10^4."""

@@ -169,7 +169,7 @@ def run_spde(
     tick = None if progress is None else (lambda _k: progress(1))
     rec = record(solver, c0, clouds, settings.seed, steps, keep=KEEP_POINTS, progress=tick)
     tail = tail_share(basis, rec.density).numpy()
-    verdict = resolution(rec.t, tail, settings.tol)
+    verdict = resolution(rec.t, tail, settings.tol, rec.every)
     axes, values = density_map(basis, rec.density)
     arrays: dict[str, Any] = {
         "t": rec.t,

@@ -45,12 +45,14 @@ class Convergence:
 class Recording:
     """A density run with its clouds, kept at the saved steps without storing the clouds: ``t`` (S,),
     ``density`` (S, ..., P) coefficients, ``clouds`` one (S, ..., P) coefficient tensor per cloud and
-    ``points`` the first ``keep`` tokens of each cloud (S, ..., keep, d)."""
+    ``points`` the first ``keep`` tokens of each cloud (S, ..., keep, d); ``every``: the times and the density's
+    tail share (``diagnostics.tail_share``, ``(steps + 1, ...)``) of every step, for ``diagnostics.resolution``."""
 
     t: np.ndarray
     density: torch.Tensor
     clouds: tuple[torch.Tensor, ...]
     points: tuple[torch.Tensor, ...]
+    every: tuple[np.ndarray, np.ndarray] = (np.zeros(0), np.zeros(0))
 
 
 def record(
@@ -63,15 +65,17 @@ def record(
     progress: Callable[[int], None] | None = None,
 ) -> Recording:
     """Run the density (and the clouds on its noise path) and record the start and the steps ``steps`` (default:
-    every step) through a ``SaveAt`` observer, so that memory stays O(N) however many steps are saved;
-    ``progress(k)`` after each step."""
+    every step) through a ``SaveAt`` observer, so that memory stays O(N) however many steps are saved, and the
+    density's tail share at every step (``Recording.every``); ``progress(k)`` after each step."""
     wanted = frozenset(range(1, solver.steps + 1) if steps is None else steps)
     basis = solver.basis
     rows: list[tuple[float, tuple[torch.Tensor, ...]]] = []
+    tails: list[tuple[float, np.ndarray]] = []
 
     def observe(k: int, t: float, state) -> None:
+        parts = state if isinstance(state, tuple) else (state,)
+        tails.append((t, tail_share(basis, parts[0]).cpu().numpy()))
         if k in wanted or k == 0:
-            parts = state if isinstance(state, tuple) else (state,)
             rows.append(
                 (
                     t,
@@ -89,7 +93,10 @@ def record(
     solver.run(c0, seed=seed, saveat=saveat, particles=tuple(clouds), progress=progress)
     n = len(clouds)
     stacked = [torch.stack([r[1][i] for r in rows]) for i in range(1 + 2 * n)]
-    return Recording(np.array([r[0] for r in rows]), stacked[0], tuple(stacked[1 : 1 + n]), tuple(stacked[1 + n :]))
+    every = (np.array([t for t, _ in tails]), np.stack([v for _, v in tails]))
+    return Recording(
+        np.array([r[0] for r in rows]), stacked[0], tuple(stacked[1 : 1 + n]), tuple(stacked[1 + n :]), every
+    )
 
 
 def particle_convergence(
@@ -116,15 +123,16 @@ def particle_convergence(
             sample_vmf(solver.dim, n, concentration, Streams(cloud_seeds[r] + i, ())) for i, n in enumerate(sizes)
         ]
         rec = record(solver, c0, clouds, noise_seeds[r], steps)
-        density = record(solver, c0, (), noise_seeds[runs + r], steps).density if mismatch else rec.density
+        own = record(solver, c0, (), noise_seeds[runs + r], steps) if mismatch else rec
+        density = own.density
         low.append(
             [[float(low_mode_distance(basis, density[i], cc[i])) for cc in rec.clouds] for i in range(len(rec.t))]
         )
         h1.append([[float(negative_sobolev(basis, density[i], cc[i])) for cc in rec.clouds] for i in range(len(rec.t))])
-        tails.append(tail_share(basis, density).numpy())
+        tails.append((tail_share(basis, density).numpy(), own.every))
         times = rec.t
     low_a, h1_a = np.moveaxis(np.array(low), 0, -1), np.moveaxis(np.array(h1), 0, -1)  # (S, sizes, runs)
-    resolved = np.stack([resolution(times, tail, tol).resolved for tail in tails], -1)  # (S, runs)
+    resolved = np.stack([resolution(times, tail, tol, every).resolved for tail, every in tails], -1)  # (S, runs)
     error = np.where(resolved[:, None, :], low_a, 0.0).max(0)  # (sizes, runs)
     slope = loglog_slope(sizes, error.mean(-1)) if len(sizes) > 1 else float("nan")
     ci = bootstrap_slope(sizes, error) if len(sizes) > 1 and runs > 1 else (float("nan"), float("nan"))

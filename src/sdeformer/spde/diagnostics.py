@@ -3,9 +3,9 @@ tail and the resolution verdict, the energy E_beta of the density, mode amplitud
 a density and a particle cloud.
 
 Resolution is reported, never hidden: the tail is the share sqrt(sum_{l > L - L/3} E_l / sum_l E_l) of the
-energy E_l = sum_m |c_lm|^2 in the top third of the degrees; from the first saved time it exceeds ``tol`` on,
-every result is marked "below resolution" (``resolved`` False), and densities and clouds are compared only
-while resolved.
+energy E_l = sum_m |c_lm|^2 in the top third of the degrees, evaluated at every step (``coupled.record``); from
+the first step it exceeds ``tol`` on, every result is marked "below resolution" (``resolved`` False), and
+densities and clouds are compared only while resolved.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import torch
 from ..core.validate import positive_float
 from .harmonics import Harmonics
 
-TAIL_TOL = 1e-3  # tail share above which a density is below resolution (the first modes then err ~1e-5)
+TAIL_TOL = 1e-3  # tail share above which a density is below resolution (docs/spde.md section 6: calibrated)
 LOW_MODES = 8  # the "first modes" of the weak distance
 
 
@@ -81,9 +81,18 @@ class Resolution:
         }
 
 
-def resolution(t: np.ndarray, tail: np.ndarray, tol: float = TAIL_TOL) -> Resolution:
-    """The verdict of one run: ``tail`` ``(S,)`` (or ``(S, B)``: the worst run counts) at the saved times t."""
+def resolution(t: np.ndarray, tail: np.ndarray, tol: float = TAIL_TOL, every: tuple | None = None) -> Resolution:
+    """The verdict of one run: ``tail`` ``(S,)`` (or ``(S, B)``: the worst run counts) at the saved times t.
+    ``every``: (times, tails) of every step (``coupled.Recording.every``): a saved time is then resolved when no
+    step up to it exceeded ``tol``, and the first unresolved time is that step's."""
     worst = np.asarray(tail, float).reshape(len(t), -1).max(-1)
+    if every is not None:
+        times = np.asarray(every[0], float)
+        running = np.maximum.accumulate(np.asarray(every[1], float).reshape(len(times), -1).max(-1))
+        upto = np.searchsorted(times, np.asarray(t, float) + 1e-9 * (1 + abs(times[-1])), side="right") - 1
+        worst = np.maximum(worst, running[upto])  # the worst step up to each saved time
+        bad = np.flatnonzero(running > tol)
+        return Resolution(tol, worst, worst <= tol, float(times[bad[0]]) if bad.size else None)
     resolved = np.cumprod(worst <= tol).astype(bool)
     bad = np.flatnonzero(~resolved)
     return Resolution(tol, worst, resolved, float(t[bad[0]]) if bad.size else None)
