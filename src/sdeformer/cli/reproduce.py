@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import enum
-import time
 from pathlib import Path
 from typing import Any
 
@@ -38,18 +37,17 @@ def reproduce(
 
 
 def _run(part: str, out: Path, seed: int, quick: bool, jobs: Any, force: bool, settings: dict | None = None) -> None:
-    """Run ``part`` into ``out`` on the executor context ``jobs``; print where the report went and the damaged
-    parts kept."""
+    """Run ``part`` into ``out`` on the executor context ``jobs`` (its closing line says where the report went, in
+    the wall time of its header); print the damaged parts kept."""
     from ..core.validate import seed as check_seed
     from ..experiments.reproduce import reproduce as run
+    from ..io.progress import clock_start
     from ..io.store import damaged_files
 
     check_seed("seed", seed)  # before the folder is claimed for it
-    started = time.perf_counter()
-    with jobs as ex:
-        path = run(part, out, seed=seed, quick=quick, executor=ex, force=force, settings=settings)
+    with jobs as ex:  # its closing line gives the wall time since the command started, as the report's header
+        run(part, out, seed=seed, quick=quick, executor=ex, force=force, settings=settings, started=clock_start())
     console = Console(stderr=True)
-    console.print(f"report written to {path} in {time.perf_counter() - started:.1f} s", highlight=False, soft_wrap=True)
     for kept in damaged_files(out):
         console.print(
             f"damaged part kept for inspection (its result was recomputed): {kept}", highlight=False, soft_wrap=True

@@ -1,19 +1,22 @@
 """`sdeformer reproduce`: the registered experiments (``experiments.registry``) in one self-contained report.
 
 It runs the experiments of a group or the one named, in registration order, each with its stage line and its
-progress bar (their ``steps`` functions compute, draw and return the sections), and writes ``index.html``.
+progress bar or, for one that counts no units, a ``still running`` line every 10 s (``io.progress``); their
+``steps`` functions compute, draw and return the sections. It writes ``index.html`` and ends with one line
+naming it: the wall time there is the report header's, one number per run.
 """
 
 from __future__ import annotations
 
 import platform
 import time
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from ..io.progress import progress_bar
+from ..io.progress import clock_start, keep_alive, progress_bar
 from ..io.progress import stage as _stage
 from ..io.report import Section, write_report
 from ..io.store import claim_run_folder
@@ -31,6 +34,7 @@ def reproduce(
     executor: Any = None,
     force: bool = False,
     settings: dict[str, Any] | None = None,
+    started: float | None = None,
 ) -> Path:
     """Run ``part`` (a group of ``EXPERIMENTS``: all, paper, report; or one experiment's name) into ``out``;
     returns the path of index.html.
@@ -38,24 +42,29 @@ def reproduce(
     ``out`` belongs to one seed (``store.claim_run_folder``): another seed's folder is refused unless ``force``.
     ``executor`` (a ``sweeps`` executor) runs the grid's and the theorem checks' jobs; default: this process.
     ``settings``: declared settings of the one experiment ``part`` names (``Experiment.settings``); the folder
-    belongs to them too."""
+    belongs to them too. ``started``: the ``time.perf_counter()`` the wall time counts from (the command line
+    passes its process start, the clock of the stage lines; default: this call's start). The wall time is
+    printed once, the same in the report's header and the closing line."""
     chosen = EXPERIMENTS.select(part)  # ConfigError for an unknown name
     given = EXPERIMENTS[part].settings(settings) if settings else {}  # ConfigError for a group or a bad setting
     out = Path(out)
     claim = {"command": "reproduce", "seed": seed, **({"settings": given} if given else {})}
     claim_run_folder(out, claim, force=force, marker_name="reproduce.json")
-    started = time.perf_counter()
+    started = time.perf_counter() if started is None else started
     sections: list[Section] = []
     stage = _stage if show_progress else (lambda _text: None)  # one line per stage on stderr
     for experiment in chosen:
         stage(experiment.stage)
         units = experiment.units(seed, quick)
-        with progress_bar(units, experiment.name, enabled=show_progress and units > 0) as advance:
+        alive = keep_alive(experiment.name) if show_progress and units == 0 else nullcontext()
+        with alive, progress_bar(units, experiment.name, enabled=show_progress and units > 0) as advance:
             ctx = Context(out, seed, quick, executor, advance, stage, part, given)
             sections += experiment.run(ctx)
+    stage(f"writing {out / 'index.html'}")
+    wall = time.perf_counter() - started
     meta = (
         f"sdeformer reproduce {part}; seed {seed}; torch {torch.__version__}; {platform.machine()} "
-        f"{platform.system()}, {torch.get_num_threads()} threads; wall time {time.perf_counter() - started:.1f} s "
+        f"{platform.system()}, {torch.get_num_threads()} threads; wall time {wall:.1f} s "
         "(cached parts are reused; delete the folder to recompute)."
     )
     intro = Section(
@@ -69,6 +78,8 @@ def reproduce(
             f"cos > {FIGURE_CLUSTER_COS}.",
         ],
     )
-    stage(f"writing {out / 'index.html'}")
     family = parts_section()  # every registered part, generated from the registries
-    return write_report(out, "sdeformer: reproduction of the paper", [intro, *sections, family], meta)
+    path = write_report(out, "sdeformer: reproduction of the paper", [intro, *sections, family], meta)
+    if show_progress:  # the closing line: the header's wall time; stamped when it was taken (the same number for
+        _stage(f"report written to {path} in {wall:.1f} s", at=started + wall - clock_start())  # the command line)
+    return path

@@ -2,19 +2,23 @@
 
 Long runs take ``progress(n)`` callbacks; ``progress_bar`` turns one into a rich bar when stderr is a terminal,
 or into plain lines (start, every 10 %, done, each with the elapsed time) when stderr goes to a file or a pipe,
-so that ``make demo > log`` shows where the run is; a no-op when disabled (``--json`` output, tests).
-``stage`` prints one plain line per stage of a long command ("figure 2: relu MLP ... 12.3 s").
+so that ``make demo > log`` shows where the run is; a no-op when disabled (``--json`` output, tests). A long
+step between two such lines gets a ``still running`` line every ``HEARTBEAT_S`` seconds (``keep_alive``, also
+for a stage without a bar). ``stage`` prints one plain line per stage of a long command ("figure 2: relu MLP ...
+12.3 s"), stamped with ``elapsed()``, the one clock of a command's wall time (seconds since the process started).
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 _STARTED = time.perf_counter()
+HEARTBEAT_S = 10.0  # the longest a plain-line progress stays silent
 _console: Any = None
 _quiet = 0  # > 0 inside a disabled progress_bar: stages are silent too (--json)
 
@@ -38,10 +42,47 @@ def _line(text: str) -> None:
         sys.stderr.flush()
 
 
-def stage(text: str) -> None:
-    """One line ``[  12.3 s] text`` on stderr (seconds since the process started); silent under ``--json``."""
+def clock_start() -> float:
+    """The ``time.perf_counter()`` of the process start, where ``elapsed()`` counts from."""
+    return _STARTED
+
+
+def elapsed() -> float:
+    """Seconds since the process started: the clock of every stage line and of a command's wall time."""
+    return time.perf_counter() - _STARTED
+
+
+def stage(text: str, at: float | None = None) -> None:
+    """One line ``[  12.3 s] text`` on stderr (``at``, else ``elapsed()``); silent under ``--json``."""
     if not _quiet:
-        _line(f"[{time.perf_counter() - _STARTED:7.1f} s] {text}")
+        _line(f"[{elapsed() if at is None else at:7.1f} s] {text}")
+        _last_line[0] = time.perf_counter()
+
+
+_last_line = [time.perf_counter()]  # when the last stage line was printed (the heartbeat's reference)
+
+
+@contextmanager
+def keep_alive(description: str, status: Callable[[], str] = lambda: "") -> Iterator[None]:
+    """While the block runs, print ``description: still running STATUS, T s`` whenever no stage line has been
+    printed for ``HEARTBEAT_S`` seconds (a daemon thread; nothing on a terminal's bar or under ``--json``)."""
+    if _quiet:
+        yield
+        return
+    started, done = time.perf_counter(), threading.Event()
+
+    def beat() -> None:
+        while not done.wait(max(0.0, _last_line[0] + HEARTBEAT_S - time.perf_counter())):
+            if time.perf_counter() - _last_line[0] >= HEARTBEAT_S and not done.is_set():
+                stage(f"{description}: still running{status()}, {time.perf_counter() - started:.1f} s")
+
+    thread = threading.Thread(target=beat, name="sdeformer-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
 
 
 @contextmanager
@@ -87,5 +128,6 @@ def _plain_lines(total: int, description: str) -> Iterator[Callable[[int], None]
             state["tenths"] = tenths
             stage(f"{description}: {10 * tenths} % ({state['done']}/{total}), {time.perf_counter() - started:.1f} s")
 
-    yield advance
+    with keep_alive(description, lambda: f" ({state['done']}/{total})"):
+        yield advance
     stage(f"{description}: done ({state['done']}/{total}) in {time.perf_counter() - started:.1f} s")
