@@ -51,9 +51,8 @@ def test_a_progress_bar_stuck_in_one_step_says_where_it_is(lines):
 
 
 def test_quiet_progress_has_no_heartbeat(lines):
-    with progress.progress_bar(2, "quiet", enabled=False):
-        with progress.keep_alive("quiet"):
-            threading.Event().wait(0.3)
+    with progress.progress_bar(2, "quiet", enabled=False), progress.keep_alive("quiet"):
+        threading.Event().wait(0.3)
     assert lines == []
 
 
