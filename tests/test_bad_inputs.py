@@ -445,6 +445,11 @@ def test_make_first_run_says_what_it_installs():
     recipe = makefile.split("$(STAMP): pyproject.toml constraints.txt\n", 1)[1].split("\n\n", 1)[0].splitlines()
     assert recipe[0].startswith("\t@echo ") and "first run" in recipe[0] and "install" in recipe[0]
     assert any("pip install" in line for line in recipe[1:])
+    pips = [line for line in recipe if "pip install" in line]
+    stages = [line for line in recipe if line.startswith("\t@echo \"[install ")]
+    assert len(stages) == 4 and len(stages) >= len(pips)  # a line per stage
+    long = [line for line in pips if "-e '." in line]
+    assert long and all(" -q " not in line and "|" not in line for line in long)  # pip's own progress, its status
 
 
 def test_help_is_plain_and_defaults_unbroken():
