@@ -5,14 +5,18 @@
 on top of the masks of ``attention.masks`` (graph, two species). ``lambda`` (the config's ``alibi``) is the
 bias per token of distance; arXiv:2605.09213 writes the bias per unit of rescaled position s = i / N, so its
 lambda is N times ours (``retrieval.paper_lambda``). ``lambda = 0`` is the plain (causal) softmax attention.
+``PositionalALiBiAttention`` is that paper's own particle model (weights over positions only, strictly causal).
 """
 
 from __future__ import annotations
 
+import math
+
 import torch
 
+from ..core.errors import ConfigError
 from ..core.shapes import run_param
-from ..core.validate import nonneg_float, per_run
+from ..core.validate import nonneg_float, per_run, positive_float
 from .masks import MaskedAttention
 
 
@@ -43,3 +47,39 @@ class ALiBiAttention(MaskedAttention):
         """-slope |i - j|, ``(..., N, N)`` (``(N, N)`` for one slope)."""
         idx = torch.arange(n, device=x.device, dtype=x.dtype)
         return -run_param(self.slope, x, 2) * (idx[:, None] - idx[None, :]).abs()
+
+
+class PositionalALiBiAttention:
+    """lost-in-the-middle's particle model (arXiv:2605.09213; BEYOND section 7): weights over positions only,
+    strictly causal,
+
+        D_i = beta sum_{j < i} w_ij e^{beta <x_i, x_j>} x_j,
+        w_ij = e^{-lam (i - j) / N} / sum_{k < i} e^{-lam (i - k) / N},
+
+    so token 0 does not move (D_0 = 0), and on the circle P_x D_i is its velocity beta sum_j w_ij e^{beta cos}
+    sin(theta_j - theta_i) (the gradient of e^{beta cos}, not a softmax over tokens). ``lam`` is the paper's bias
+    per unit of rescaled position (N times the per-token ``alibi``). Raises ConfigError for a bad beta or lam, and
+    where e^{beta <x_i, x_j>} would exceed the dtype."""
+
+    def __init__(self, beta: float = 1.0, lam: float = 1.0):
+        self.beta = positive_float("beta", beta, "inverse temperature")
+        self.lam = nonneg_float("lam", lam, "the ALiBi bias per unit of rescaled position")
+        self._weights: dict = {}  # (N, dtype, device) -> w, the same at every step
+
+    def weights(self, n: int, like: torch.Tensor) -> torch.Tensor:
+        """w_ij ``(N, N)``: the positional weights, 0 on and above the diagonal (row 0 all 0)."""
+        key = (n, like.dtype, like.device)
+        if key not in self._weights:
+            i = torch.arange(n, device=like.device)
+            gap = (i[:, None] - i[None, :]).to(like.dtype)  # (N, N): i - j
+            logits = (-self.lam / n * gap).masked_fill(gap <= 0, -math.inf)
+            w = torch.softmax(logits, dim=-1)  # rows normalized over j < i
+            self._weights[key] = torch.nan_to_num(w, nan=0.0)  # row 0 has no earlier token
+        return self._weights[key]
+
+    def drift(self, x: torch.Tensor, source=None) -> torch.Tensor:
+        """D_i for every token ``(..., N, d)``."""
+        if self.beta > math.log(torch.finfo(x.dtype).max):
+            raise ConfigError("beta", self.beta, f"e^beta exceeds {x.dtype}")
+        kernel = torch.exp(self.beta * (x @ x.transpose(-1, -2)))  # (..., N, N)
+        return self.beta * (self.weights(x.shape[-2], x) * kernel) @ x

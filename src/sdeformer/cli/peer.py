@@ -13,7 +13,7 @@ from .common import app, cli_errors, emit_json
 PHASE = ("seed", "random_kq", "random_v", "noanneal", "batch", "tokens", "dim", "betas", "betamin", "betamax")
 PHASE += ("maxtime", "step")  # the two phase-diagram peers' common options
 PEER_OPTIONS = {
-    "litm": (),
+    "litm": ("part", "scheme"),
     "dotm": ("part", "as_published"),
     "bruno": ("as_published",),
     "simuformer": (*PHASE, "as_published", "norm", "heads", "checkpoints", "sequential"),
@@ -27,7 +27,8 @@ TAKES = sorted({k for options in PEER_OPTIONS.values() for k in options})
 def peer(
     name: str = typer.Argument(..., help="litm, dotm, bruno, simuformer or glpr"),
     beta: list[float] | None = typer.Option(None, "--beta", help="beta (repeat for several) [the peer's own]"),
-    part: str | None = typer.Option(None, help="dotm: staircase or kinetic [staircase]"),
+    part: str | None = typer.Option(None, help="dotm: staircase or kinetic; litm: threshold or particles"),
+    scheme: str | None = typer.Option(None, help="litm particles: geodesic (angle-Euler) or projected"),
     as_published: bool = typer.Option(False, "--as-published", help="the peer's published behaviour, defects kept"),
     seed: int | None = typer.Option(None, help="simuformer, glpr: torch's default-generator seed the peer ran with"),
     norm: str | None = typer.Option(None, help="simuformer: postln, preln, periln or ngpt [preln]"),

@@ -197,6 +197,33 @@ class ProjectedEulerMaruyama(EulerMaruyama):
     projected = True
 
 
+class GeodesicEuler(Solver):
+    """The noise-free limit ODE stepped along great circles: X <- cos(|v| dt) X + sin(|v| dt) v / |v|,
+    v = P_X Attn(X) (the exponential map of the sphere; THEORY section 3 without noise). On the circle this is
+    Euler in the angle, theta <- theta + dt theta' (the step of the peers that integrate angles); the projected
+    step LN(X + dt v) moves the angle by arctan(|v| dt) instead, slower by O(dt^2 |v|^2). First order. Raises
+    ConfigError for an SDE with a noise field or another normalization scheme (no geodesic step is defined)."""
+
+    strong_order = weak_order = 1.0
+
+    def __init__(self, sde: LimitSDE, steps: int, horizon: float):
+        super().__init__(sde, steps, horizon)
+        if sde.field is not NO_FIELD or sde.norm_sde is not None:
+            raise ConfigError("scheme", "geodesic", "the noise-free Post-LN limit only (LimitSDE(None, attention))")
+
+    def step(self, x: Any, source: RandomSource) -> Any:
+        """One step ``(..., N, d) -> (..., N, d)``."""
+        self.clock += 1
+        attn = self.sde.attention_drift(x, source)
+        if attn is None:
+            return x
+        v = tangent(x, attn)  # (..., N, d)
+        speed = torch.linalg.vector_norm(v, dim=-1, keepdim=True)  # (..., N, 1)
+        angle = speed * self.dt
+        direction = v / speed.clamp_min(torch.finfo(v.dtype).tiny)
+        return project(torch.cos(angle) * x + torch.sin(angle) * direction)
+
+
 def make_solver(sde: LimitSDE, steps: int, horizon: float, scheme: str = "projected") -> Solver:
     """The solver named ``scheme`` in ``registry.SOLVERS``. Raises ConfigError for an unknown name, bad steps or
     horizon."""
