@@ -89,16 +89,19 @@ def moment_rows(quick: bool, seed: int) -> list[dict[str, Any]]:
     return rows
 
 
+CONVERGENCE_PATHS = 32  # noise paths of the Fourier-distance convergence rows
+
+
 def convergence_rows(out: Path, quick: bool, seed: int) -> list[dict[str, Any]]:
-    """Error against N on the circle (10^2 .. 10^6; quick 10^4) and the sphere (10^2 .. 10^4; quick 10^3),
-    written to ``convergence_d*.npz`` for the figure."""
+    """Error against N (10^2 .. 10^4; quick 10^3) on the circle and the sphere over ``CONVERGENCE_PATHS`` noise
+    paths (the slope's bootstrap resamples them), written to ``convergence_d*.npz`` for the figure."""
     rows = []
-    for dim, modes, top in ((2, 32, 4 if quick else 6), (3, 16, 3 if quick else 4)):
+    for dim, modes, top in ((2, 32, 3 if quick else 4), (3, 16, 3 if quick else 4)):
         solver = DensitySolver(
             _noise(dim, 0.5 if dim == 2 else 0.3, 3 if dim == 2 else 2), modes, 20, 0.5 if dim == 2 else 0.3, beta=2.0
         )
         sizes = [10**e for e in range(2, top + 1)]
-        runs = 4
+        runs = CONVERGENCE_PATHS
         conv = particle_convergence(solver, sizes, runs, 1.0, seed, saves=2)
         write_npz(
             out / f"convergence_d{dim}.npz",

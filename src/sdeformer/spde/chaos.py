@@ -217,3 +217,9 @@ def w2_check(quick: bool = False, seed: int = 0, runs: int = 32) -> dict:
             record |= {"sign_only": True, "reason": f"no covariance error up to {max(SIZES):.0%} caught at this size"}
         records.append(record)
     return {"w2": records, "slope": {r["particles"]: r["slope"] for r in records}}
+
+
+def circle_table(sizes: Sequence[int] = (100, 1000, 10000, 100000), runs: int = 32, seed: int = 0) -> list[dict]:
+    """The measurement of docs/spde.md section 9 on the circle (the right model of ``w2_check``, N up to 10^5):
+    the rows of ``Chaos.rows`` (``sup_w2`` with its interval, the initial and dynamics parts, fitted ``slope``)."""
+    return chaos_w2(_solver(), sizes, runs, seed=seed).rows()
