@@ -3,8 +3,8 @@ the circle dynamics (BEYOND section 10).
 
 The notebook's ``ParticlesSimulation`` moves N angles by Euler steps of theta_i' = (1/N) sum_j e^{beta cos(theta_j
 - theta_i)} sin(theta_j - theta_i): the unnormalized attention with V = I on the circle, which is sdeformer's
-``UnnormalizedAttention(beta)`` in the noise-free limit (``LimitSDE(None, ...)``, projected Euler: the same
-angle velocity). Linearized about the uniform state, Fourier mode k of the density grows at
+``UnnormalizedAttention(beta)`` in the noise-free limit (``LimitSDE(None, ...)``), stepped as the notebook steps,
+by Euler in the angle (``GeodesicEuler``). Linearized about the uniform state, Fourier mode k of the density grows at
 
     gamma_k = k^2 I_k(beta) / beta,
 
@@ -26,7 +26,7 @@ from scipy.special import ive
 from ..attention.variants import UnnormalizedAttention
 from ..core.errors import ConfigError
 from ..core.validate import positive_int
-from ..dynamics.sde import LimitSDE, make_solver
+from ..dynamics.sde import GeodesicEuler, LimitSDE
 from ..observables import exponential_rate
 
 BETAS = (1.0, 2.0, 5.0, 10.0, 20.0)
@@ -50,7 +50,7 @@ def measure(beta: float, tokens: int = 1000, modes: int = 10, seed: int = 0, ste
     horizon = 4.0 / float(gamma.max())
     theta = torch.rand(tokens, generator=torch.Generator().manual_seed(seed), dtype=torch.float64) * 2 * math.pi
     x0 = torch.stack([theta.cos(), theta.sin()], -1)  # (N, 2)
-    run = make_solver(LimitSDE(None, UnnormalizedAttention(beta)), steps, horizon).run(x0)
+    run = GeodesicEuler(LimitSDE(None, UnnormalizedAttention(beta)), steps, horizon).run(x0)  # its Euler in angle
     angles = torch.atan2(run.x[..., 1], run.x[..., 0])  # (S, N)
     k = torch.arange(1, modes + 1, dtype=torch.float64)
     mu = torch.exp(-1j * k[None, :, None] * angles[:, None, :]).mean(-1).abs().numpy()  # (S, modes)
