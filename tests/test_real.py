@@ -115,6 +115,22 @@ def test_real_kernel_estimator_matches_known_kernel():
     assert ((wrong >= lo) & (wrong <= hi))[ok].mean() < 0.5
 
 
+def test_real_kernel_r2_intervals_separate_theory_from_independent():
+    """On the project's random-MLP field (share 1) the held-out R^2 of kappa(c)/kappa(1) is near 1, its interval
+    reaches near 1 and lies far above that of independent noise (C = 0). (Refitting and rescoring resampled halves
+    biases R^2 low, so the interval need not hold the point estimate.)"""
+    from sdeformer.real.kernel import held_out
+    from sdeformer.real.kernel_ci import r2_intervals
+
+    cap = simulate(runs=64, tokens=16, dim=6, layers=2, beta=1.0, step=0.0001, su=0.5, sw=0.3, share=1.0, width=256)
+    sums = kernel_sums(cap.mlp_in, cap.mlp_out, bins=10)
+    got = r2_intervals(sums, 6, draws=100)
+    point = np.array([row["r2_theory"] for row in held_out(sums, 6)["layers"]])
+    (t_lo, t_hi), (_, i_hi) = np.asarray(got["theory"]), np.asarray(got["independent"])
+    assert np.all(t_lo <= point) and np.all(point > 0.8)
+    assert np.all(t_hi > 0.9) and np.all(t_hi <= 1.0) and np.all(t_lo > i_hi + 10)
+
+
 def test_real_common_share_limits():
     g = torch.Generator().manual_seed(0)
     same = torch.randn(1, 1, 8, generator=g).expand(3, 50, 8)
@@ -128,6 +144,48 @@ def test_real_attention_fit_recovers_beta():
     fit = fit_attention(cap.hidden, cap.attn)
     assert np.allclose(fit["beta"], 3.0, rtol=0.02) and np.allclose(fit["scale"], 0.1, rtol=0.02)
     assert min(fit["explained"]) > 0.999
+
+
+def test_real_attention_intervals_cover_planted_beta_under_noise():
+    """With per-token noise added to the attention's output, the bootstrap intervals over sentences of beta_l and
+    of the explained fraction are not degenerate, cover the planted beta, and lie below 1."""
+    cap = simulate(runs=64, tokens=16, dim=8, layers=2, beta=3.0, step=0.1, share=0.5, seed=1)
+    g = torch.Generator().manual_seed(0)
+    noisy = [a + 0.02 * torch.randn(a.shape, generator=g, dtype=a.dtype) for a in cap.attn]
+    fit = fit_attention(cap.hidden, noisy, resamples=200)
+    (b_lo, b_hi), (e_lo, e_hi) = np.asarray(fit["beta_interval"]), np.asarray(fit["explained_interval"])
+    assert np.all(b_lo <= 3.0) and np.all(b_hi >= 3.0) and np.all(b_hi - b_lo > 0.01)
+    assert np.all(e_lo <= fit["explained"]) and np.all(fit["explained"] <= e_hi) and np.all(e_hi < 0.99)
+
+
+def _planted_attention(a_matrix: torch.Tensor, runs: int = 48, tokens: int = 12, dim: int = 6):
+    """Sentences of uniform tokens whose 'attention output' is softmax(<x_i, A x_j>) x with a known A (one block)."""
+    from sdeformer.core.sphere import project
+
+    g = torch.Generator().manual_seed(3)
+    hidden, attn = [], []
+    for _ in range(runs):
+        x = project(torch.randn(tokens, dim, generator=g, dtype=torch.float64))
+        m = torch.softmax(x @ a_matrix.T.double() @ x.T, dim=-1) @ x
+        hidden.append(torch.stack([x, x]))
+        attn.append((0.1 * m + 0.002 * torch.randn(tokens, dim, generator=g, dtype=torch.float64))[None])
+    return hidden, attn
+
+
+def test_real_full_qk_fit_beats_beta_identity_only_when_it_should():
+    """Held out: a planted non-identity Q^T K is explained far better by the full d x d fit than by beta I; a planted
+    beta I is explained as well by both."""
+    from sdeformer.real.attention_full import fit_full
+
+    g = torch.Generator().manual_seed(5)
+    skew = 3.0 * torch.randn(6, 6, generator=g) / 6**0.5
+    for planted, full_wins in ((2.0 * torch.eye(6), False), (skew, True)):
+        hidden, attn = _planted_attention(planted)
+        beta = fit_attention(hidden, attn, resamples=0)["beta"]
+        got = fit_full(hidden, attn, beta, sentences=48, steps=150)
+        full, base = got["explained"][0], got["beta_explained"][0]
+        assert full > 0.95 and got["explained_interval"][0][0] <= full <= got["explained_interval"][1][0]
+        assert (full - base > 0.2) if full_wins else (abs(full - base) < 0.02), (planted, full, base)
 
 
 runner = CliRunner()
@@ -165,3 +223,11 @@ def test_real_measure_record_names_and_lengths(tmp_path):
     assert min(record["common_share"]) > 0 and max(record["common_share"]) <= 1
     assert record["controls"]["shuffled"]["common_share"] != record["common_share"]
     assert set(record["fitted"]["statistics"]) == {"mean_cos", "energy", "effective_rank", "clusters"}
+    from sdeformer.real.write import INTERVALS, summary
+
+    out = summary(record)
+    for key in (*INTERVALS, "common_share", "mean_cos"):
+        lo, hi = np.asarray(out[f"{key}_interval"], dtype=float)
+        assert lo.shape == np.shape(out[key]) and np.all(lo <= hi + 1e-12), key
+    full = out["attention_full"]
+    assert len(full["explained"]) == layers and all(0 <= v <= 1 for v in full["explained"])

@@ -79,8 +79,28 @@ def share_figure(record: dict, path: Path) -> Path:
 
 
 def attention_figure(record: dict, path: Path) -> Path:
-    """The fraction of the attention's tangent output explained by Q^T K = beta I, V = s I, per block."""
-    return _per_block(record, "attention_explained", path, "explained fraction (beta I, s I)")
+    """The fraction of the attention's tangent output explained by Q^T K = beta I, V = s I per block (95 % band;
+    the controls), and on held-out sentences by beta I and by a full d x d Q^T K (95 % bands)."""
+    fig, ax = plt.subplots(figsize=(5.5, 3.8))
+    parts = {"trained": record, **record.get("controls", {})}
+    for name, part in parts.items():
+        y = np.asarray(part["attention_explained"], dtype=float)
+        x = np.arange(1, len(y) + 1)
+        ax.plot(x, y, marker="o", label=f"{name}, beta I")
+        band = part.get("attention_explained_interval")
+        if band is not None and name == "trained":
+            ax.fill_between(x, band[0], band[1], alpha=0.25)
+    full = record.get("attention_full")
+    if full is not None:
+        for key, label, style in (("beta_explained", "beta I", "k:"), ("explained", "full A", "k--")):
+            y = np.asarray(full[key], dtype=float)
+            x = np.arange(1, len(y) + 1)
+            ax.plot(x, y, style, marker="x", label=f"trained, {label}, held out")
+            ax.fill_between(x, *full[f"{key}_interval"], color="k", alpha=0.1)
+    ax.set_xlabel("block")
+    ax.set_ylabel("explained fraction of the tangent output")
+    ax.legend(fontsize=7)
+    return _save(fig, path)
 
 
 def _save(fig, path: Path) -> Path:

@@ -21,6 +21,7 @@ from ..core.errors import ConfigError
 from . import load
 from .attention import fit_attention
 from .kernel import held_out, kernel_sums, nan_to_none, share_at_one
+from .kernel_ci import r2_intervals
 from .stats import layer_statistics, share_statistics, variance_law
 
 CONTROLS = ("trained", "shuffled", "untrained")
@@ -77,16 +78,22 @@ def analyse(cap: load.Capture, d: int, causal: bool, seed: int = 0) -> dict[str,
     sums = kernel_sums(cap.mlp_in, cap.mlp_out)
     kern = held_out(sums, d, ACTIVATION, seed)
     c, mid, count = sums.curve()
-    att = fit_attention(cap.hidden, cap.attn, causal)
+    att = fit_attention(cap.hidden, cap.attn, causal, seed=seed)
+    r2 = r2_intervals(sums, d, ACTIVATION, seed)
     return {
         "mean_cos": stats["mean_cos"]["mean"],
         "common_share": share["mean"],
         "attention_beta": att["beta"],
         "attention_explained": att["explained"],
         "attention_scale": att["scale"],
+        "attention_beta_interval": att["beta_interval"],
+        "attention_explained_interval": att["explained_interval"],
         "kernel_r2_theory": [row["r2_theory"] for row in kern["layers"]],
         "kernel_r2_independent": [row["r2_independent"] for row in kern["layers"]],
         "kernel_r2_partial": [row["r2_partial"] for row in kern["layers"]],
+        "kernel_r2_theory_interval": r2["theory"],
+        "kernel_r2_independent_interval": r2["independent"],
+        "kernel_r2_partial_interval": r2["partial"],
         "kernel_share": [share_at_one(c[k], mid[k], count[k]) for k in range(c.shape[0])],
         "statistics": stats,
         "common_share_interval": [share["low"], share["high"]],
@@ -140,8 +147,10 @@ def measure(
         part["truncated"] = cap.truncated
         part["tokens"] = int(sum(h.shape[-2] for h in cap.hidden))
         if control == "trained":
+            from .attention_full import fit_full
             from .fitted import fitted_model
 
+            part["attention_full"] = fit_full(cap.hidden, cap.attn, part["attention_beta"], lay.causal, seed=seed)
             part["fitted"] = fitted_model(cap, {**part, "dim": d}, seed)
             record.update(part)
         else:

@@ -74,7 +74,7 @@ def _pooled(sums: KernelSums) -> KernelSums:
 
 def _estimate(cap: Capture, sums: KernelSums, rows: np.ndarray, activation: str) -> dict[str, float]:
     d = cap.hidden[0].shape[-1]
-    att = fit_attention([cap.hidden[i] for i in rows], [cap.attn[i] for i in rows])
+    att = fit_attention([cap.hidden[i] for i in rows], [cap.attn[i] for i in rows], resamples=0)
     sub = KernelSums(*(getattr(sums, k)[rows] for k in ("pair", "cos", "count", "square", "tokens")))
     c, mid, count = sub.curve()
     step = float(np.mean(att["scale"]))

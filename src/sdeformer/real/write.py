@@ -59,15 +59,32 @@ def run_and_write(
     return record
 
 
+INTERVALS = (  # [low, high] lists (95 %, resampling sentences) beside the per-block values
+    "attention_beta",
+    "attention_explained",
+    "kernel_r2_theory",
+    "kernel_r2_independent",
+    "kernel_r2_partial",
+)
+
+
 def summary(record: dict) -> dict[str, Any]:
-    """The names other tools rely on, plus the settings and the verdict."""
-    keys = (*SUMMARY_KEYS, "kernel_r2_partial", "attention_scale", "kernel_share")
+    """The names other tools rely on (each with its ``*_interval``), plus the settings, the full ``Q^T K`` fit and
+    the verdict."""
+    keys = (*SUMMARY_KEYS, "kernel_r2_partial", "attention_scale", "kernel_share", "common_share_interval")
     extra = {k: record[k] for k in ("settings", "model_type", "dim", "layers", "sentences", "tokens", "note")}
-    return {**{k: record[k] for k in keys}, **extra, "verdict": record["verdict"]}
+    out = {**{k: record[k] for k in keys}, **{f"{k}_interval": record[f"{k}_interval"] for k in INTERVALS}}
+    cos = record["statistics"]["mean_cos"]
+    out["mean_cos_interval"] = [cos["low"], cos["high"]]
+    if "attention_full" in record:
+        out["attention_full"] = record["attention_full"]
+    return {**out, **extra, "verdict": record["verdict"]}
 
 
-def _row(name: str, values: list) -> list:
-    return [name, *[round(v, 4) if isinstance(v, float) else v for v in values]]
+def _row(name: str, values: list, interval: list | None = None) -> list:
+    if interval is None:
+        return [name, *[round(v, 4) if isinstance(v, float) else v for v in values]]
+    return [name, *[f"{v:.4g} [{lo:.4g}, {hi:.4g}]" for v, lo, hi in zip(values, *interval, strict=True)]]
 
 
 def report_section(result: dict, out: str | Path) -> list[Section]:
@@ -82,11 +99,18 @@ def report_section(result: dict, out: str | Path) -> list[Section]:
         Figure(share_figure(result, out / "real_share.png"), "common share rho_l of the MLP output per layer"),
         Figure(
             attention_figure(result, out / "real_attention.png"),
-            "explained fraction of the attention's tangent output by the fitted Q^T K = beta_l I, V = s_l I, per block",
+            "explained fraction of the attention's tangent output by the fitted Q^T K = beta_l I, V = s_l I (all "
+            "sentences, and held out) and by a full d x d Q^T K (held out), per block, 95 % bands",
         ),
     ]
     columns = ["quantity", *[f"layer {k + 1}" for k in range(layers)]]
-    rows = [_row(k, result[k]) for k in SUMMARY_KEYS if k != "mean_cos"]
+    rows = [_row(k, result[k], result.get(f"{k}_interval")) for k in SUMMARY_KEYS if k != "mean_cos"]
+    full = result.get("attention_full")
+    if full is not None:
+        rows.append(_row("attention_explained, full Q^T K (held out)", full["explained"], full["explained_interval"]))
+        rows.append(
+            _row("attention_explained, beta I (held out)", full["beta_explained"], full["beta_explained_interval"])
+        )
     rows.append(_row("lambda_bar (fitted kernel)", result["verdict"]["lambda_bar"]))
     law = result["variance_law"]
     text = [
