@@ -148,7 +148,20 @@ def sections(result: ArchitecturesResult, folder: str = "architectures") -> list
                 "with its own tolerance; the deterministic checks (and ALiBi) reject the prediction moved by "
                 "10 % or 20 % with this tolerance, and their stated wrong input.",
             ],
-            [Table(cols, rows, "Each check, its tolerance rule in checks.json.")],
+            [
+                Table(
+                    cols,
+                    rows,
+                    "Each check, its tolerance rule in checks.json.",
+                    from_runs=True,
+                    exact={
+                        "predicted": "the theory",
+                        "wrong value": "the wrong input (a prediction)",
+                        "tolerance": "the check's rule (its uncertainty)",
+                    },
+                    uncertainty={"measured": "s.e."},
+                )  # fmt: skip
+            ],
         ),
         Section(
             "ALiBi: the retrieval profile and its turn-over time (BEYOND section 7)",
@@ -162,6 +175,9 @@ def sections(result: ArchitecturesResult, folder: str = "architectures") -> list
                     ["run", "tokens", "runs", "measured turn-over", "s.e.", "predicted (pooled)", "t_crit (s = 1)"],
                     alibi_rows,
                     "Time at which the pooled end slope of the profile turns negative (recency lost).",
+                    from_runs=True,
+                    exact={"predicted (pooled)": "the theory", "t_crit (s = 1)": "closed form"},
+                    uncertainty={"measured turn-over": "s.e."},
                 )
             ],
             [
@@ -200,6 +216,9 @@ def sections(result: ArchitecturesResult, folder: str = "architectures") -> list
                     dur_rows,
                     f"Time spent at the saddle {SADDLE} (in t) by the runs that visit it. Duration law: "
                     + _exponent(result.duration_exponent),
+                    from_runs=True,
+                    exact={"noise strength": "a setting"},
+                    uncertainty={"mean duration": "95% half-width"},
                 )
             ],
             [
@@ -226,6 +245,7 @@ def sections(result: ArchitecturesResult, folder: str = "architectures") -> list
                     ["noise", "clusters Y", "clusters X", "clusters joint", "X attached to Y", "cross energy"],
                     sp_rows,
                     f"At the last layer, mean over runs +- s.e. (cluster cosine {FIGURE_CLUSTER_COS}).",
+                    from_runs=True,
                 )
             ],
             [

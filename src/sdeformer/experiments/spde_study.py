@@ -89,6 +89,8 @@ def moment_rows(quick: bool, seed: int) -> list[dict[str, Any]]:
     return rows
 
 
+SETTING = "a setting"  # why a table column needs no uncertainty
+NOISELESS = "a deterministic (noise-free) run"
 CONVERGENCE_PATHS = 32  # noise paths of the Fourier-distance convergence rows
 
 
@@ -159,6 +161,8 @@ def _rate_table(report) -> Table:
         ["d", "attention", "beta", "degree l", "theory", "solver", "relative error"],
         rows,
         "Noise-free growth rates of a mode of the uniform law (docs/spde.md section 7)",
+        from_runs=True,
+        exact={"beta": SETTING, "theory": "closed form", "solver": NOISELESS, "relative error": NOISELESS},
     )
 
 
@@ -168,6 +172,8 @@ def section(report) -> Section:
         ["d", "attention", "beta", "theory", "solver", "rate"],
         [[r["dim"], r["attention"], r["beta"], r["theory"], r["measured"], r["rate"]] for r in report.dominant],
         "Dominant degree (fastest growth, attractive attention) at beta = 1, 2, 5, 10, 20",
+        from_runs=True,
+        exact={"beta": SETTING, "rate": "closed form"},
     )
     mom = Table(
         ["d", "attention", "noise scale", "k", "paths", "degrees", "max |z|", "passes"],
@@ -176,13 +182,15 @@ def section(report) -> Section:
             for r in report.moments
         ],
         "Mean and second moment of the modes: Monte Carlo over noise paths against the Ito linear theory",
+        from_runs=True,
+        exact={"noise scale": SETTING, "k": "closed form", "max |z|": "a z-score: in units of its standard error"},
     )
     w2 = Table(
         [
             "particles",
             "N",
             "sup_t W2^2 (95% CI)",
-            "initial part",
+            "initial part (s.e.)",
             "dynamics adds (s.e.)",
             "slope (95% CI)",
             "r_d slope",
@@ -192,18 +200,26 @@ def section(report) -> Section:
                 r["particles"],
                 f"{n:g}",
                 f"{m:.3g} [{lo:.3g}, {hi:.3g}]",
-                f"{i:.3g}",
+                f"{i:.3g} ({ise:.2g})",
                 f"{a:.3g} ({s:.2g})",
                 f"{r['slope']:.3f} [{r['slope_ci'][0]:.3f}, {r['slope_ci'][1]:.3f}]",
                 r["bound_slope"],
             ]
             for r in report.chaos.get("w2", [])
-            for n, m, (lo, hi), i, a, s in zip(
-                r["N"], r["sup_w2"], r["sup_w2_ci"], r["initial_w2"], r["dynamics_added"], r["dynamics_added_se"]
-            )
+            for n, m, (lo, hi), i, ise, a, s in zip(
+                r["N"],
+                r["sup_w2"],
+                r["sup_w2_ci"],
+                r["initial_w2"],
+                r["initial_w2_se"],
+                r["dynamics_added"],
+                r["dynamics_added_se"],
+            )  # fmt: skip
         ],
         "Propagation of chaos on the circle: sup over saved times of W_2^2 between the particles and the density "
         "on the same noise path (exact quantile form), over the paths' mean with 1.96 s.e.",
+        from_runs=True,
+        exact={"N": SETTING, "r_d slope": "closed form"},
     )
     conv = Table(
         ["d", "degree", "N", "runs", "slope", "95% interval", "bound slope"],
@@ -220,6 +236,9 @@ def section(report) -> Section:
             for r in report.convergence
         ],
         "Particles against the density on one noise path: sup over resolved times of the first-8-mode distance",
+        from_runs=True,
+        exact={"bound slope": "closed form"},
+        uncertainty={"slope": "95% interval"},
     )
     res = report.resolution
     paragraphs = [

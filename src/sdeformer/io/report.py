@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import base64
 import html
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,11 +26,40 @@ class Figure:
 
 @dataclass
 class Table:
-    """A table: column names, rows of values, a caption (plain text). Floats print with 6 significant digits."""
+    """A table: column names, rows of values, a caption (plain text). Floats print with 6 significant digits.
+
+    ``from_runs``: its numbers are measured from runs, so every column holding a float must say either which
+    column (or note) carries its uncertainty (``uncertainty``: column -> that column) or why it needs none
+    (``exact``: column -> the reason: a setting, a closed form, a deterministic run, a z-score); ``render``
+    refuses it otherwise (``unqualified``), and prints the reasons under the table."""
 
     columns: Sequence[str]
     rows: Sequence[Sequence[Any]]
     caption: str = ""
+    from_runs: bool = False
+    exact: Mapping[str, str] = field(default_factory=dict)
+    uncertainty: Mapping[str, str] = field(default_factory=dict)
+
+
+def unqualified(t: Table) -> list[str]:
+    """The columns of a ``from_runs`` table that hold a number (a float, or a string that is one number) but
+    neither carry an uncertainty (``uncertainty``, or are named as one) nor say why they are exact."""
+    if not t.from_runs:
+        return []
+    declared = set(t.exact) | set(t.uncertainty) | set(t.uncertainty.values())
+    numeric = {c for row in t.rows for c, v in zip(t.columns, row) if _number(v)}
+    return [c for c in t.columns if c in numeric and c not in declared]
+
+
+def _number(v: Any) -> bool:
+    """A float, or a string that is one number (a float already formatted): not an int (a count) or a bool."""
+    if isinstance(v, float):
+        return True
+    try:
+        float(v) if isinstance(v, str) else None
+    except ValueError:
+        return False
+    return isinstance(v, str)
 
 
 @dataclass
@@ -62,10 +91,17 @@ def _cell(value: Any) -> str:
 
 
 def _table_html(t: Table) -> str:
+    if bad := unqualified(t):
+        raise ValueError(
+            f"report table {t.caption[:60]!r}: numbers from runs without an uncertainty in {bad}; give each its "
+            "uncertainty column (Table.uncertainty) or say why it is exact (Table.exact)"
+        )
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in t.columns)
     body = "".join("<tr>" + "".join(f"<td>{_cell(v)}</td>" for v in row) + "</tr>" for row in t.rows)
     cap = f"<caption>{html.escape(t.caption)}</caption>" if t.caption else ""
-    return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    notes = "; ".join(f"{c}: {why}" for c, why in t.exact.items())
+    note = f"<p class='meta'>Without an uncertainty: {html.escape(notes)}.</p>" if t.from_runs and notes else ""
+    return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{note}"
 
 
 def _figure_html(f: Figure, root: Path) -> str:

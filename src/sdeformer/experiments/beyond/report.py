@@ -240,10 +240,8 @@ def sections(result: BeyondResult, folder: str = "beyond") -> list:
         ]
         for c in result.checks
     ]
-    width = [
-        [r["activation"], r["lambda_bar"], r["beta"], r["share"], r["width"], r["width_se"], r["clusters"]]
-        for r in result.partial_width["rows"]
-    ]
+    keys = ("activation", "lambda_bar", "beta", "share", "width", "width_se", "clusters")
+    width = [[*(r[k] for k in keys), r.get("clusters_se", "-")] for r in result.partial_width["rows"]]
     f = Path(folder)
     return [
         Section(
@@ -257,6 +255,9 @@ def sections(result: BeyondResult, folder: str = "beyond") -> list:
                     "check fails on a wrong model (its quantity off by 10 % or 20 %, re-run as the model under "
                     "test with its own tolerance); power: the smallest error caught. When neither is caught the "
                     "check is 'not resolved' (sign only). " + _rules(result),
+                    from_runs=True,
+                    exact={"predicted": "the theory", "tolerance": "the check's rule (its uncertainty)"},
+                    uncertainty={"measured": "s.e."},
                 )
             ],
             [Figure(f / "checks.png", "Each model against its theory curve (error bars: 3 s.e.).")],
@@ -266,11 +267,14 @@ def sections(result: BeyondResult, folder: str = "beyond") -> list:
             [closing_note(result).split("\n", 1)[0]],
             [
                 Table(
-                    ["activation", "lambda_bar", "beta", "share", "width", "s.e.", "clusters"],
+                    ["activation", "lambda_bar", "beta", "share", "width", "s.e.", "clusters", "clusters s.e."],
                     width,
                     "Stationary width E[1 - cos] (last third of the horizon) beside the cluster count, width-aware: "
                     f"{science.CLUSTER_RULE}. Log-log slopes: "
                     + ", ".join(f"{k} {v:.2f}" for k, v in result.partial_width["loglog_slope"].items()),
+                    from_runs=True,
+                    exact={"lambda_bar": "closed form", "beta": "a setting", "share": "a setting"},
+                    uncertainty={"width": "s.e.", "clusters": "clusters s.e."},
                 )
             ],
             [Figure(f / "partial_width.png", "Width against 1 - rho; dashed: two tokens, attention off.")],

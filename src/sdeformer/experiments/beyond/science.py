@@ -146,6 +146,7 @@ def partial_width(
                         "width_se": float(w.std() / math.sqrt(paths)),
                         "energy": float((acc["energy"][b] / n).mean()),
                         "clusters": float((acc["clusters"][b] / n).mean()),
+                        "clusters_se": float((acc["clusters"][b] / n).std() / math.sqrt(paths)),
                         "final_width": float((1 - pairwise_cosines(final[b])).mean()),
                     }
                 )

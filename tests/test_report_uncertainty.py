@@ -1,0 +1,93 @@
+"""The report builder refuses a number measured from runs without its uncertainty unless its column says why it
+needs none (io.report: Table.from_runs, exact, uncertainty); the SPDE part's tables pass it."""
+
+from types import SimpleNamespace
+
+import pytest
+
+from sdeformer.experiments import spde_study
+from sdeformer.io.report import Table, _table_html, unqualified
+
+
+def test_a_number_from_runs_without_an_uncertainty_is_refused():
+    t = Table(["setting", "measured", "s.e."], [["a", 0.5, 0.01]], "runs", from_runs=True)
+    assert unqualified(t) == ["measured", "s.e."]  # an s.e. column not named as one is a number too
+    t = Table(["setting", "measured"], [["a", 0.5]], "runs", from_runs=True)
+    assert unqualified(t) == ["measured"]
+    with pytest.raises(ValueError, match="without an uncertainty in \\['measured'\\]"):
+        _table_html(t)
+
+
+def test_a_declared_column_passes_and_the_reason_is_printed():
+    t = Table(["beta", "measured", "s.e."], [[2.0, 0.5, 0.01]], "runs", from_runs=True,
+              exact={"beta": "a setting"}, uncertainty={"measured": "s.e."})  # fmt: skip
+    assert unqualified(t) == []
+    assert "Without an uncertainty: beta: a setting" in _table_html(t)
+
+
+def test_formatted_numbers_count_and_counts_or_intervals_do_not():
+    rows = [["0.031", "0.031 +- 0.022", 64, "0.5 [0.4, 0.6]", True]]
+    t = Table(["bare", "with s.e.", "runs", "with CI", "holds"], rows, from_runs=True)
+    assert unqualified(t) == ["bare"]
+    assert unqualified(Table(["bare"], [[0.031]])) == []  # not from runs: exact quantities (e.g. Table 1)
+
+
+def _spde_report(with_se: bool = True):
+    rate = {"dim": 2, "attention": "softmax", "beta": 2.0, "degree": 1, "theory": 0.5, "measured": 0.5,
+            "rel_error": 1e-6}  # fmt: skip
+    w2 = {"particles": "iid", "N": [100, 1000], "sup_w2": [0.04, 0.004], "sup_w2_ci": [[0.03, 0.05]] * 2,
+          "initial_w2": [0.03, 0.003], "dynamics_added": [0.01, 0.001], "dynamics_added_se": [0.002, 0.0002],
+          "slope": -1.0, "slope_ci": [-1.1, -0.9], "bound_slope": -0.5}  # fmt: skip
+    if with_se:
+        w2["initial_w2_se"] = [0.003, 0.0003]
+    conv = {"dim": 2, "modes": 32, "sizes": [100, 1000], "runs": 32, "slope": -0.5, "slope_ci": [-0.55, -0.45],
+            "bound_slope": -0.25}  # fmt: skip
+    return SimpleNamespace(
+        rates=[rate],
+        dominant=[{"dim": 2, "attention": "softmax", "beta": 2.0, "theory": 3, "measured": 3, "rate": 1.2}],
+        moments=[
+            {
+                "dim": 2,
+                "attention": "off",
+                "noise_scale": 0.5,
+                "k": 0.15,
+                "paths": 400,
+                "degrees": "1-4",
+                "z_max": 2.6,
+                "passes": True,
+            }
+        ],  # fmt: skip
+        chaos={"w2": [w2]},
+        convergence=[conv],
+        resolution={"first_unresolved_time": 0.2, "error_resolved": 1e-9, "error_after": 1e-3},
+    )
+
+
+def test_every_table_of_the_spde_part_carries_its_uncertainties():
+    section = spde_study.section(_spde_report())
+    assert len(section.tables) == 5 and all(t.from_runs for t in section.tables)
+    assert [unqualified(t) for t in section.tables] == [[]] * 5
+    html = "".join(_table_html(t) for t in section.tables)
+    assert "0.03 (0.003)" in html  # the initial part with its s.e.
+
+
+def test_every_table_of_the_architectures_part_carries_its_uncertainties():
+    from sdeformer.experiments.architectures import ArchitecturesResult, sections
+
+    check = {"model": "graph", "quantity": "consensus rate", "setting": {"mask": "path"}, "predicted": 0.02,
+             "measured": 0.02, "standard_error": 0.0, "tolerance": 2e-4,
+             "power": {"perturbation": "continuum rate", "measured": 0.025, "caught": True},
+             "smallest_error_caught": 0.1, "verdict": "holds", "holds": True}  # fmt: skip
+    alibi = {"tokens": 64, "samples": 96, "measured_crossing": 2.78, "crossing_se": 0.29,
+             "predicted_crossing": 2.59, "t_crit": 3.11}  # fmt: skip
+    species = {"none": {"clusters_y": [3.5], "clusters_y_se": [0.5], "clusters_x": [3.0], "clusters_x_se": [1.0],
+                        "clusters_joint": [3.5], "clusters_joint_se": [1.5], "attached": [0.9],
+                        "attached_se": [0.08], "energy_xy": [16.5], "energy_xy_se": [2.6]}}  # fmt: skip
+    durations = {"0.01": {"mean": 32.0, "ci": 22.0, "visits": 60, "runs": 64}}
+    result = ArchitecturesResult((check,), alibi, alibi, alibi, {}, durations, species, 1.0)
+    tables = [t for s in sections(result) for t in s.tables]
+    assert len(tables) == 4 and all(t.from_runs for t in tables)
+    assert [unqualified(t) for t in tables] == [[]] * 4
+    species["none"].pop("energy_xy_se")  # a result without its s.e.: refused
+    bare = [t for s in sections(result) for t in s.tables][-1]
+    assert unqualified(bare) == ["cross energy"]
