@@ -24,6 +24,7 @@ from sdeformer.spde.diagnostics import cloud_coefficients, low_mode_distance
 from sdeformer.spde.fields import mlp_noise
 from sdeformer.spde.initial import von_mises_fisher
 from sdeformer.spde.solver import DensitySolver
+from sdeformer.theory.coupled import Recorder
 
 STEPS, HORIZON, BETA = 20, 0.5, 2.0
 REFERENCE_K, REFINE = 48, 64
@@ -32,18 +33,6 @@ REFERENCE_K, REFINE = 48, 64
 def make_solver(modes: int, steps: int = STEPS) -> DensitySolver:
     field = mlp_noise(2, "relu", 0.5, 0.5, modes=3, scale=0.5)
     return DensitySolver(field, modes, steps, HORIZON, beta=BETA)
-
-
-class Recorder:
-    """A source that keeps every draw it passes on."""
-
-    def __init__(self, source):
-        self.source, self.batch, self.draws = source, source.batch, []
-
-    def randn(self, shape: tuple[int, ...], dtype: torch.dtype = torch.float32) -> torch.Tensor:
-        z = self.source.randn(shape, dtype)
-        self.draws.append(z)
-        return z
 
 
 class Refined:

@@ -32,7 +32,7 @@ DROP_EVERY = 50  # steps between looks for paths to drop
 DROP_BELOW = 0.75  # drop when at most this fraction of the carried paths is still needed
 
 
-class _Recorder:
+class Recorder:
     """A source that keeps every draw it passes on."""
 
     def __init__(self, source: RandomSource):
@@ -97,7 +97,7 @@ def coupled(
     sf, sc = statistic(), statistic()
     states = [project(x0), project(x0)]  # fine, coarse
     for k in range(1, _steps(horizon, h) + 1):
-        tape = _Recorder(source)
+        tape = Recorder(source)
         states[0] = fine(states[0], tape)
         sf.observe((2 * k - 1) * h / 2, states[0])
         half = len(tape.draws)
