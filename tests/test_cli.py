@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -146,6 +147,13 @@ def test_reproduce_table1_and_report(tmp_path):
     assert lines[0] == "activation,dim,sigma,kappa1,dkappa1,lambda1,lambda_bar" and len(lines) == 25
     html = (tmp_path / "index.html").read_text()
     assert "Table 1" in html and "unstated" in html.lower()
+    # one wall time: the closing line's time stamp and duration and the report header's are the same number
+    closing = result.stderr.strip().splitlines()[-1]
+    match = re.fullmatch(r"\[ *([0-9.]+) s\] report written to (.+) in ([0-9.]+) s", closing)
+    assert match and match[1] == match[3] and match[2] == str(tmp_path / "index.html"), result.stderr
+    assert f"wall time {match[3]} s" in html
+    stamps = [float(s) for s in re.findall(r"^\[ *([0-9.]+) s\]", result.stderr, re.M)]
+    assert stamps == sorted(stamps) and stamps[-1] == float(match[3])  # the closing line is the last
 
 
 def test_simulate_offers_bfloat16(tmp_path):

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import platform
 import time
-from contextlib import nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,20 @@ from ..io.store import claim_run_folder
 from ..observables import FIGURE_CLUSTER_COS
 from .parts import parts_section
 from .registry import EXPERIMENTS, Context
+
+
+def _progress(name: str, units: int, show: bool) -> Any:
+    """The progress of one experiment: its bar when it counts units, else ``still running`` lines every 10 s
+    (its stage lines shown); nothing when not shown."""
+    if show and units == 0:
+        return _alive(name)
+    return progress_bar(units, name, enabled=show and units > 0)
+
+
+@contextmanager
+def _alive(name: str) -> Iterator[Callable[[int], None]]:
+    with keep_alive(name):
+        yield lambda n=1: None
 
 
 def reproduce(
@@ -56,8 +71,7 @@ def reproduce(
     for experiment in chosen:
         stage(experiment.stage)
         units = experiment.units(seed, quick)
-        alive = keep_alive(experiment.name) if show_progress and units == 0 else nullcontext()
-        with alive, progress_bar(units, experiment.name, enabled=show_progress and units > 0) as advance:
+        with _progress(experiment.name, units, show_progress) as advance:
             ctx = Context(out, seed, quick, executor, advance, stage, part, given)
             sections += experiment.run(ctx)
     stage(f"writing {out / 'index.html'}")
