@@ -2,11 +2,14 @@
 
 Every experiment returns a frozen dataclass derived from ``Result``; ``to_json()`` is the JSON object its
 ``run_and_write`` writes and its command prints with ``--json``. Large arrays stay out of it (they go to .npz).
+``cached_stage`` keeps one stage of a longer check as a JSON part, so that a rerun of a finished folder (or one
+interrupted between stages) recomputes only what is missing.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, ClassVar
@@ -39,3 +42,16 @@ def read_cached_json(path: Path, key: Any) -> dict[str, Any] | None:
 def write_cached_json(path: Path, key: Any, result: Result) -> None:
     """``result.to_json()`` with the hash of ``key`` (the check's full settings) beside it, written atomically."""
     write_json(path, {**result.to_json(), "config_hash": config_hash(key)})
+
+
+def cached_stage(folder: Path, key: Any, name: str, compute: Callable[[], Any], needs: Sequence[Path] = ()) -> Any:
+    """The JSON form (``store.to_jsonable``) of ``compute()``, kept in ``folder/NAME.json`` with the hash of
+    ``key`` and ``name``: read back when that part was written for the same key and every file of ``needs`` (the
+    stage's own outputs) exists, else computed and written (atomically) before it is returned."""
+    path, full = Path(folder) / f"{name}.json", {"stage": name, "key": key}
+    held = read_cached_json(path, full)
+    if held is not None and "value" in held and all(Path(p).exists() for p in needs):
+        return held["value"]
+    value = to_jsonable(compute())
+    write_json(path, {"value": value, "config_hash": config_hash(full)})
+    return value

@@ -18,6 +18,7 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +45,7 @@ from ..spde.fields import mlp_noise
 from ..spde.initial import sample_vmf, von_mises_fisher
 from ..spde.solver import ATTENTIONS, DensitySolver
 from . import spde_study as study
-from .results import Result
+from .results import Result, cached_stage
 
 KEEP_POINTS = 400  # tokens of the cloud kept per saved time (for the figures)
 RUN_FILES = ("spde.npz", "spde.json")
@@ -235,9 +236,26 @@ class SpdeReport(Result):
     chaos: dict[str, Any] = field(default_factory=dict)  # ``spde.chaos.w2_check``: ``w2`` rows, fitted ``slope``
 
 
+def study_code() -> str:
+    """A hash of the source of the report's SPDE checks and of this package's version: the cached parts of
+    ``run_and_write`` belong to it (a changed check or release recomputes them)."""
+    import hashlib
+    import inspect
+
+    from .. import __version__
+    from ..spde import chaos
+
+    try:
+        text = "".join(inspect.getsource(m) for m in (study, chaos)) + __version__
+    except (OSError, TypeError):  # no source files (a frozen install): the version alone
+        text = __version__
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 def run_and_write(out: Path, quick: bool = False, seed: int = 0) -> SpdeReport:
     """Run the checks into ``out`` (``spde_report.json``, ``checks.json``, ``convergence_d*.npz``, the showcase
-    run folders)."""
+    run folders); each check is a part in ``out/parts`` (``results.cached_stage``), reused by a rerun with the
+    same ``quick``, ``seed`` and code (``study_code``), as the showcase runs are (``run_spde``)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     showcase = {}
@@ -246,16 +264,18 @@ def run_and_write(out: Path, quick: bool = False, seed: int = 0) -> SpdeReport:
         steps = settings.steps // 2 if quick else settings.steps
         run_spde(SpdeSettings(**{**asdict(settings), "seed": seed, "steps": steps}), out / name)
         showcase[f"d{dim}"] = name
-    conv = study.convergence_rows(out, quick, seed)
+    key = {"quick": quick, "seed": seed, "code": study_code()}
+    stage = partial(cached_stage, out / "parts", key)  # each check a part: a finished folder reruns in seconds
+    figures = [out / f"convergence_d{dim}.npz" for dim in (2, 3)]
     report = SpdeReport(
-        study.rate_rows(quick),
-        study.dominant_rows(quick),
-        study.moment_rows(quick, seed),
-        conv,
-        study.resolution_example(seed),
+        stage("rates", lambda: study.rate_rows(quick)),
+        stage("dominant", lambda: study.dominant_rows(quick)),
+        stage("moments", lambda: study.moment_rows(quick, seed)),
+        stage("convergence", lambda: study.convergence_rows(out, quick, seed), needs=figures),
+        stage("resolution", lambda: study.resolution_example(seed)),
         showcase,
         quick,
-        w2_check(quick, seed),
+        stage("w2", lambda: w2_check(quick, seed)),
     )
     write_json(out / "checks.json", study.check_records(report))
     write_json(out / "spde_report.json", report)
