@@ -91,3 +91,18 @@ def test_every_table_of_the_architectures_part_carries_its_uncertainties():
     species["none"].pop("energy_xy_se")  # a result without its s.e.: refused
     bare = [t for s in sections(result) for t in s.tables][-1]
     assert unqualified(bare) == ["cross energy"]
+
+
+def test_the_sync_table_gives_every_rate_and_energy_its_uncertainty(one_thread):
+    """sync_check records the jackknife s.e. of each fitted rate; the theorems' sync table shows it beside the
+    rate, and E E_beta(T) with its 95% half-width."""
+    from sdeformer.experiments.sync.check import sync_check
+    from sdeformer.experiments.theorems import _sync_section
+
+    result = sync_check(dim=8, bias_std=0.3, runs=20, tokens=4, steps=40, horizon=2.0, seed=1)
+    assert set(result.measured_rate_se) == {"sde", "discrete"}
+    assert all(0 < v < abs(result.measured_rate[k]) for k, v in result.measured_rate_se.items())
+    table = _sync_section((result,), {"runs": 20, "tokens": 4, "dim": 8, "steps": 40, "horizon": 2.0}).tables[0]
+    assert unqualified(table) == []
+    row = dict(zip(table.columns, table.rows[0]))
+    assert row["s.e. SDE"] == result.measured_rate_se["sde"] and row["95% half-width"] > 0

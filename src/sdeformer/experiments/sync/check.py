@@ -57,6 +57,7 @@ from .settings import CHUNK, SyncSettings
 
 RATE_FLOOR = 1e-5  # the rate fit uses times where E E_beta > RATE_FLOOR * E E_beta(0) (float32 cancellation)
 Z95 = 1.959964
+JACKKNIFE_GROUPS = 10  # groups of runs of a fitted rate's jackknife standard error
 __all__ = ["CHUNK", "VERDICTS", "SyncResult", "SyncSettings", "progress_units", "run_and_write", "sync_check"]
 
 
@@ -160,6 +161,7 @@ def sync_check(
         energy_ci={k: ci[k] for k in MODELS},
         bound=bound,
         measured_rate={k: measured_rate[k] for k in MODELS},
+        measured_rate_se={k: jackknife_rate_se(t, e[k], max(RATE_FLOOR * e0, floor)) for k in MODELS},
         final_energy={k: float(mean[k][-1]) for k in MODELS},
         power=power,
         verdict=verdict,
@@ -198,17 +200,21 @@ def run_and_write(
     return result
 
 
-def rate_errors(result: SyncResult, energies: dict[str, np.ndarray], groups: int = 10) -> dict[str, Any]:
-    """Standard errors of each model's fitted rate (jackknife over ``groups`` groups of runs, the fit of
-    ``sync_check``) and of its final E E_beta, from the ensembles ``energies`` ``(S, R)``."""
+def jackknife_rate_se(t: np.ndarray, e: np.ndarray, floor: float, groups: int = JACKKNIFE_GROUPS) -> float:
+    """The standard error of the fitted rate of the mean of ``e`` ``(S, R)`` (``exponential_rate`` above
+    ``floor``): a jackknife over ``groups`` groups of runs."""
+    parts = np.arange(e.shape[1]) % groups
+    jack = np.array([exponential_rate(t, e[:, parts != g].mean(1), floor) for g in range(groups)])
+    return float(np.sqrt((groups - 1) / groups * ((jack - jack.mean()) ** 2).sum()))
+
+
+def rate_errors(result: SyncResult, energies: dict[str, np.ndarray]) -> dict[str, Any]:
+    """Standard errors of each model's fitted rate (``jackknife_rate_se``, the fit of ``sync_check``) and of its
+    final E E_beta, from the ensembles ``energies`` ``(S, R)``."""
     t, e0 = np.asarray(result.t), float(energies["sde"][0].mean())
     floor = max(RATE_FLOOR * e0, result.floor)
-    rate_se, final_se = {}, {}
-    for k, e in energies.items():
-        parts = np.arange(e.shape[1]) % groups
-        jack = np.array([exponential_rate(t, e[:, parts != g].mean(1), floor) for g in range(groups)])
-        rate_se[k] = float(np.sqrt((groups - 1) / groups * ((jack - jack.mean()) ** 2).sum()))
-        final_se[k] = float(e[-1].std(ddof=1) / math.sqrt(e.shape[1]))
+    rate_se = {k: jackknife_rate_se(t, e, floor) for k, e in energies.items()}
+    final_se = {k: float(e[-1].std(ddof=1) / math.sqrt(e.shape[1])) for k, e in energies.items()}
     return {"measured_rate_se": rate_se, "final_energy": result.final_energy, "final_energy_se": final_se}
 
 

@@ -4,7 +4,7 @@ bound's rate, the power record and the verdicts."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -68,6 +68,7 @@ class SyncResult(Result):
     verdict_by: dict[str, str]
     bound_holds: bool | None
     wall_s: float
+    measured_rate_se: dict[str, float] = field(default_factory=dict)  # jackknife over groups of runs
 
     def to_json(self) -> dict[str, Any]:
         """The settings' fields at the top level (``width`` "inf" for the infinite-width model), then the rest."""
