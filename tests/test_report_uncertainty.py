@@ -106,3 +106,14 @@ def test_the_sync_table_gives_every_rate_and_energy_its_uncertainty(one_thread):
     assert unqualified(table) == []
     row = dict(zip(table.columns, table.rows[0]))
     assert row["s.e. SDE"] == result.measured_rate_se["sde"] and row["95% half-width"] > 0
+
+
+def test_the_rate_and_lyapunov_tables_of_the_theorems_carry_their_uncertainties():
+    from sdeformer.experiments.lyapunov import LyapunovRow
+    from sdeformer.experiments.theorems import _lyapunov_section, _rates_section
+
+    rate = SimpleNamespace(kind="depth", slope=-1.02, slope_ci=(-1.1, -0.95), expected_slope=-1.0, wall_s=3.0,
+                           figure="rates_depth.png")  # fmt: skip
+    lyap = LyapunovRow("relu", 3, 0.0, "relu d=3", -0.1, 0.01, -0.1, 64, 100, 1.0, 1.0)
+    tables = [*_rates_section((rate,)).tables, *_lyapunov_section((lyap,)).tables]  # pyright: ignore[reportArgumentType]
+    assert [unqualified(t) for t in tables] == [[], []] and all(t.from_runs for t in tables)

@@ -86,6 +86,9 @@ def _rates_section(results: tuple[rates.RatesResult, ...]) -> Section:
                 ["kind", "measured slope", "95% interval", "theory slope", "wall s"],
                 rows,
                 "Measured log-log slopes against theory",
+                from_runs=True,
+                exact={"theory slope": "closed form (THEORY section 5)", "wall s": "a timing, not a result"},
+                uncertainty={"measured slope": "95% interval"},
             )
         ],
         figures,
@@ -197,6 +200,9 @@ def _lyapunov_section(rows: tuple[lyapunov.LyapunovRow, ...]) -> Section:
         ["setting", "measured", "95% half-width", "lambda_1"],
         [[r.label, r.measured, r.ci, r.lambda1] for r in rows],
         "Top Lyapunov exponent of the noise-only flow",
+        from_runs=True,
+        exact={"lambda_1": "closed form (THEORY section 2)"},
+        uncertainty={"measured": "95% half-width"},
     )
     return Section(
         "The theorems, checked: Lyapunov exponents (THEORY section 2)",
