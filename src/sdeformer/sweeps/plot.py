@@ -9,8 +9,10 @@
 Only ``status == done`` rows are used; ``where`` fixes fields; rows are taken at time ``time`` (default: each
 run's last recorded time) unless ``x`` or ``y`` is ``t`` (then ``time`` is refused: it would be ignored).
 ``bias_std`` names su = sw, as in a spec, where the table's runs have su == sw. Fields that still vary are
-pooled, and the title says which. Raises ConfigError for unknown columns, a NaN or infinite ``below`` or
-``time``, or an empty selection.
+pooled. The title says the sweep, the time shown, the ``where`` filter, the number of runs and the pooled
+fields; legends and ticks print values to 3 significant digits (more where needed to tell them apart, -0 as
+0); the axis of the observable says what was averaged. Raises ConfigError for unknown columns, a NaN or
+infinite ``below`` or ``time``, or an empty selection.
 """
 
 from __future__ import annotations
@@ -67,11 +69,36 @@ def pooled(df: pd.DataFrame, used: tuple[str, ...]) -> list[str]:
     ]
 
 
+def value_labels(values: list[Any]) -> list[str]:
+    """Short labels of distinct values: numbers to 3 significant digits, more where two would print alike
+    (1.666666666667 -> 1.67), -0 as 0, integers and text as they are."""
+    if not all(isinstance(v, (float, np.floating)) for v in values):
+        return [str(v) for v in values]
+    for digits in range(3, 18):
+        labels = [f"{float(v) + 0.0:.{digits}g}" for v in values]  # + 0.0: -0.0 prints as 0
+        labels = ["0" if label == "-0" else label for label in labels]
+        if len(set(labels)) == len(set(values)):
+            return labels
+    return [repr(float(v)) for v in values]
+
+
 def _ticks(setter: Any, values: list[Any], most: int = 12) -> None:
     """Category ticks, at most ``most`` labelled (every k-th)."""
     step = -(-len(values) // most)
     idx = list(range(0, len(values), step))
-    setter(idx, [f"{values[i]:g}" if isinstance(values[i], float) else str(values[i]) for i in idx])
+    labels = value_labels(values)
+    setter(idx, [labels[i] for i in idx])
+
+
+def _shown_time(df: pd.DataFrame, time: float | None, x: str, y: str) -> str:
+    """The time of the plotted rows, for the title: the one asked for, or each run's last (its value or range)."""
+    if "t" in (x, y):
+        return ""
+    if time is not None:
+        return f"t = {value_labels([float(time)])[0]}"
+    ts = df["t"].to_numpy(dtype=float)
+    low, high = float(ts.min()), float(ts.max())
+    return f"t = {value_labels([low])[0]}" if low == high else f"t = each run's last ({low:.3g} to {high:.3g})"
 
 
 def _check(df: pd.DataFrame, name: str, kind: str, allowed: list[str]) -> None:
@@ -136,7 +163,7 @@ def plot(
     df = select(df, x, y, where, time)
     obs = color if heat else y
     values = cast(pd.Series, df[obs] < below if below is not None else df[obs])
-    label = f"P({obs} < {below:g})" if below is not None else f"mean {obs}"
+    label = f"P({obs} < {below:g})" if below is not None else obs
     used = tuple(c for c in (x, y, color) if c)
     rest = pooled(df, used + (("su", "sw") if "bias_std" in used else ()))
     fig, ax = plt.subplots(figsize=(7, 5))
@@ -146,10 +173,11 @@ def plot(
         image = ax.imshow(grid.to_numpy(dtype=float), origin="lower", aspect="auto", cmap="viridis")
         _ticks(ax.set_xticks, list(grid.columns))
         _ticks(ax.set_yticks, list(grid.index))
-        fig.colorbar(image, ax=ax, label=label)
+        fig.colorbar(image, ax=ax, label=f"{label} (mean over the runs of a cell)" if below is None else label)
         cells = int(grid.notna().to_numpy().sum())
     else:
         hues = sorted(df[color].unique()) if color else [None]
+        names = dict(zip(hues, value_labels(hues))) if color else {}
         for hue in hues:
             part = cast(pd.Series, values[df[color] == hue] if color else values)
             stats = cast(pd.DataFrame, part.astype(float).groupby(df.loc[part.index, x]).agg(["mean", "sem"]))
@@ -159,17 +187,19 @@ def plot(
                 yerr=stats["sem"].fillna(0),
                 marker="o",
                 capsize=3,
-                label=f"{color} = {hue}" if color else None,
+                label=f"{color} = {names[hue]}" if color else None,
             )
         if color:
             ax.legend(fontsize=8)
-        ax.set_ylabel(label + " (± s.e.)")
+        ax.set_ylabel(f"{label}: mean ± s.e. over runs")
         cells = int(df.groupby(x).ngroups)
     ax.set_xlabel(x)
     if heat:
         ax.set_ylabel(y)
     runs = df[KEY].drop_duplicates().shape[0]
+    chosen = [f"{name} = {value_labels([_coerce(df, name, text)])[0]}" for name, text in where.items()]
+    context = "; ".join(c for c in (_shown_time(df, time, x, y), *chosen) if c)
     note = f"{runs} runs" + (f"; pooled over {', '.join(rest)}" if rest else "")
-    ax.set_title(f"{title}\n{note}" if title else note, fontsize=9)
+    ax.set_title("\n".join(c for c in (title, context, note) if c), fontsize=9)
     save_figure(fig, Path(path))
     return {"path": str(path), "kind": "heatmap" if heat else "curves", "cells": cells, "runs": runs, "pooled": rest}
