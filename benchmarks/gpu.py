@@ -25,7 +25,8 @@ import torch
 
 from sdeformer.config import ModelConfig
 from sdeformer.dynamics.engine import run_group
-from sdeformer.io.store import atomic_write_text, write_json
+from sdeformer.io.atomic import atomic_write_text
+from sdeformer.io.formats import write_json
 
 from .timing import conditions, machine
 

@@ -12,7 +12,7 @@ import torch
 
 from sdeformer.core.errors import ConfigError
 from sdeformer.core.validate import positive_int
-from sdeformer.io.store import write_json
+from sdeformer.io.formats import write_json
 
 from .attention import RB_SIZE, bench_attention, bench_throughput
 from .grid import bench_grid

@@ -24,7 +24,7 @@ import torch
 from sdeformer.core.rng import Streams
 from sdeformer.dynamics.sde import LimitSDE
 from sdeformer.dynamics.sde import make_solver as sde_solver
-from sdeformer.io.store import write_json
+from sdeformer.io.formats import write_json
 from sdeformer.spde.diagnostics import cloud_coefficients
 from sdeformer.spde.initial import sample_vmf, von_mises_fisher
 

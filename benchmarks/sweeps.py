@@ -42,7 +42,7 @@ from typing import Any
 import psutil
 
 from sdeformer.config import load_config_file
-from sdeformer.io.store import write_json
+from sdeformer.io.formats import write_json
 from sdeformer.sweeps import DaskExecutor, LocalExecutor, parse_spec, read, run
 
 from .timing import conditions, ratio, spread

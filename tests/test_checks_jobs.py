@@ -15,7 +15,8 @@ from sdeformer.cli import app
 from sdeformer.experiments import rates
 from sdeformer.experiments.sync import check as sync
 from sdeformer.experiments.sync.check import sync_check
-from sdeformer.io.store import claim_run_folder, read_npz
+from sdeformer.io.claims import claim_run_folder
+from sdeformer.io.formats import read_npz
 from sdeformer.sweeps import DaskExecutor
 
 pytestmark = pytest.mark.usefixtures("one_thread")

@@ -15,7 +15,7 @@ from sdeformer.core.errors import ConfigError
 from sdeformer.dynamics import engine as sweep
 from sdeformer.dynamics.discrete import StochasticTransformer
 from sdeformer.dynamics.engine import run_group
-from sdeformer.io.store import config_hash
+from sdeformer.io.hashing import config_hash
 from sdeformer.noise import PartialNoise
 from sdeformer.noise.mlp import MLPNoise
 from sdeformer.sweeps import run

@@ -21,7 +21,9 @@ import pytest
 from typer.testing import CliRunner
 
 from sdeformer.cli import app
-from sdeformer.io.store import checksum_path, damaged_files, read_cached_npz, write_cached_npz
+from sdeformer.io.cache import read_cached_npz, write_cached_npz
+from sdeformer.io.checksums import checksum_path
+from sdeformer.io.damage import damaged_files
 from sdeformer.sweeps import Job, parse_spec, read, run, run_jobs, status
 
 SPEC = {
@@ -85,7 +87,7 @@ def test_bit_flip_in_a_page_is_never_read_back(sweep, reference, capsys):
     assert str(part) in state["damaged"][0] and "sha256" in state["damaged"][0]
     assert len(read(sweep)) == 2  # the other part only, not a wrong value
     line = [x for x in capsys.readouterr().err.splitlines() if str(part) in x]
-    assert len(line) == 1 and line[0].startswith("warning: damaged part")
+    assert len(line) == 1 and line[0].startswith("warning: damaged file")
     assert_recovered(sweep, reference, part, part.read_bytes())
 
 
@@ -126,7 +128,7 @@ def test_plot_reads_no_damaged_part(sweep):
     png = sweep / "p.png"
     result = cli.invoke(app, ["sweep", "plot", str(sweep), "--x", "beta", "--y", "energy", "--out", str(png)])
     assert result.exit_code == 0 and "of 2 runs" in result.output  # the undamaged part's runs only
-    assert result.stderr.count("warning: damaged part") == 1 and part.exists()  # a reader moves nothing
+    assert result.stderr.count("warning: damaged file") == 1 and part.exists()  # a reader moves nothing
 
 
 # -- cached .npz parts (reproduce's grid, Figure 1, the theorem checks' jobs) ---------------------------------
@@ -153,7 +155,7 @@ def test_damaged_npz_is_moved_aside_not_raised(tmp_path, capsys, fault, with_che
     assert read_cached_npz(path, {"k": 1}) is None  # today: zipfile.BadZipFile
     kept = path.parent / "damaged" / "a.npz"
     assert not path.exists() and kept.read_bytes() == damaged
-    assert capsys.readouterr().err.count(f"warning: damaged part {path}") == 1
+    assert capsys.readouterr().err.count(f"warning: damaged file {path}") == 1
 
 
 def squares(n: int) -> dict[str, np.ndarray]:

@@ -19,7 +19,7 @@ from sdeformer.dynamics.discrete import StochasticTransformer
 from sdeformer.dynamics.norms import NGPT, MixLN, PeriLN, PostLN, PreLN, SqrtScaling
 from sdeformer.dynamics.norms.limits import mean_cosine
 from sdeformer.dynamics.norms.moments import measured_moments, predicted_moments
-from sdeformer.io.store import config_hash
+from sdeformer.io.hashing import config_hash
 from sdeformer.noise.fields import GaussianField
 from sdeformer.noise.mlp import MLPNoise
 from sdeformer.registry import NORMS

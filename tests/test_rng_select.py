@@ -20,7 +20,7 @@ from sdeformer.core.counter import CounterStreams
 from sdeformer.core.errors import ConfigError
 from sdeformer.core.rng import RNG_KINDS, Streams, make_streams
 from sdeformer.dynamics import engine
-from sdeformer.io.store import config_hash
+from sdeformer.io.hashing import config_hash
 from sdeformer.sweeps.spec import parse_spec
 
 SMALL: dict[str, Any] = dict(tokens=6, dim=4, width=32, layers=5, horizon=1.0, su=0.1, sw=0.1)

@@ -19,7 +19,7 @@ from sdeformer.core.rng import Streams
 from sdeformer.core.sphere import uniform_sphere
 from sdeformer.dynamics import engine
 from sdeformer.dynamics.species import SpeciesNoise, TwoSpecies
-from sdeformer.io.store import config_hash
+from sdeformer.io.hashing import config_hash
 from sdeformer.noise.mlp import MLPNoise
 from sdeformer.sweeps import parse_spec, run
 

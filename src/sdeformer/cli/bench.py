@@ -48,7 +48,7 @@ def claim_bench_folder(out: Path, parts: tuple[str, ...], device: str, threads: 
     settings in one folder and is refused (ConfigError naming the folder) unless ``force``. A folder written
     before folders were claimed (no ``run.json``; only benchmark results, none recorded on another device, as
     the committed ``benchmarks/results``) is taken over."""
-    from ..io.store import RUN_MARKER, claim_run_folder
+    from ..io.claims import RUN_MARKER, claim_run_folder
 
     config = {"command": "bench", "device": device, "threads": threads}
     names = {f"{part}{suffix}.json" for part in (*parts, "sweeps") for suffix in ("", "_quick")}

@@ -63,7 +63,8 @@ def _claimed(out: Path, config: dict[str, Any], force: bool) -> Iterator[None]:
     """Tie ``out`` to ``config`` (``store.claim_run_folder``) before the check runs. When the check then refuses
     its input (ConfigError), the folder's marker is put back as it was, and folders this command made are removed
     while empty: a bad input does not tie a folder to a config that never ran."""
-    from ..io.store import RUN_MARKER, atomic_write_bytes, claim_run_folder
+    from ..io.atomic import atomic_write_bytes
+    from ..io.claims import RUN_MARKER, claim_run_folder
 
     out = Path(out)
     marker = out / RUN_MARKER

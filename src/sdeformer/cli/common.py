@@ -121,7 +121,7 @@ def cli_errors(fn: Callable) -> Callable:
 
 def emit_json(obj: Any) -> None:
     """Print one JSON object on stdout."""
-    from ..io.store import to_jsonable
+    from ..io.formats import to_jsonable
 
     sys.stdout.write(json.dumps(to_jsonable(obj)) + "\n")
 

@@ -65,7 +65,7 @@ def train(
     With --out, OUT/TASK is tied to the settings (run.json) before any run: the same settings resume, other
     settings are refused (exit 2) unless --force."""
     from ..core.validate import positive_int
-    from ..io.store import write_json
+    from ..io.formats import write_json
     from ..practice.methods import get_methods
     from ..practice.suite import claim_suite_folder, run_suite, summarize
     from ..practice.tasks import task_config
@@ -139,7 +139,7 @@ def probe(
     from ..core.activations import get_activation
     from ..core.validate import finite_float, positive_float, positive_int
     from ..core.validate import seed as check_seed
-    from ..io.store import write_json
+    from ..io.formats import write_json
     from ..practice.claims import claim_record
     from ..practice.probe import DEFAULT_TEXT, ProbeNoise, probe_settings, record_settings
     from ..practice.probe import probe as run
@@ -216,7 +216,7 @@ def infer_practice(
     Writes RESULTS/inference.json; a record of other settings (p, block, n, repeats) there is refused (exit 2)
     unless --force."""
     from ..core.validate import positive_int
-    from ..io.store import write_json
+    from ..io.formats import write_json
     from ..practice.claims import claim_record
     from ..practice.inference import find_char_model, inference_settings, record_settings, run
 

@@ -15,8 +15,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..core.threads import torch_threads
+from ..io.formats import write_json
 from ..io.report import Figure, Section, Table
-from ..io.store import write_json
 from ..observables import FIGURE_CLUSTER_COS
 from . import arch_checks as ac
 from .results import Result

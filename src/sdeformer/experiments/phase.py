@@ -31,7 +31,7 @@ from ..core.kernel import kernel_theory
 from ..core.threads import single_threaded
 from ..core.validate import fits_in_memory, positive_float, positive_int
 from ..core.validate import seed as check_seed
-from ..io.store import write_json, write_npz
+from ..io.formats import write_json, write_npz
 from ..observables import interaction_energy
 from .results import Result
 from .sync.architecture import DEFAULTS as PARTS

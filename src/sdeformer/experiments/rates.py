@@ -33,7 +33,7 @@ from ..core.kernel import kernel_theory
 from ..core.rng import derive_seeds
 from ..core.validate import dimension, positive_float, positive_int
 from ..core.validate import seed as check_seed
-from ..io.store import read_cached_npz, write_cached_npz
+from ..io.cache import read_cached_npz, write_cached_npz
 from ..observables import bootstrap_slope, loglog_slope
 from .rate_runs import rate_runs
 from .results import Result, read_cached_json, write_cached_json

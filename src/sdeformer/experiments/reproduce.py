@@ -17,10 +17,10 @@ from typing import Any
 
 import torch
 
+from ..io.claims import claim_run_folder
 from ..io.progress import clock_start, keep_alive, progress_bar
 from ..io.progress import stage as _stage
 from ..io.report import Section, write_report
-from ..io.store import claim_run_folder
 from ..observables import FIGURE_CLUSTER_COS
 from .parts import parts_section
 from .registry import EXPERIMENTS, Context

@@ -14,7 +14,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..io.store import config_hash, to_jsonable, write_json
+from ..io.formats import to_jsonable, write_json
+from ..io.hashing import config_hash
 
 
 @dataclass(frozen=True)

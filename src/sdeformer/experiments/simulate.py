@@ -30,7 +30,9 @@ from ..core.errors import ConfigError
 from ..core.rng import StreamSource, make_streams
 from ..core.validate import finite_state, fits_in_memory
 from ..dynamics.loop import SaveAt
-from ..io.store import claim_run_folder, config_hash, read_npz, write_csv, write_json, write_npz, write_run_metadata
+from ..io.claims import claim_run_folder, write_run_metadata
+from ..io.formats import read_npz, write_csv, write_json, write_npz
+from ..io.hashing import config_hash
 from ..observables import FIGURE_CLUSTER_COS, cluster_count, interaction_energy, mean_abs_cosine, mean_cosine
 from .results import Result
 

@@ -27,8 +27,9 @@ import numpy as np
 from ..core.errors import ConfigError
 from ..core.rng import Streams
 from ..core.validate import nonneg_float, positive_float, positive_int
+from ..io.claims import claim_run_folder
+from ..io.formats import read_npz, write_json, write_npz
 from ..io.report import Section
-from ..io.store import claim_run_folder, read_npz, write_json, write_npz
 from ..spde.chaos import w2_check
 from ..spde.coupled import record
 from ..spde.diagnostics import (

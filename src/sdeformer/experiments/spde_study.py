@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from ..io.formats import write_npz
 from ..io.report import Figure, Section, Table
-from ..io.store import write_npz
 from ..spde.checks import measured_rates, moment_check
 from ..spde.coupled import particle_convergence, record
 from ..spde.diagnostics import TAIL_TOL, low_mode_distance, resolution, tail_share

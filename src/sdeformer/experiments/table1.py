@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..io.formats import write_csv
 from ..io.report import Section, Table
-from ..io.store import write_csv
 from .kernel_cache import kernel_theory
 from .results import Result
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .store import atomic_write_text
+from .atomic import atomic_write_text
 
 
 @dataclass

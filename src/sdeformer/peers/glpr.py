@@ -30,7 +30,7 @@ import torch
 from ..core.errors import ConfigError
 from ..core.validate import nonneg_float, positive_float, positive_int
 from ..dynamics.norms.schemes import PostLN
-from ..io.store import atomic_write_bytes
+from ..io.atomic import atomic_write_bytes
 from . import cells
 from .phase import heads, pair_fraction, run_segments
 

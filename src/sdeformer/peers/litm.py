@@ -29,7 +29,7 @@ from ..attention.retrieval import threshold
 from ..core.errors import ConfigError
 from ..dynamics.loop import SaveAt
 from ..dynamics.sde import GeodesicEuler, LimitSDE, make_solver
-from ..io.store import atomic_write_bytes
+from ..io.atomic import atomic_write_bytes
 from . import cells
 
 CURVE = [0.1 * j for j in range(1, 49)]  # the peer's threshold curve grid

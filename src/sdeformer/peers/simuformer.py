@@ -31,7 +31,7 @@ import torch
 from ..core.errors import ConfigError
 from ..core.validate import positive_float, positive_int
 from ..dynamics.norms.schemes import NGPT, PeriLN, PostLN, PreLN
-from ..io.store import atomic_write_bytes
+from ..io.atomic import atomic_write_bytes
 from . import cells
 from .phase import heads, pair_fraction, run_segments
 from .published_radius import PublishedRadius

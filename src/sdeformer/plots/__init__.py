@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import matplotlib.pyplot as plt
 
-from ..io.store import atomic_write_bytes
+from ..io.atomic import atomic_write_bytes
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -119,7 +119,7 @@ def run_figure(run: SpdeRun, path: Path) -> Path:
 def report_figures(report: SpdeReport, out: Path) -> list[Path]:
     """The report's three figures into ``out`` (names ``experiments.spde_study.FIGURES``)."""
     from ..experiments.spde_study import FIGURES
-    from ..io.store import read_npz
+    from ..io.formats import read_npz
 
     paths = []
     for key, folder in report.showcase.items():

@@ -23,7 +23,8 @@ from typing import Any
 from scipy import stats
 
 from ..core.errors import ConfigError
-from ..io.store import config_hash, ensure_writable
+from ..io.atomic import ensure_writable
+from ..io.hashing import config_hash
 
 
 def claim_record(

@@ -32,7 +32,7 @@ import torch.nn.functional as F
 
 from ..core.errors import ConfigError
 from ..core.rng import derive_seeds
-from ..io.store import read_npz
+from ..io.formats import read_npz
 from .networks import AttentionFn, CharTransformer, NetConfig, full_attention
 from .suite import claimed_runs
 from .tasks import CharTask, TaskConfig, load_task

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.errors import ConfigError
+from ..io.claims import RUN_MARKER, claim_run_folder
 from ..io.report import Figure, Section, Table, write_report
-from ..io.store import RUN_MARKER, claim_run_folder
 from ..plots.practice import inference_figure, methods_figure, probe_figure
 from .claims import ALPHA, Welch, holm, seeds_to_resolve, verdict, welch
 from .methods import METHODS, NOISE_LAW

@@ -15,7 +15,9 @@ from pathlib import Path
 import numpy as np
 
 from ..core.validate import positive_int
-from ..io.store import RUN_MARKER, claim_run_folder, config_hash, write_json
+from ..io.claims import RUN_MARKER, claim_run_folder
+from ..io.formats import write_json
+from ..io.hashing import config_hash
 from .methods import NOISE_LAW, Method
 from .tasks import TaskConfig
 from .training import run_one

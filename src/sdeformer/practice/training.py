@@ -19,7 +19,7 @@ from pathlib import Path
 import torch
 
 from ..core.rng import derive_seeds
-from ..io.store import write_npz
+from ..io.formats import write_npz
 from ..nn import InteractionEnergy, attach
 from ..observables import interaction_energy, mean_cosine
 from .methods import ENERGY_BETA, NOISE_LAW, Method

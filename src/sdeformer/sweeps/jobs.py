@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from ..io.store import read_cached_npz, to_jsonable, write_cached_npz
+from ..io.cache import read_cached_npz, write_cached_npz
+from ..io.formats import to_jsonable
 
 JobFn = Callable[..., dict[str, Any]]  # keyword arguments -> arrays
 

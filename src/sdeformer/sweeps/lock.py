@@ -1,75 +1,22 @@
 """The writer's lock of a sweep folder: one ``sweep run`` at a time writes into ``OUT`` (THEORY section 1 runs,
-recorded once each).
-
-``writer(out)`` holds an advisory lock (``fcntl.flock``) on ``OUT/.lock`` while a sweep plans, runs its tasks
-and compacts its table; a second writer on the same folder (another process, or ``kill -9``'s survivor still
-running) is refused at once with one line naming the folder and the holder's pid, or waits for it with
-``wait=True``. The kernel drops the lock when its holder exits, even after ``kill -9``: no stale lock is ever
-left to remove by hand. Readers (``sweep status``, ``sweep plot``) take no lock. Within one process the lock is
-re-entrant (a ``run`` inside a held ``writer``), since a second ``flock`` of the same file by the same process
-would wait for itself. When the block refuses its input (ConfigError), the lock file and the folder it created
-(if still empty) are removed again: a refused command leaves the folder as it found it.
+recorded once each). ``writer(out)`` is ``io.lock.folder_lock`` for a sweep: held while a sweep plans, runs
+its tasks and compacts its table; a second writer is refused in one line naming the folder and the holder's
+pid (or waits with ``wait=True``); readers (``sweep status``, ``sweep plot``) take no lock.
 """
 
 from __future__ import annotations
 
-import fcntl
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..core.errors import ConfigError
-from ..io.store import ensure_writable
+from ..io.lock import LOCK_FILE, folder_lock
 
-LOCK_FILE = ".lock"
-_held: dict[Path, int] = {}  # folder -> how many nested ``writer`` blocks of this process hold it
-
-
-def _holder(path: Path) -> str:
-    try:
-        return path.read_text(encoding="ascii").strip() or "unknown"
-    except (OSError, UnicodeDecodeError):
-        return "unknown"
+__all__ = ["LOCK_FILE", "writer"]
 
 
 @contextmanager
 def writer(out: str | Path, wait: bool = False) -> Iterator[Path]:
-    """Hold the writer's lock of ``out`` (created if needed) for the block. ConfigError naming ``out`` when
-    another writer holds it and not ``wait``."""
-    created = not Path(out).exists()
-    folder = ensure_writable(out).resolve()
-    if folder in _held:
-        _held[folder] += 1
-        try:
-            yield folder
-        finally:
-            _held[folder] -= 1
-        return
-    path = folder / LOCK_FILE
-    made = not path.exists()
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-        except BlockingIOError:
-            raise ConfigError(
-                "out",
-                str(out),
-                f"another sweep is writing there (pid {_holder(path)}); wait for it to finish or choose another folder",
-            ) from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
-        _held[folder] = 1
-        try:
-            yield folder
-        except ConfigError:  # refused (a foreign folder, a bad spec): leave the folder as it was
-            if made:
-                path.unlink(missing_ok=True)
-            if created and not any(folder.iterdir()):
-                folder.rmdir()
-            raise
-        finally:
-            del _held[folder]
-    finally:
-        os.close(fd)  # releases the lock
+    """Hold the writer's lock of the sweep folder ``out`` for the block (``io.lock.folder_lock``)."""
+    with folder_lock(out, "sweep", wait) as folder:
+        yield folder

@@ -19,7 +19,7 @@ import numpy as np
 from ..config import ModelConfig
 from ..core.errors import ConfigError
 from ..dynamics.loop import SaveAt
-from ..io.store import config_hash
+from ..io.hashing import config_hash
 from .spec import Spec, expand_fields
 
 HASH_EXCLUDES = ("seed", "save_every")

@@ -23,7 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import ConfigError
-from ..io.store import damaged_files, differences, write_json
+from ..io.damage import damaged_files
+from ..io.formats import write_json
+from ..io.hashing import differences
 from . import limits, table
 from .executors import LocalExecutor
 from .lock import LOCK_FILE, writer

@@ -30,7 +30,9 @@ import pyarrow.parquet as pq
 
 from ..config import DEFAULTS, ModelConfig
 from ..core.errors import ConfigError
-from ..io.store import Damaged, atomic_write_bytes, checksum_path, move_aside, verified_bytes
+from ..io.atomic import atomic_write_bytes
+from ..io.checksums import Damaged, checksum_path, verified_bytes
+from ..io.damage import move_aside
 
 # the config fields with a column each (the parts' own parameters, KIND.NAME, get float columns of their own)
 CONFIG_TYPES = {f.name: typing.get_type_hints(ModelConfig)[f.name] for f in fields(ModelConfig) if f.name != "params"}

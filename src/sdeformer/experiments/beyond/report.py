@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ...core.threads import torch_threads
-from ...io.store import write_json
+from ...io.formats import write_json
 from ...theory import checks_heads, checks_partial, checks_quadratic, checks_value
 from ...theory.checks import Check
 from ...theory.quadrature import value_noise_beta_c

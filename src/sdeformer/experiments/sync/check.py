@@ -47,7 +47,8 @@ import numpy as np
 from ...core.rng import derive_seeds
 from ...core.sphere import uniform_sphere
 from ...core.threads import single_threaded
-from ...io.store import write_cached_npz, write_json
+from ...io.cache import write_cached_npz
+from ...io.formats import write_json
 from ...observables import exponential_rate
 from .architecture import kernel_reasons, part_reasons
 from .eps import attention_eps, resolution_floor

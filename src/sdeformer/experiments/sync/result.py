@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ...io.store import to_jsonable
+from ...io.formats import to_jsonable
 from ..results import Result
 from .settings import SyncSettings
 
