@@ -182,7 +182,7 @@ def test_real_full_qk_fit_beats_beta_identity_only_when_it_should():
     for planted, full_wins in ((2.0 * torch.eye(6), False), (skew, True)):
         hidden, attn = _planted_attention(planted)
         beta = fit_attention(hidden, attn, resamples=0)["beta"]
-        got = fit_full(hidden, attn, beta, sentences=48, steps=150)
+        got = fit_full(hidden, attn, beta, sentences=48, steps=60)
         full, base = got["explained"][0], got["beta_explained"][0]
         assert full > 0.95 and got["explained_interval"][0][0] <= full <= got["explained_interval"][1][0]
         assert (full - base > 0.2) if full_wins else (abs(full - base) < 0.02), (planted, full, base)

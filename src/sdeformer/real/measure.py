@@ -9,7 +9,6 @@ law; ``controls`` rerun it on the model with its MLPs shuffled across layers and
 from __future__ import annotations
 
 import copy
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -55,20 +54,6 @@ def controlled(model: torch.nn.Module, control: str, seed: int = 0) -> torch.nn.
         if o is not i:
             o.load_state_dict(so)
     return other
-
-
-def speed(tokenizer, model, sentences: list[str], batch: int = 32) -> dict:
-    """Tokens per second of the plain forward pass and of the hooked capture on ``sentences``."""
-    tokens = sum(len(tokenizer(s)["input_ids"]) for s in sentences)
-    start = time.perf_counter()
-    with torch.no_grad():
-        for k in range(0, len(sentences), batch):
-            model(**tokenizer(sentences[k : k + batch], return_tensors="pt", padding=True, truncation=True))
-    plain = time.perf_counter() - start
-    start = time.perf_counter()
-    load.capture(tokenizer, model, sentences, batch)
-    hooked = time.perf_counter() - start
-    return {"tokens": tokens, "plain_tokens_per_s": tokens / plain, "hooked_tokens_per_s": tokens / hooked}
 
 
 def analyse(cap: load.Capture, d: int, causal: bool, seed: int = 0) -> dict[str, Any]:

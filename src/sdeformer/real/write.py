@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..io.report import Figure, Section, Table
-from ..io.store import claim_run_folder, write_json
+from ..io.store import RUN_MARKER, claim_run_folder, write_json
 from . import load
 from .measure import measure, settings
 
@@ -43,20 +43,39 @@ def run_and_write(
     force: bool = False,
     progress=None,
     figures: bool = True,
+    loaded: tuple[Any, Any] | None = None,
 ) -> dict[str, Any]:
     """The record of ``measure`` written to ``out/real.json`` (reused when ``out`` already holds it for these
-    settings), with the figures of ``report_section`` when ``figures``. ConfigError on bad input, before writing."""
+    settings), with the figures of ``report_section`` when ``figures``; ``loaded``: a preloaded (tokenizer, model).
+    ConfigError on bad input; a measurement that fails leaves ``out`` as it was (its new claim removed)."""
     out = Path(out)
     cfg = {**settings(str(model), None if text is None else str(text), sentences, seed), "controls": list(controls)}
+    existed, marker = out.exists(), out / RUN_MARKER
+    held = marker.read_bytes() if marker.is_file() else None
     done = claim(out, cfg, force) and (out / RECORD).is_file()
     if done:
         record = json.loads((out / RECORD).read_text(encoding="utf-8"))
     else:
-        record = measure(model, text, sentences, controls=controls, seed=seed, progress=progress)
+        try:
+            record = measure(model, text, sentences, controls=controls, seed=seed, progress=progress, loaded=loaded)
+        except BaseException:
+            _unclaim(out, existed, held)
+            raise
         write_json(out / RECORD, record)
     if figures:
         report_section(record, out)
     return record
+
+
+def _unclaim(out: Path, existed: bool, held: bytes | None) -> None:
+    """Put ``out``'s run marker back as it was before ``claim`` (and remove ``out`` when ``claim`` created it)."""
+    marker = out / RUN_MARKER
+    if held is not None:
+        marker.write_bytes(held)
+        return
+    marker.unlink(missing_ok=True)
+    if not existed and not any(out.iterdir()):
+        out.rmdir()
 
 
 INTERVALS = (  # [low, high] lists (95 %, resampling sentences) beside the per-block values
