@@ -227,6 +227,9 @@ def run_and_write(
     ]
 
 
+ONE_RUN = "one run, the paper's panel (a single realisation, not a mean)"
+
+
 def sections(results: list[GridResult]) -> list[Section]:
     """One report section per MLP choice: the panel table against the theory, and the figure."""
     out = []
@@ -271,6 +274,10 @@ def sections(results: list[GridResult]) -> list[Section]:
                         ],
                         rows,
                         f"Figure {r.number} panels",
+                        from_runs=True,
+                        exact=dict.fromkeys(("sigma", "s"), "a setting")
+                        | {"λ̄": "closed form (THEORY section 2)"}
+                        | dict.fromkeys(("E_beta(0)", "E_beta(L)", "final mean cos"), ONE_RUN),
                     )
                 ],
                 figures=[

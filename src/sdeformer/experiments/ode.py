@@ -141,7 +141,15 @@ def section(result: OdeResult, folder: str = "ode") -> Section:
             + ", ".join(f"{k} (order {v:.2f})" for k, v in result.wrong_slopes.items())
             + ".",
         ],
-        [Table(["L", "dt", "error", *result.wrong_errors], rows, "largest token error at T against the ODE")],
+        [
+            Table(
+                ["L", "dt", "error", *result.wrong_errors],
+                rows,
+                "largest token error at T against the ODE",
+                from_runs=True,
+                exact=dict.fromkeys(["dt", "error", *result.wrong_errors], "a deterministic (noise-free) run"),
+            )
+        ],
         [Figure(Path(folder) / result.figure, "log-log error at T against dt, with the fitted order")],
     )
 
