@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import html
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,10 +19,22 @@ from .atomic import atomic_write_text
 
 @dataclass
 class Figure:
-    """A PNG file (path relative to the report folder or absolute) with its caption (plain text)."""
+    """A PNG file (path relative to the report folder or absolute) with its caption (plain text) and its ``alt``
+    text, what a reader who cannot see it is told (default: the caption's first sentence, never the file name)."""
 
     path: Path
     caption: str
+    alt: str = ""
+
+    def alt_text(self) -> str:
+        """The ``alt`` given, else the caption's first sentence (at most 200 characters), else the file's stem in
+        words."""
+        if self.alt:
+            return self.alt
+        first = re.split(r"(?<=[.;:])\s", self.caption.strip(), maxsplit=1)[0].rstrip(".;:")
+        if first:
+            return "Figure: " + (first if len(first) <= 200 else first[:199] + "…")
+        return "Figure: " + Path(self.path).stem.replace("_", " ").replace("-", " ")
 
 
 @dataclass
@@ -84,10 +97,13 @@ p.meta{color:#666;font-size:.85em}
 """
 
 
+_NEGATIVE_ZERO = re.compile(r"-0(\.0*)?(e[+-]?0+)?")  # "-0", "-0.000", "-0e+00": a zero printed with its sign
+
+
 def _cell(value: Any) -> str:
-    if isinstance(value, float):
-        return html.escape(f"{value:.6g}")
-    return html.escape(str(value))
+    """A table cell: floats to 6 significant digits; a zero never prints as -0 (a float or preformatted text)."""
+    text = f"{value + 0.0:.6g}" if isinstance(value, float) else str(value)  # -0.0 + 0.0 is 0.0
+    return html.escape(text[1:] if _NEGATIVE_ZERO.fullmatch(text) else text)
 
 
 def _table_html(t: Table) -> str:
@@ -108,7 +124,7 @@ def _figure_html(f: Figure, root: Path) -> str:
     path = f.path if f.path.is_absolute() else root / f.path
     data = base64.b64encode(path.read_bytes()).decode("ascii")
     return (
-        f'<figure><img alt="{html.escape(path.name)}" src="data:image/png;base64,{data}">'
+        f'<figure><img alt="{html.escape(f.alt_text(), quote=True)}" src="data:image/png;base64,{data}">'
         f"<figcaption><b>{html.escape(path.name)}</b>: {html.escape(f.caption)}</figcaption></figure>"
     )
 
