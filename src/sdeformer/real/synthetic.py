@@ -9,9 +9,11 @@ their parameters (THEORY section 1; BEYOND section 1 for the share).
 layer step ``s dt`` from ``fit_attention`` (only the product of s and dt is identifiable: the model's increment
 is ``dt s Attn``; with s = 1 it is dt), the share rho as the kernel curve at c = 1 (``share_at_one``), (sU, sW)
 from the kernel fit, and the amplitude
-``E|xi|^2 / d = dt kappa(1)``. Intervals resample runs. A parameter whose interval is wider than ``IDENTIFIED``
-(relative half-width) is refused (None): sU and sW when rho = 0 (C = 0 whatever the kernel), and in general
-whenever the kernel's shape over the cosines the tokens visit does not pin them.
+``E|xi|^2 / d = dt kappa(1)``. Intervals resample runs (1.96 standard deviations of the resampled estimates),
+widened to at least ``RESOLUTION`` of the value: the synthetic attention carries no noise, so its resampling
+spread alone is near 0 while the fine beta grid resolves beta to 0.2-0.4 %. A parameter whose interval is wider
+than ``IDENTIFIED`` (relative half-width) is refused (None): sU and sW when rho = 0 (C = 0 whatever the
+kernel), and in general whenever the kernel's shape over the cosines the tokens visit does not pin them.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from .kernel import KernelSums, fit_theory, kernel_sums, share_at_one
 from .load import Capture
 
 IDENTIFIED = 0.1  # largest relative interval half-width of a parameter that is reported
+RESOLUTION = 0.005  # smallest relative half-width: the estimators' numerical resolution (beta's fine grid)
 PLANTED = {"beta": 2.0, "step": 0.05, "su": 0.5, "sw": 0.5, "share": 0.7}
 
 
@@ -101,9 +104,9 @@ def recover(cap: Capture, activation: str = "gelu", resamples: int = 16, seed: i
     out = {}
     for name, value in best.items():
         values = np.array([dr[name] for dr in draws])
-        spread = float(values.std(ddof=1)) * 1.96
-        lo, hi = value - spread, value + spread
         scale = 1.0 if name == "share" else max(abs(value), 1e-12)  # the share: absolute, it may be 0
+        spread = max(float(values.std(ddof=1)) * 1.96, RESOLUTION * scale)
+        lo, hi = value - spread, value + spread
         identified = spread <= IDENTIFIED * scale and math.isfinite(spread)
         out[name] = {"value": value if identified else None, "low": lo, "high": hi, "identified": bool(identified)}
     return out
