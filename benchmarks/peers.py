@@ -76,10 +76,24 @@ def _litm() -> dict | None:
     }
 
 
+def _litm_particles() -> dict | None:
+    path = PEERS / "litm" / "generate_alibi_particle_circle_dynamics.py"
+    if not path.exists():
+        return None
+    ns = _script(path, "def main()", stubs=())
+    p = litm.PARTICLES
+    args = (p["tokens"], p["beta"], p["lam"], p["horizon"], p["dt"], p["seed"], "clusters")
+    return {"peer": lambda: ns["simulate"](*args), "sdeformer": lambda: litm.particles()}
+
+
 # the phase-diagram peers at their default batch, tokens and dimension, over a shorter sweep (their full default
-# sweeps take minutes to hours on one core): simuformer 2 betas to T = 5, GLPR 10 betas
+# sweeps take minutes to hours on one core): simuformer 2 betas to T = 5, GLPR one beta (4) to its T = 30 with
+# softmax, three betas (0.1, 1.55, 3) to its T = 1 without
 SIMU_SWEEP = {"betas": 2, "maxtime": 5.0, "checkpoints": 51, "norm": "postln"}
-GLPR_SWEEPS = {"softmax": {"betas": 10, "use_softmax": True}, "exp / N": {"betas": 10, "betamax": 3.0}}
+GLPR_SWEEPS = {
+    "softmax": {"betas": 1, "betamin": 4.0, "betamax": 4.0, "use_softmax": True},
+    "exp / N": {"betas": 3, "betamax": 3.0},
+}
 
 
 def _simuformer(heads: int) -> dict | None:
@@ -163,10 +177,11 @@ def bench_peers(rounds: int = 3, only: str = "") -> dict:
         ("dotm kinetic.py", _dotm_kinetic),
         ("dotm staircase.py (beta 2000)", _dotm_staircase),
         ("litm t_crit curve", _litm),
+        ("litm particles (its RK4; sdeformer angle-Euler)", _litm_particles),
         ("simuformer 1 head (512 x 64 x 16, 2 betas, T 5)", lambda: _simuformer(1)),
         ("simuformer 8 heads (512 x 64 x 16, 2 betas, T 5)", lambda: _simuformer(8)),
-        ("glpr softmax (2048 x 32 x 2, 10 betas, T 30)", lambda: _glpr("softmax")),
-        ("glpr exp / N (2048 x 32 x 2, 10 betas to 3, T 1)", lambda: _glpr("exp / N")),
+        ("glpr softmax (2048 x 32 x 2, beta 4, T 30)", lambda: _glpr("softmax")),
+        ("glpr exp / N (2048 x 32 x 2, 3 betas to 3, T 1)", lambda: _glpr("exp / N")),
         ("time loop n=5 d=2, 4000 layers, vs 2-D matmuls", lambda: _plain_loop(False)),
         ("time loop n=5 d=2, 4000 layers, vs the same arithmetic", lambda: _plain_loop(True)),
     ):
