@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from pathlib import Path
 
 import typer
@@ -35,6 +36,7 @@ def spde(
     """Solve the common-noise SPDE as a density (and a coupled cloud): mass, positivity, E_beta, mode amplitudes,
     the resolution report and the cloud-density distance."""
     from ..experiments.spde import SpdeSettings, claim, run_spde
+    from ..io.lock import folder_lock
     from ..io.progress import progress_bar
 
     settings = SpdeSettings(
@@ -55,14 +57,15 @@ def spde(
         save_every,
     )
     settings.solver()  # bad kernels, modes or choices fail here, before a folder or a progress bar
-    if out is not None:
-        claim(settings, out, force)  # another run's folder is refused before any work
-    with progress_bar(steps, "spde", enabled=not json) as advance:
-        run = run_spde(settings, out, progress=advance, force=force)
-    if out is not None:
-        from ..plots.spde import run_figure
+    with nullcontext() if out is None else folder_lock(out, "spde run"):  # one writer per run folder
+        if out is not None:
+            claim(settings, out, force)  # another run's folder is refused before any work
+        with progress_bar(steps, "spde", enabled=not json) as advance:
+            run = run_spde(settings, out, progress=advance, force=force)
+        if out is not None:
+            from ..plots.spde import run_figure
 
-        run_figure(run, out / "spde.png")
+            run_figure(run, out / "spde.png")
     if json:
         emit_json(run.to_json())
         return

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from collections.abc import Callable
 
 import torch
@@ -158,13 +159,40 @@ def available_bytes() -> int | None:
     return None
 
 
+MEMORY_ENV = "SDEFORMER_MAX_MEMORY"  # the memory limit of every estimate (``--max-memory`` sets it), e.g. 8G
+UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def memory_size(name: str, value: object) -> int:
+    """A memory size in bytes from ``4G``, ``512M``, ``2GiB``, ``1.5T`` or a plain number of bytes; ConfigError
+    naming ``name`` otherwise."""
+    text = str(value).strip().upper().removesuffix("IB").removesuffix("B")
+    unit = text[-1:] if text[-1:] in UNITS and text[-1:] else ""
+    try:
+        number = float(text[: len(text) - len(unit)])
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number) or number <= 0:
+        raise ConfigError(name, value, "a memory size such as 8G, 512M or a number of bytes (> 0)")
+    return int(number * UNITS[unit])
+
+
+def memory_limit() -> tuple[int | None, str]:
+    """(the bytes a command may use, where that number comes from): ``SDEFORMER_MAX_MEMORY`` (``--max-memory``)
+    when set, else the memory available now (None when unknown)."""
+    if os.environ.get(MEMORY_ENV):
+        return memory_size("--max-memory", os.environ[MEMORY_ENV]), "--max-memory"
+    return available_bytes(), "available now"
+
+
 def fits_in_memory(name: str, value: object, estimate: float) -> None:
-    """Refuse up front a request whose memory ``estimate`` (bytes) exceeds the memory available now."""
-    free = available_bytes()
-    if free is not None and estimate > free:
+    """Refuse up front a request whose memory ``estimate`` (bytes) exceeds the limit (``memory_limit``): one line
+    with the estimate and the limit."""
+    limit, source = memory_limit()
+    if limit is not None and estimate > limit:
         gib = 2**30
         raise ConfigError(
-            name, value, f"needs about {estimate / gib:.3g} GiB of memory, {free / gib:.3g} GiB available"
+            name, value, f"needs about {estimate / gib:.3g} GiB of memory, {limit / gib:.3g} GiB allowed ({source})"
         )
 
 

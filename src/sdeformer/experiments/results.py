@@ -8,13 +8,13 @@ interrupted between stages) recomputes only what is missing.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..io.formats import to_jsonable, write_json
+from ..io.damage import intact, recover
+from ..io.formats import read_json, to_jsonable, write_json
 from ..io.hashing import config_hash
 
 
@@ -32,27 +32,29 @@ class Result:
 
 def read_cached_json(path: Path, key: Any) -> dict[str, Any] | None:
     """The JSON object at ``path`` if ``write_cached_json`` wrote it for this ``key`` (same config hash), else None:
-    a rerun with the same settings reuses a finished check, other settings never do."""
+    a rerun with the same settings reuses a finished check, other settings never do; a file that fails its
+    checksum or is not JSON is moved into ``damaged/`` beside it."""
     try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, ValueError):
+        data = recover(path, read_json)  # a damaged file is moved aside (one line) and recomputed
+    except OSError:
         return None
     return data if isinstance(data, dict) and data.get("config_hash") == config_hash(key) else None
 
 
 def write_cached_json(path: Path, key: Any, result: Result) -> None:
     """``result.to_json()`` with the hash of ``key`` (the check's full settings) beside it, written atomically."""
-    write_json(path, {**result.to_json(), "config_hash": config_hash(key)})
+    write_json(path, {**result.to_json(), "config_hash": config_hash(key)}, checksum=True)
 
 
 def cached_stage(folder: Path, key: Any, name: str, compute: Callable[[], Any], needs: Sequence[Path] = ()) -> Any:
     """The JSON form (``store.to_jsonable``) of ``compute()``, kept in ``folder/NAME.json`` with the hash of
     ``key`` and ``name``: read back when that part was written for the same key and every file of ``needs`` (the
-    stage's own outputs) exists, else computed and written (atomically) before it is returned."""
+    stage's own outputs) exists and passes its checksum, else computed and written (atomically, with its sha256)
+    before it is returned."""
     path, full = Path(folder) / f"{name}.json", {"stage": name, "key": key}
     held = read_cached_json(path, full)
-    if held is not None and "value" in held and all(Path(p).exists() for p in needs):
+    if held is not None and "value" in held and all(intact(p) for p in needs):
         return held["value"]
     value = to_jsonable(compute())
-    write_json(path, {"value": value, "config_hash": config_hash(full)})
+    write_json(path, {"value": value, "config_hash": config_hash(full)}, checksum=True)
     return value

@@ -14,7 +14,6 @@ the finished run of the same settings is read back instead of recomputed.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -28,7 +27,9 @@ from ..core.errors import ConfigError
 from ..core.rng import Streams
 from ..core.validate import nonneg_float, positive_float, positive_int
 from ..io.claims import claim_run_folder
-from ..io.formats import read_npz, write_json, write_npz
+from ..io.damage import recover
+from ..io.formats import read_json, read_npz, write_json, write_npz
+from ..io.lock import folder_lock
 from ..io.report import Section
 from ..spde.chaos import w2_check
 from ..spde.coupled import record
@@ -49,7 +50,6 @@ from . import spde_study as study
 from .results import Result, cached_stage
 
 KEEP_POINTS = 400  # tokens of the cloud kept per saved time (for the figures)
-RUN_FILES = ("spde.npz", "spde.json")
 
 
 @dataclass(frozen=True)
@@ -110,18 +110,8 @@ class SpdeSettings:
 class SpdeRun(Result):
     """The summary of one run (``spde.json``); ``arrays``: the contents of ``spde.npz`` (not in the JSON)."""
 
-    JSON_KEYS = (
-        "settings",
-        "solver",
-        "noise",
-        "mass_drift",
-        "min_density",
-        "energy",
-        "resolution",
-        "distance_low",
-        "distance_h1",
-        "wall_s",
-    )
+    JSON_KEYS = ("settings", "solver", "noise", "mass_drift", "min_density", "energy", "resolution", "distance_low")
+    JSON_KEYS += ("distance_h1", "wall_s")
 
     settings: dict[str, Any]
     solver: str
@@ -155,11 +145,30 @@ def claim(settings: SpdeSettings, out: Path, force: bool = False) -> bool:
 def run_spde(
     settings: SpdeSettings, out: Path | None = None, progress: Callable[[int], None] | None = None, force: bool = False
 ) -> SpdeRun:
-    """Run ``settings`` (into ``out`` if given; reads back a finished run of the same settings); ``progress(1)``
-    after each step. Raises ConfigError for a folder holding other settings (unless ``force``)."""
-    if out is not None and claim(settings, out, force) and all((out / f).exists() for f in RUN_FILES):
-        data = json.loads((out / "spde.json").read_text())
-        return SpdeRun(**{k: data[k] for k in SpdeRun.JSON_KEYS}, arrays=read_npz(out / "spde.npz"))
+    """Run ``settings`` (into ``out`` if given, holding its writer's lock; reads back a finished run of the same
+    settings, verified, and recomputes a damaged one); ``progress(1)`` after each step. Raises ConfigError for a
+    folder holding other settings (unless ``force``) or written by another process now."""
+    if out is None:
+        return _compute(settings, None, progress)
+    with folder_lock(out, "spde run"):
+        held = finished(settings, out) if claim(settings, out, force) else None
+        return held if held is not None else _compute(settings, out, progress)
+
+
+def finished(settings: SpdeSettings, out: Path) -> SpdeRun | None:
+    """The finished run of ``settings`` in ``out``, read verified; None when it is missing, of other settings
+    or damaged (a damaged file is moved into ``out/damaged/`` with one line: the caller recomputes it)."""
+    data = recover(out / "spde.json", read_json)
+    if not isinstance(data, dict) or data.get("settings") != asdict(settings):
+        return None
+    arrays = recover(out / "spde.npz", read_npz)
+    if arrays is None or any(k not in data for k in SpdeRun.JSON_KEYS):
+        return None
+    return SpdeRun(**{k: data[k] for k in SpdeRun.JSON_KEYS}, arrays=arrays)
+
+
+def _compute(settings: SpdeSettings, out: Path | None, progress: Callable[[int], None] | None) -> SpdeRun:
+    """Run ``settings`` and write it into ``out`` (``spde.npz`` then ``spde.json``, each with its sha256)."""
     began = time.perf_counter()
     solver = settings.solver()
     basis = solver.basis
@@ -211,7 +220,7 @@ def run_spde(
     )
     if out is not None:
         write_npz(out / "spde.npz", checksum=True, **arrays)
-        write_json(out / "spde.json", run)  # last: its presence marks a finished run
+        write_json(out / "spde.json", run, checksum=True)  # last: its presence marks a finished run
     return run
 
 

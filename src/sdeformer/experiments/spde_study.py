@@ -107,6 +107,7 @@ def convergence_rows(out: Path, quick: bool, seed: int) -> list[dict[str, Any]]:
         conv = particle_convergence(solver, sizes, runs, 1.0, seed, saves=2)
         write_npz(
             out / f"convergence_d{dim}.npz",
+            checksum=True,
             sizes=np.array(sizes),
             error=conv.error,
             h1=conv.h1,

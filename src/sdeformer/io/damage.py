@@ -3,7 +3,7 @@
 ``move_aside`` keeps a file that failed its checksum or could not be parsed (``checksums.Damaged``) under
 ``ROOT/damaged/`` (never deleted, never overwriting an earlier one) with one line on stderr, so that its result
 is recomputed by the next run instead of read back wrong; ``recover`` reads a file through a reader and moves
-it aside when it is damaged; ``damaged_files`` lists what was kept.
+it aside when it is damaged (``intact``: only checks it); ``damaged_files`` lists what was kept.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from .checksums import Damaged, checksum_path
+from .checksums import Damaged, checksum_path, verified_bytes
 
 DAMAGED = "damaged"  # folder under a root where damaged files are kept for inspection
 T = TypeVar("T")
@@ -52,6 +52,12 @@ def recover(path: str | Path, read: Callable[[Path], T], root: str | Path | None
     except Damaged as damage:
         move_aside(damage, path.parent if root is None else root)
         return None
+
+
+def intact(path: str | Path, root: str | Path | None = None) -> bool:
+    """True when ``path`` exists and passes its checksum (if it has one); a damaged file is moved aside
+    (``recover``) and counts as missing."""
+    return recover(path, verified_bytes, root) is not None
 
 
 def damaged_files(root: str | Path) -> list[Path]:

@@ -15,7 +15,6 @@ refused unless ``force``. One writer at a time (``lock.writer``); the spec's siz
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,8 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import ConfigError
-from ..io.damage import damaged_files
-from ..io.formats import write_json
+from ..io.checksums import Damaged
+from ..io.damage import damaged_files, recover
+from ..io.formats import read_json, write_json
 from ..io.hashing import differences
 from . import limits, table
 from .executors import LocalExecutor
@@ -46,6 +46,8 @@ def _claim(spec: Spec) -> dict[str, Any]:
 def _prepare(out: Path, spec: Spec, force: bool) -> None:
     """Claim ``out`` for ``spec`` (see the module docstring) and save the spec."""
     path = out / SPEC_FILE
+    if path.exists() and force:
+        recover(path, read_json, out)  # a damaged spec file is moved aside and rewritten
     if path.exists():
         saved = load_saved_spec(out)
         if saved.record != spec.record:
@@ -63,7 +65,7 @@ def _prepare(out: Path, spec: Spec, force: bool) -> None:
         raise ConfigError("out", str(out), "is not empty and holds no sweep; pass --force to write there")
     from .. import __version__
 
-    write_json(path, {"spec": spec.to_dict(), "record": spec.record, "version": __version__})
+    write_json(path, {"spec": spec.to_dict(), "record": spec.record, "version": __version__}, checksum=True)
 
 
 def check_fits(spec: Spec) -> None:
@@ -135,14 +137,18 @@ def run(
 
 
 def load_saved_spec(out: str | Path) -> Spec:
-    """The spec saved in a sweep folder. Raises ConfigError if the folder holds no sweep or a damaged one."""
+    """The spec saved in a sweep folder, verified (its sha256). Raises ConfigError, one line, if the folder holds no
+    sweep or a damaged one (an edited or unreadable ``sweep.json``: ``run --force SPEC`` moves it aside and
+    rewrites it)."""
     path = Path(out) / SPEC_FILE
     try:
-        saved = json.loads(path.read_text(encoding="utf-8"))
+        saved = read_json(path)
+    except Damaged as damage:
+        raise ConfigError(
+            "out", str(out), f"{SPEC_FILE} is damaged ({damage.reason}); `sdeformer sweep run --force SPEC` rewrites it"
+        ) from None
     except OSError:
         raise ConfigError("out", str(out), f"holds no sweep ({SPEC_FILE} missing)") from None
-    except ValueError as exc:
-        raise ConfigError("out", str(out), f"unreadable {SPEC_FILE} ({str(exc).splitlines()[0]})") from None
     if not isinstance(saved, dict) or not isinstance(saved.get("spec"), dict):
         raise ConfigError(
             "out", str(out), f"{SPEC_FILE} holds no spec; rerun `sdeformer sweep SPEC --out` to rewrite it"
