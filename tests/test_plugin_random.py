@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -17,7 +18,7 @@ from sdeformer.registry import NOISES
 from sdeformer.testing import PartCheckError, check_part
 
 PLUGIN = Path(__file__).with_name("plugin_random.py")
-CFG = dict(noise="random_linear", tokens=5, dim=3, layers=8, horizon=1.0, dtype="float64")
+CFG: dict[str, Any] = dict(noise="random_linear", tokens=5, dim=3, layers=8, horizon=1.0, dtype="float64")
 
 
 @pytest.fixture(scope="module", autouse=True)
