@@ -153,6 +153,11 @@ def resolution_example(seed: int, truth_degree: int = 128) -> dict[str, Any]:
     }
 
 
+def _when(t: float | None) -> str:
+    """A time of the resolution example, or 'the end' (never flagged)."""
+    return "the end (never flagged)" if t is None else f"{t:.3g}"
+
+
 def _rate_table(report) -> Table:
     rows = [
         [r["dim"], r["attention"], r["beta"], r["degree"], r["theory"], r["measured"], r["rel_error"]]
@@ -247,10 +252,10 @@ def section(report) -> Section:
         "each step pushes the density forward by the particle scheme's own step with the same Brownian "
         "coefficients, so the density is the conditional law of the particles given the noise (docs/spde.md).",
         f"Resolution (the tail share checked at every step): strong common noise concentrates the density; at "
-        f"degree 24 it is below resolution from t = {res['first_unresolved_time']}; while resolved its first 8 "
-        f"modes agree with degree {res.get('truth_degree', 48)} to {res['error_resolved']:.2g}, afterwards only "
-        f"to {res['error_after'] or 0.0:.2g} (compared while the truth is resolved itself: up to "
-        f"t = {res.get('truth_first_unresolved_time')}).",
+        f"degree 24 it is below resolution from t = {_when(res['first_unresolved_time'])}; while resolved its "
+        f"first 8 modes agree with degree {res.get('truth_degree', 48)} to {res['error_resolved']:.2g}, afterwards "
+        f"only to {res['error_after'] or 0.0:.2g} (compared while the truth is resolved itself: up to "
+        f"t = {_when(res.get('truth_first_unresolved_time'))}).",
     ]
     figs = [
         Figure(
