@@ -11,11 +11,15 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from problems import Interrupted, interrupt_after
 from sdeformer.cli import app
+from sdeformer.config import ModelConfig
 from sdeformer.experiments import results
+from sdeformer.experiments import simulate as sim
 from sdeformer.io.checksums import Damaged, checksum_path
 from sdeformer.io.claims import claim_run_folder
 from sdeformer.io.damage import damaged_files
@@ -174,3 +178,18 @@ def test_a_second_spde_writer_is_refused_in_one_line(tmp_path):
     (line,) = res.stderr.strip().splitlines()
     assert f"another spde run is writing there (pid {os.getpid()})" in line
     assert not (out / "spde.json").exists()
+
+
+@pytest.mark.parametrize("damaged", ["checkpoint.npz", "segments/000001.npz"])
+def test_a_damaged_simulate_checkpoint_or_segment_restarts_the_run(tmp_path, monkeypatch, capsys, damaged):
+    monkeypatch.setattr(sim, "CHECKPOINT_LAYERS", 4)
+    cfg = ModelConfig(tokens=6, dim=4, width=32, layers=10, horizon=1.0, su=0.1, sw=0.1)
+    sim.simulate(cfg, tmp_path / "full")
+    with pytest.raises(Interrupted):
+        sim.simulate(cfg, tmp_path / "resumed", progress=interrupt_after(6))
+    flip(tmp_path / "resumed" / damaged)
+    sim.simulate(cfg, tmp_path / "resumed")
+    assert f"{Path(damaged).name}" in capsys.readouterr().err
+    assert [p.name for p in damaged_files(tmp_path / "resumed")] == [Path(damaged).name]
+    full, again = (np.load(tmp_path / name / "trajectory.npz")["x"] for name in ("full", "resumed"))
+    assert np.array_equal(full, again)  # recomputed from layer 0: the same numbers

@@ -30,7 +30,9 @@ from ..core.errors import ConfigError
 from ..core.rng import StreamSource, make_streams
 from ..core.validate import finite_state, fits_in_memory
 from ..dynamics.loop import SaveAt
+from ..io.checksums import checksum_path
 from ..io.claims import claim_run_folder, write_run_metadata
+from ..io.damage import intact, recover
 from ..io.formats import read_npz, write_csv, write_json, write_npz
 from ..io.hashing import config_hash
 from ..observables import FIGURE_CLUSTER_COS, cluster_count, interaction_energy, mean_abs_cosine, mean_cosine
@@ -132,7 +134,7 @@ class _Segments:
         if self.folder is None:
             self.memory.append(part)
         else:
-            write_npz(self.folder / f"{len(self.paths()):06d}.npz", **part)
+            write_npz(self.folder / f"{len(self.paths()):06d}.npz", checksum=True, **part)
 
     def gather(self, keys: tuple[str, ...]) -> dict[str, np.ndarray]:
         parts = self.memory if self.folder is None else [read_npz(p) for p in self.paths()]
@@ -148,10 +150,16 @@ def _load_checkpoint(
     path: Path, key: str, streams: StreamSource, segments: _Segments
 ) -> tuple[int, torch.Tensor] | None:
     """(next layer, tokens (N, d)) of a matching checkpoint, else None (and stale segments removed). Segments
-    written after the checkpoint (an interruption between the two writes) are dropped."""
-    data = read_npz(path) if path.exists() else None
+    written after the checkpoint (an interruption between the two writes) are dropped; a damaged checkpoint or
+    segment is moved into ``damaged/`` and the run restarts from layer 0."""
+    data = recover(path, read_npz)
     paths = segments.paths()
-    if data is None or str(data["config_hash"]) != key or int(data["segments"]) > len(paths):
+    if (
+        data is None
+        or str(data["config_hash"]) != key
+        or int(data["segments"]) > len(paths)
+        or not all(intact(p, path.parent) for p in paths[: int(data["segments"])])
+    ):
         if segments.folder is not None:
             shutil.rmtree(segments.folder, ignore_errors=True)
         return None
@@ -208,6 +216,7 @@ def simulate(
             count = np.array(len(segments.paths()))
             write_npz(
                 ckpt,
+                checksum=True,
                 x=_np(x),
                 layer=np.array(start),
                 config_hash=np.array(key),
@@ -241,4 +250,5 @@ def _finish(cfg: ModelConfig, out: Path | None, dt: float, segments: _Segments) 
         shutil.rmtree(out / "segments", ignore_errors=True)
     write_json(out / "summary.json", result.to_json())
     (out / "checkpoint.npz").unlink(missing_ok=True)
+    checksum_path(out / "checkpoint.npz").unlink(missing_ok=True)
     return result
