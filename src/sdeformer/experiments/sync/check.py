@@ -48,7 +48,7 @@ from ...core.rng import derive_seeds
 from ...core.sphere import uniform_sphere
 from ...core.threads import single_threaded
 from ...io.cache import write_cached_npz
-from ...io.formats import write_json
+from ...io.formats import read_npz, write_json
 from ...observables import exponential_rate
 from .architecture import kernel_reasons, part_reasons
 from .eps import attention_eps, resolution_floor
@@ -195,8 +195,8 @@ def run_and_write(
     caller draws sync.png: ``plots.checks.energy_figure``)."""
     result = sync_check(settings, out=out, progress=progress, executor=executor, **fields)
     write_json(Path(out) / "sync.json", result.to_json())
-    with np.load(Path(out) / "energies.npz") as data:
-        ensembles = {k: data[k] for k in MODELS if k in data.files}
+    data = read_npz(Path(out) / "energies.npz")  # verified: its sha256 was written with it
+    ensembles = {k: data[k] for k in MODELS if k in data}
     write_json(Path(out) / "checks.json", [check_record(result) | rate_errors(result, ensembles)])
     return result
 
