@@ -193,3 +193,24 @@ def test_a_damaged_simulate_checkpoint_or_segment_restarts_the_run(tmp_path, mon
     assert [p.name for p in damaged_files(tmp_path / "resumed")] == [Path(damaged).name]
     full, again = (np.load(tmp_path / name / "trajectory.npz")["x"] for name in ("full", "resumed"))
     assert np.array_equal(full, again)  # recomputed from layer 0: the same numbers
+
+
+def test_a_damaged_practice_record_is_moved_aside_and_rerun(tmp_path, monkeypatch):
+    from sdeformer.practice import suite
+    from sdeformer.practice.methods import get_methods
+    from sdeformer.practice.tasks import task_config
+
+    calls = Counter()
+
+    def fake_run(cfg, method, seed, advance, weights=None):
+        calls["n"] += 1
+        return {"method": method.name, "seed": seed, "final": 1.5}
+
+    monkeypatch.setattr(suite, "run_one", fake_run)
+    cfg, methods = task_config("mnist", quick=True, steps=2), get_methods("baseline")
+    first = suite.run_suite(cfg, methods, 1, tmp_path)
+    (record,) = (tmp_path / "mnist").glob("*.json")
+    assert suite.run_suite(cfg, methods, 1, tmp_path) == first and calls["n"] == 1  # reused
+    record.write_text(record.read_text().replace("1.5", "9.5"))  # edited
+    assert suite.run_suite(cfg, methods, 1, tmp_path) == first and calls["n"] == 2  # not read back: rerun
+    assert [p.name for p in damaged_files(tmp_path / "mnist")] == [record.name]

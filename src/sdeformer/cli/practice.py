@@ -91,7 +91,7 @@ def train(
         "methods": summary,
     }
     if out is not None:
-        write_json(Path(out) / task.value / ("summary_quick.json" if quick else "summary.json"), result)
+        write_json(Path(out) / task.value / ("summary_quick.json" if quick else "summary.json"), result, checksum=True)
     if json:
         emit_json(result)
         return
@@ -159,7 +159,7 @@ def probe(
         claim_record(out, probe_settings(body, scales, **options), record_settings, "probe", force=force)
     result = run(body, scales, **options)
     if out is not None:
-        write_json(out, result)
+        write_json(out, result, checksum=True)
     if json:
         emit_json(result)
         return
@@ -233,7 +233,7 @@ def infer_practice(
     settings = inference_settings(batch_size, block, lengths, repeats)
     claim_record(folder / "inference.json", settings, record_settings, "random-batch inference", force=force)
     result = run(folder, batch_size, block, lengths, repeats)
-    write_json(folder / "inference.json", result)
+    write_json(folder / "inference.json", result, checksum=True)
     if json:
         emit_json(result)
         return

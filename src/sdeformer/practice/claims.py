@@ -13,7 +13,6 @@ unless ``force``.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -24,6 +23,8 @@ from scipy import stats
 
 from ..core.errors import ConfigError
 from ..io.atomic import ensure_writable
+from ..io.checksums import Damaged
+from ..io.formats import read_json
 from ..io.hashing import config_hash
 
 
@@ -48,8 +49,10 @@ def claim_record(
     if force or not path.exists():
         return path
     try:
-        record: Any = json.loads(path.read_text(encoding="utf-8"))
+        record: Any = read_json(path)
         held = settings_of(record) if isinstance(record, dict) else False
+    except Damaged as damage:
+        raise ConfigError(name, str(path), f"is damaged ({damage.reason}); pass --force to overwrite it") from None
     except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError):
         held = False
     if held is False:

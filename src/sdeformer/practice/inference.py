@@ -20,7 +20,6 @@ Cost O(N (2b + p) d) time and O(N (2b + p)) memory per head, instead of O(N^2 d)
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,7 +31,7 @@ import torch.nn.functional as F
 
 from ..core.errors import ConfigError
 from ..core.rng import derive_seeds
-from ..io.formats import read_npz
+from ..io.formats import read_json, read_npz
 from .networks import AttentionFn, CharTransformer, NetConfig, full_attention
 from .suite import claimed_runs
 from .tasks import CharTask, TaskConfig, load_task
@@ -235,7 +234,7 @@ def find_char_model(results: Path) -> tuple[Path, TaskConfig]:
     if len(found) != 1:
         hint = "run `sdeformer train --task charlm --method baseline --seeds 1 --out RESULTS`"
         raise ConfigError("results", str(results), f"one trained character model, found {len(found)} ({hint})")
-    record = json.loads(found[0].with_name(found[0].name.replace(".weights.npz", ".json")).read_text())
+    record = read_json(found[0].with_name(found[0].name.replace(".weights.npz", ".json")))
     task = dict(record["settings"]["task"])
     return found[0], TaskConfig(**{**task, "model": NetConfig(**task["model"])})
 

@@ -6,7 +6,6 @@ figures are drawn by ``plots.practice``.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from dataclasses import dataclass
@@ -14,6 +13,7 @@ from pathlib import Path
 
 from ..core.errors import ConfigError
 from ..io.claims import RUN_MARKER, claim_run_folder
+from ..io.formats import read_json
 from ..io.report import Figure, Section, Table, write_report
 from ..plots.practice import inference_figure, methods_figure, probe_figure
 from .claims import ALPHA, Welch, holm, seeds_to_resolve, verdict, welch
@@ -28,7 +28,7 @@ def load_records(results: Path, task: str) -> list[dict]:
     folder = Path(results) / task
     claimed = claimed_runs(folder)  # a folder tied to one train config (run.json): that config's records only
     paths = sorted(folder.glob("*__seed*__*.json")) if folder.is_dir() else []
-    recs = [json.loads(p.read_text()) for p in paths if claimed is None or p.name in claimed]
+    recs = [read_json(p) for p in paths if claimed is None or p.name in claimed]
     order = {name: i for i, name in enumerate(METHODS)}
     return sorted(recs, key=lambda r: (order.get(r["method"], 99), r["seed"]))
 
@@ -151,7 +151,7 @@ def probe_section(results: Path, out: Path) -> Section | None:
         return None
     tables, figures, paras = [], [], []
     for f in files:
-        r = json.loads(f.read_text())
+        r = read_json(f)
         th, nz = r["theory"], r["noise"]
         label = f"noise {nz['activation']}, sU = {nz['su']:g}, sW = {nz['sw']:g}"
         paras.append(
@@ -185,7 +185,7 @@ def inference_section(results: Path, out: Path) -> Section | None:
         return None
     tables, figures = [], []
     for name, path in found:
-        r = json.loads(path.read_text())
+        r = read_json(path)
         label = f"context {r['context']}"
         rows = [
             [
@@ -226,9 +226,7 @@ def inference_section(results: Path, out: Path) -> Section | None:
             )
         png = inference_figure(r, label, out / f"inference{'_' + name if name else ''}.png")
         figures.append(Figure(png.relative_to(out), f"perplexity against random batch size p, {label}"))
-    return Section(
-        "Random-batch inference (character model)", [json.loads(found[0][1].read_text())["scheme"]], tables, figures
-    )
+    return Section("Random-batch inference (character model)", [read_json(found[0][1])["scheme"]], tables, figures)
 
 
 def claim_report_folder(results: Path, out: Path, force: bool = False) -> Path:

@@ -7,7 +7,6 @@ and std over seeds, the difference to the baseline with its Welch t, and the mea
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -16,7 +15,8 @@ import numpy as np
 
 from ..core.validate import positive_int
 from ..io.claims import RUN_MARKER, claim_run_folder
-from ..io.formats import write_json
+from ..io.damage import recover
+from ..io.formats import read_json, write_json
 from ..io.hashing import config_hash
 from .methods import NOISE_LAW, Method
 from .tasks import TaskConfig
@@ -84,7 +84,7 @@ def claimed_runs(folder: Path) -> set[str] | None:
     """Names of the files of the suite ``folder`` is tied to (``claim_suite_folder``); None when it is tied to
     none (every record there counts)."""
     try:
-        config = json.loads((Path(folder) / RUN_MARKER).read_text(encoding="utf-8"))["config"]
+        config = read_json(Path(folder) / RUN_MARKER)["config"]
         return _suite_files(config) if config.get("command") == "train" else None
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
@@ -104,14 +104,15 @@ def run_suite(
     for seed in range(seeds):  # seed-major: an interrupted suite has every method at equal seeds
         for method in methods:
             path = run_path(out, cfg, method, seed) if out is not None else None
-            if path is not None and path.is_file():
-                records.append(json.loads(path.read_text()))
+            held = recover(path, read_json) if path is not None else None  # a damaged record is moved aside, rerun
+            if isinstance(held, dict):
+                records.append(held)
                 advance(cfg.steps)
                 continue
             keep = path is not None and method.name == "baseline" and seed == 0  # for random-batch inference
             rec = run_one(cfg, method, seed, advance, weights=weights_path(path) if path is not None and keep else None)
             if path is not None:
-                write_json(path, rec)
+                write_json(path, rec, checksum=True)
             records.append(rec)
     return records
 
