@@ -214,3 +214,31 @@ def test_a_damaged_practice_record_is_moved_aside_and_rerun(tmp_path, monkeypatc
     record.write_text(record.read_text().replace("1.5", "9.5"))  # edited
     assert suite.run_suite(cfg, methods, 1, tmp_path) == first and calls["n"] == 2  # not read back: rerun
     assert [p.name for p in damaged_files(tmp_path / "mnist")] == [record.name]
+
+
+def test_reproduce_spde_recomputes_a_damaged_showcase_run(tmp_path, monkeypatch, capsys):
+    from sdeformer.experiments import spde as sp
+
+    def figure_input(out, *args):
+        for dim in (2, 3):
+            write_npz(out / f"convergence_d{dim}.npz", checksum=True, x=[1.0])
+        return [{"dim": 2}]
+
+    monkeypatch.setattr(sp, "SHOWCASE", {2: sp.SpdeSettings(2, modes=8, steps=8, horizon=0.1, save_every=4)})
+    for name in ("rate_rows", "dominant_rows", "moment_rows"):
+        monkeypatch.setattr(sp.study, name, lambda *a: [{"x": 1.0}])
+    monkeypatch.setattr(sp.study, "convergence_rows", figure_input)
+    monkeypatch.setattr(sp.study, "resolution_example", lambda *a: {"resolved": True})
+    monkeypatch.setattr(sp.study, "check_records", lambda report: [])
+    monkeypatch.setattr(sp, "w2_check", lambda *a: {"slope": -1.0})
+    sp.run_and_write(tmp_path, quick=True)
+    run = tmp_path / "run_d2"
+    before = read_json(run / "spde.json")["energy"]
+    flip(run / "spde.npz")
+    flip(tmp_path / "convergence_d3.npz")
+    capsys.readouterr()
+    sp.run_and_write(tmp_path, quick=True)
+    err = capsys.readouterr().err
+    assert "spde.npz" in err and "convergence_d3.npz" in err and "Traceback" not in err
+    assert {p.name for p in damaged_files(tmp_path)} == {"spde.npz", "convergence_d3.npz"}
+    assert read_json(run / "spde.json")["energy"] == before and sp.read_npz(run / "spde.npz")  # recomputed, verified
