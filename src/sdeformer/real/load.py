@@ -179,12 +179,15 @@ def capture(
             for v in seen.values():
                 v.clear()
             states = model(**enc, output_hidden_states=True).hidden_states  # L+1 of (B, n, d)
-            lengths = enc["attention_mask"].sum(-1).tolist()
+            mask = enc["attention_mask"].bool()  # (B, n)
+            lengths = mask.sum(-1).tolist()
             stacks = [torch.stack(list(states))] + [torch.stack(seen[k]) for k in ("attn", "mlp_in", "mlp_out")]
+            bad = torch.stack([(~torch.isfinite(s).all(-1)).any(0) for s in stacks]).any(0) & mask  # (B, n)
+            if bad.any():
+                first = int(bad.any(-1).nonzero()[0, 0])
+                raise ConfigError("model", lay.model_type, f"non-finite hidden state on sentence {start + first}")
             for b, n in enumerate(lengths):
                 parts = [s[:, b, :n].float() for s in stacks]  # (L(+1), n, d)
-                if not all(torch.isfinite(p).all() for p in parts):
-                    raise ConfigError("model", lay.model_type, f"non-finite hidden state on sentence {start + b}")
                 for target, p in zip((out.hidden, out.attn, out.mlp_in, out.mlp_out), parts, strict=True):
                     target.append(p)
             if progress is not None:
