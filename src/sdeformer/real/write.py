@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..io.checksums import checksum_path
 from ..io.report import Figure, Section, Table
 from ..io.store import RUN_MARKER, claim_run_folder, write_json
 from . import load
@@ -50,8 +51,7 @@ def run_and_write(
     ConfigError on bad input; a measurement that fails leaves ``out`` as it was (its new claim removed)."""
     out = Path(out)
     cfg = {**settings(str(model), None if text is None else str(text), sentences, seed), "controls": list(controls)}
-    existed, marker = out.exists(), out / RUN_MARKER
-    held = marker.read_bytes() if marker.is_file() else None
+    existed, held = out.exists(), _held(out)
     done = claim(out, cfg, force) and (out / RECORD).is_file()
     if done:
         record = json.loads((out / RECORD).read_text(encoding="utf-8"))
@@ -67,15 +67,23 @@ def run_and_write(
     return record
 
 
-def _unclaim(out: Path, existed: bool, held: bytes | None) -> None:
-    """Put ``out``'s run marker back as it was before ``claim`` (and remove ``out`` when ``claim`` created it)."""
-    marker = out / RUN_MARKER
-    if held is not None:
-        marker.write_bytes(held)
-        return
-    marker.unlink(missing_ok=True)
-    if not existed and not any(out.iterdir()):
-        out.rmdir()
+def _held(out: Path) -> dict[Path, bytes | None]:
+    """The bytes of ``out``'s run marker and of its checksum before ``claim`` (None: absent)."""
+    paths = (out / RUN_MARKER, checksum_path(out / RUN_MARKER))
+    return {p: p.read_bytes() if p.is_file() else None for p in paths}
+
+
+def _unclaim(out: Path, existed: bool, held: dict[Path, bytes | None]) -> None:
+    """Put ``out``'s run marker and its checksum back as they were before ``claim`` (and remove the folders that
+    ``claim`` created)."""
+    for path, data in held.items():
+        if data is None:
+            path.unlink(missing_ok=True)
+        else:
+            path.write_bytes(data)
+    for folder in (checksum_path(out / RUN_MARKER).parent, *(() if existed else (out,))):
+        if folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
 
 
 INTERVALS = (  # [low, high] lists (95 %, resampling sentences) beside the per-block values
