@@ -32,6 +32,9 @@ def spde(
     out: Path | None = typer.Option(None, help="run directory (resumable; tied to the settings): npz, json, png"),
     force: bool = typer.Option(False, "--force", help="overwrite a run directory that holds other settings"),
     json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    max_memory: str | None = typer.Option(
+        None, help="refuse a run whose memory estimate exceeds this (e.g. 8G) [the memory available now]"
+    ),
 ) -> None:
     """Solve the common-noise SPDE as a density (and a coupled cloud): mass, positivity, E_beta, mode amplitudes,
     the resolution report and the cloud-density distance."""
@@ -56,7 +59,7 @@ def spde(
         seed,
         save_every,
     )
-    settings.solver()  # bad kernels, modes or choices fail here, before a folder or a progress bar
+    settings.solver(max_memory)  # bad kernels, sizes or choices fail here, before a folder or a progress bar
     with nullcontext() if out is None else folder_lock(out, "spde run"):  # one writer per run folder
         if out is not None:
             claim(settings, out, force)  # another run's folder is refused before any work

@@ -36,6 +36,7 @@ from ..registry import NORMS, SOLVERS, Params
 from .loop import TokenDynamics
 from .norms.limit_sde import SchemeSDE
 from .norms.schemes import PostLN
+from .step_guard import check_step
 
 
 class NoField:
@@ -147,6 +148,7 @@ class Solver(TokenDynamics):
         super().__init__(steps, horizon)
         self.sde = sde
         self.clock = 0
+        self.step_checked = False  # the step-size rule (``step_guard.check_step``) is checked on the first step
 
     def begin(self, start: int) -> None:
         self.clock = start
@@ -168,7 +170,8 @@ class Solver(TokenDynamics):
 
 class EulerMaruyama(Solver):
     """X + b(X) dt + P_X dW(X) (THEORY section 3): plain Euler-Maruyama, strong order 1/2, weak order 1
-    (|X| = 1 only in mean).
+    (|X| = 1 only in mean). Stable range: (d-1) k dt <= 1 and dt beta |s| <= 1 (``step_guard``: the Ito factor
+    1 - (d-1) k dt / 2 and explicit Euler's dt L < 2); outside it the first step warns (RuntimeWarning).
 
     The attention drift and the noise share one tangent projection, P_X (dW + dt Attn(X)), and the field gives
     its increment and variance from one evaluation (``increment_and_variance``)."""
@@ -183,6 +186,9 @@ class EulerMaruyama(Solver):
         if sde.norm_sde is not None:
             return sde.norm_sde.step(x, t, dt, source, self.projected)
         dw, var = sde.field.increment_and_variance(x, dt, source)  # (..., N, d), (..., N, 1) or ()
+        if not self.step_checked:
+            self.step_checked = True
+            check_step(x.shape[-1], var, dt, sde.attention)
         attn = sde.attention_drift(x, source)  # (..., N, d) or None
         if attn is not None:
             dw = dw + dt * attn

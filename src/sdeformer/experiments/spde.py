@@ -25,12 +25,14 @@ import numpy as np
 
 from ..core.errors import ConfigError
 from ..core.rng import Streams
-from ..core.validate import nonneg_float, positive_float, positive_int
+from ..core.validate import memory_size, nonneg_float, positive_float, positive_int
 from ..io.claims import claim_run_folder
 from ..io.damage import recover
 from ..io.formats import read_json, read_npz, write_json, write_npz
 from ..io.lock import folder_lock
 from ..io.report import Section
+from ..spde import budget
+from ..spde.budget import beta_value
 from ..spde.chaos import w2_check
 from ..spde.coupled import record
 from ..spde.diagnostics import (
@@ -86,12 +88,25 @@ class SpdeSettings:
         for name in ("bias_std", "noise_scale", "concentration"):
             nonneg_float(name, getattr(self, name))
         positive_float("tol", self.tol)
+        beta_value(self.beta)  # E_beta is reported even with attention off
 
     @property
     def resolved_noise_modes(self) -> int:
         return self.noise_modes if self.noise_modes is not None else max(2, self.modes // 8)
 
-    def solver(self) -> DensitySolver:
+    def check_memory(self, max_memory: float | str | None = None) -> float:
+        """The run's memory estimate (``spde.budget``: grid tables, step, cloud, saved states) in bytes;
+        ConfigError above ``max_memory`` (bytes or "8G"; None: the memory available now)."""
+        limit = None if max_memory is None else memory_size("max_memory", max_memory)
+        saved = budget.saved_count(self.steps, self.save_every)
+        parts = budget.density_bytes(
+            self.dim, self.modes, self.resolved_noise_modes, saved=saved, steps=self.steps, particles=self.particles
+        )
+        return budget.check_memory(parts, limit)
+
+    def solver(self, max_memory: float | str | None = None) -> DensitySolver:
+        """The density solver of these settings, after ``check_memory`` (nothing is built above the limit)."""
+        self.check_memory(max_memory)
         field = mlp_noise(
             self.dim, self.activation, self.bias_std, self.bias_std, self.resolved_noise_modes, self.noise_scale
         )
@@ -103,6 +118,7 @@ class SpdeSettings:
             attention=self.attention,
             beta=self.beta,
             scale=self.attention_scale,
+            max_memory=max_memory,
         )
 
 
@@ -180,7 +196,7 @@ def _compute(settings: SpdeSettings, out: Path | None, progress: Callable[[int],
     tick = None if progress is None else (lambda _k: progress(1))
     rec = record(solver, c0, clouds, settings.seed, steps, keep=KEEP_POINTS, progress=tick)
     tail = tail_share(basis, rec.density).numpy()
-    verdict = resolution(rec.t, tail, settings.tol, rec.every)
+    verdict = resolution(rec.t, tail, settings.tol, rec.every, solver.dt if solver.saturated else None)
     axes, values = density_map(basis, rec.density)
     arrays: dict[str, Any] = {
         "t": rec.t,

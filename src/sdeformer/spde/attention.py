@@ -20,7 +20,8 @@ import torch
 
 from ..contracts import RandomSource
 from ..core.errors import ConfigError
-from ..core.validate import finite_float, positive_float
+from ..core.validate import finite_float
+from .budget import beta_value
 from .harmonics import exp_series, harmonics
 
 KINDS = ("softmax", "usa")
@@ -41,14 +42,15 @@ def exp_degree(dim: int, beta: float, tol: float = SERIES_TOL) -> int:
 class KernelAttention:
     """Attention of a weighted point measure through the harmonic series (module docstring); ``degree`` None:
     ``exp_degree(dim, beta)``. ``drift(x)`` is the attention of the cloud x itself (an ``AttentionDrift``);
-    ``of(y, masses)`` the attention of another measure. Raises ConfigError for an unknown kind, beta <= 0."""
+    ``of(y, masses)`` the attention of another measure. Raises ConfigError for an unknown kind, beta <= 0 or above
+    ``budget.BETA_MAX``."""
 
     def __init__(
         self, dim: int, beta: float = 1.0, scale: float = 1.0, kind: str = "softmax", degree: int | None = None
     ):
         if kind not in KINDS:
             raise ConfigError("attention", kind, f"one of {list(KINDS)} for the density solver")
-        self.beta, self.scale, self.kind = positive_float("beta", beta), finite_float("attention_scale", scale), kind
+        self.beta, self.scale, self.kind = beta_value(beta), finite_float("attention_scale", scale), kind
         self.harmonics = harmonics(dim, degree if degree is not None else exp_degree(dim, self.beta))
         # softmax: the ratio N / Z, so the multipliers are scaled by e^{-beta} (no overflow)
         multipliers = self.harmonics.exp_multipliers(self.beta, scaled=kind == "softmax")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..core.validate import positive_float
+from .budget import beta_value
 from .harmonics import Harmonics
 
 TAIL_TOL = 1e-3  # tail share above which a density is below resolution (docs/spde.md section 6: calibrated)
@@ -39,7 +39,7 @@ def min_density(basis: Harmonics, c: torch.Tensor) -> torch.Tensor:
 def energy_beta(basis: Harmonics, c: torch.Tensor, beta: float) -> torch.Tensor:
     """E_beta(mu) = 1/2 (e^beta mass^2 - sum_k eps_k F_l |c_k|^2) (THEORY section 5) from the coefficients
     (exact for a density of degree <= L; for a cloud, its coefficients up to L give the series cut there)."""
-    f = basis.per_coefficient(basis.exp_multipliers(positive_float("beta", beta), scaled=True)).to(c.device)
+    f = basis.per_coefficient(basis.exp_multipliers(beta_value(beta), scaled=True)).to(c.device)
     quad = (basis.eps.to(c.device) * f * c.abs().pow(2)).sum(-1)
     return 0.5 * math.exp(beta) * (basis.mass(c) ** 2 - quad)
 
@@ -81,10 +81,18 @@ class Resolution:
         }
 
 
-def resolution(t: np.ndarray, tail: np.ndarray, tol: float = TAIL_TOL, every: tuple | None = None) -> Resolution:
+def resolution(
+    t: np.ndarray, tail: np.ndarray, tol: float = TAIL_TOL, every: tuple | None = None, saturated: float | None = None
+) -> Resolution:
     """The verdict of one run: ``tail`` ``(S,)`` (or ``(S, B)``: the worst run counts) at the saved times t.
     ``every``: (times, tails) of every step (``coupled.Recording.every``): a saved time is then resolved when no
-    step up to it exceeded ``tol``, and the first unresolved time is that step's."""
+    step up to it exceeded ``tol``, and the first unresolved time is that step's. ``saturated``: the step dt of
+    a run outside its scheme's range (``dynamics.step_guard``): below resolution from the first step on,
+    whatever the tail says."""
+    if saturated is not None:
+        verdict = resolution(t, tail, tol, every)
+        resolved = verdict.resolved & (np.asarray(t, float) < saturated)
+        return Resolution(tol, verdict.tail, resolved, float(saturated))
     worst = np.asarray(tail, float).reshape(len(t), -1).max(-1)
     if every is not None:
         times = np.asarray(every[0], float)

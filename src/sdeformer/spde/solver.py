@@ -23,6 +23,7 @@ lost only through the cut at degree L, which ``diagnostics`` reports.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -31,11 +32,13 @@ import torch
 from ..contracts import AttentionDrift, RandomSource
 from ..core.errors import ConfigError
 from ..core.rng import Seeds, Streams
-from ..core.validate import positive_float, positive_int
-from ..dynamics.loop import SaveAt, Trajectory, integrate
+from ..core.validate import memory_size, positive_float, positive_int
+from ..dynamics.loop import SaveAt, Trajectory, as_saveat, integrate
 from ..dynamics.sde import LimitSDE
+from ..dynamics.step_guard import check_step
 from ..noise.replay import ReplayedNoise
 from ..registry import SOLVERS
+from . import budget
 from .attention import KernelAttention, MeasureAttention
 from .fields import SpectralField
 from .harmonics import Harmonics, harmonics
@@ -54,8 +57,11 @@ class DensitySolver:
 
     ``field``: the noise (``fields.mlp_noise``; its dimension is the solver's); ``attention``: softmax, usa or
     off, with Q^T K = ``beta`` I and V = ``scale`` I; ``scheme``: a ``registry.SOLVERS`` name; ``quadrature``:
-    the grid's exact degree (default ``default_quadrature``). ``run(c0, seed, saveat, particles=...)`` is the
-    one verb. Raises ConfigError for a bad choice or number."""
+    the grid's exact degree (default ``default_quadrature``); ``max_memory``: bytes or "8G" (None: the memory
+    available now). ``run(c0, seed, saveat, particles=...)`` is the one verb. Raises ConfigError for a bad choice
+    or number, beta above ``budget.BETA_MAX``, a run whose memory estimate (``budget.density_bytes``) exceeds the
+    limit, and NaN or zero-mass coefficients. A step outside the scheme's range (``dynamics.step_guard``:
+    (d-1) k dt > 1 or dt beta |s| > 1) warns and sets ``saturated``: the run is then reported below resolution."""
 
     def __init__(
         self,
@@ -69,19 +75,41 @@ class DensitySolver:
         scale: float = 1.0,
         scheme: str = "projected",
         quadrature: int | None = None,
+        max_memory: float | str | None = None,
     ):
         if attention not in ATTENTIONS:
             raise ConfigError("attention", attention, f"one of {list(ATTENTIONS)} for the density solver")
         self.scheme_class = SOLVERS.check(SOLVERS[scheme])  # what make_solver(sde, 1, dt, scheme) builds
         self.field, self.scheme = field, scheme
         self.steps, self.horizon = positive_int("steps", steps), positive_float("horizon", horizon)
+        self.max_memory = None if max_memory is None else memory_size("max_memory", max_memory)
+        self.quadrature = None if quadrature is None else positive_int("quadrature", quadrature)
+        self.check_memory(positive_int("modes", modes), 1, ())  # before any table is built
         self.basis: Harmonics = harmonics(field.basis.dim, modes)
         exact = default_quadrature(modes, field.modes) if quadrature is None else quadrature
         self.grid, self.weights = self.basis.quadrature(exact)  # (J, d), (J,)
         on = attention != "off"
         dim = self.basis.dim
         self.attention = KernelAttention(dim, beta, scale, attention, degree=modes + 1) if on else None
+        self.saturated = check_step(dim, field.k, self.dt, self.attention)  # outside the scheme's range: warned
         self._tables: dict[Any, tuple[Any, ...]] = {}
+
+    def check_memory(self, modes: int, batch: int, particles: tuple[int, ...], saved: int = 1) -> float:
+        """The estimate of ``budget.density_bytes`` for this grid, ``batch`` runs, clouds of ``particles``
+        tokens (all kept at ``saved`` times); ConfigError above ``max_memory`` (None: the memory available)."""
+        dim, tokens = self.field.basis.dim, sum(particles)
+        parts = budget.density_bytes(
+            dim,
+            modes,
+            self.field.modes,
+            saved=saved,
+            steps=self.steps,
+            particles=tokens,
+            batch=batch,
+            quadrature=self.quadrature,
+            kept=tokens,
+        )
+        return budget.check_memory(parts, self.max_memory)
 
     @functools.cached_property
     def particle_attention(self) -> KernelAttention | None:
@@ -121,7 +149,9 @@ class DensitySolver:
         """One step of the particle scheme for points x ``(..., n, d)`` with the Brownian coefficients z and
         the given attention drift (None: off): ``LimitSDE`` and the scheme of ``make_solver``, unchanged."""
         sde = LimitSDE(ReplayedNoise(self.field, (z,)), attention)
-        return self.scheme_class(sde, 1, self.dt).step(x, source)
+        scheme = self.scheme_class(sde, 1, self.dt)
+        scheme.step_checked = True  # checked once for the run (``saturated``)
+        return scheme.step(x, source)
 
     def step(self, state: Any, source: RandomSource) -> Any:
         """One step of the density (``(..., P)`` coefficients) or of ``(coefficients, cloud, ...)``, every
@@ -154,10 +184,15 @@ class DensitySolver:
         ``streams`` (default ``Streams(seed)`` over the batch shape of c0, on its device)."""
         if not isinstance(c0, torch.Tensor) or not c0.is_complex() or c0.shape[-1:] != (self.basis.size,):
             raise ConfigError("c0", getattr(c0, "shape", type(c0).__name__), f"complex (..., {self.basis.size})")
+        if not bool(torch.isfinite(torch.view_as_real(c0)).all()):
+            raise ConfigError("c0", "non-finite entries", "the initial coefficients must be finite (no NaN or inf)")
+        budget.require_mass("c0", float(self.basis.mass(c0).min()) if c0.numel() else 0.0)
         batch = tuple(c0.shape[:-1])
         for x in particles:
             if tuple(x.shape[:-2]) != batch or x.shape[-1] != self.dim:
                 raise ConfigError("particles", tuple(x.shape), f"(*{batch}, N, {self.dim}) like the density's batch")
+        saved = len(as_saveat(saveat).keep(0, self.steps, self.steps, self.dt)) + 1
+        self.check_memory(self.basis.degree, math.prod(batch), tuple(x.shape[-2] for x in particles), saved)
         source = Streams(seed, batch, c0.device) if streams is None else streams
         state = (c0, *particles) if particles else c0
         return integrate(self.step, state, self.dt, self.steps, source=source, saveat=saveat, progress=progress)
