@@ -47,7 +47,7 @@ test: $(STAMP)  ## the default test suite (slow tests excluded)
 test-slow: $(STAMP)  ## only the slow convergence/statistical tests
 	$(BIN)/python -m pytest -m slow
 
-LINT_PATHS := src tests benchmarks examples
+LINT_PATHS := src tests examples
 
 lint: $(LINT_STAMP)  ## ruff (lint + format check), pyright (standard, src/ + tests/), the size and twin guard, the import layers; all run, then it fails if any did
 	@status=0; \

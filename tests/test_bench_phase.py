@@ -3,9 +3,9 @@ per beta and all beta in one batch give the same one-cluster fractions at every 
 
 import torch
 
-from benchmarks import phase
-from benchmarks import run as runner
-from benchmarks.timing import conditions
+from sdeformer.bench import phase
+from sdeformer.bench import run as runner
+from sdeformer.bench.timing import conditions
 
 
 def test_the_three_contenders_agree_and_the_summary_reads_them(monkeypatch):

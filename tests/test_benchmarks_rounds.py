@@ -9,9 +9,9 @@ import warnings
 import pytest
 import torch
 
-import benchmarks.rng as rng_part
-import benchmarks.run as runner
-import benchmarks.timing as timing
+import sdeformer.bench.rng as rng_part
+import sdeformer.bench.run as runner
+import sdeformer.bench.timing as timing
 from sdeformer.core import threads
 from sdeformer.core.errors import ConfigError
 
@@ -62,7 +62,9 @@ def test_the_per_round_ratio_cancels_a_load_that_changes_between_rounds(monkeypa
 
 def test_the_runner_defaults_to_one_thread_and_records_the_conditions(monkeypatch):
     monkeypatch.setattr(runner, "peaks", lambda device, quick: {})
-    monkeypatch.setattr(runner, "bench_precision", lambda device, quick, rounds: {"rounds_asked": rounds})
+    import sdeformer.bench.precision as precision_part
+
+    monkeypatch.setattr(precision_part, "bench_precision", lambda device, quick, rounds: {"rounds_asked": rounds})
     before = torch.get_num_threads()
     try:
         torch.set_num_threads(2)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import gpu
+from sdeformer.bench import gpu
 
 ROOT = Path(__file__).resolve().parents[1]
 

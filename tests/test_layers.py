@@ -2,7 +2,7 @@
 
 Library: everything of ``sdeformer`` but the application packages below. Application: ``experiments``,
 ``sweeps``, ``io``, ``plots``, ``practice``, ``cli`` and the packages that measure or present (``real``,
-``peers``). Every import statement counts, also one inside a function; the package root (its lazy public
+``peers``, ``bench``). Every import statement counts, also one inside a function; the package root (its lazy public
 names) and ``testing`` may name both."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import ast
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "sdeformer"
-APPLICATION = {"experiments", "sweeps", "io", "plots", "practice", "cli", "real", "peers", "__main__"}
+APPLICATION = {"experiments", "sweeps", "io", "plots", "practice", "cli", "real", "peers", "bench", "__main__"}
 EXEMPT = {"__init__"}  # the root's lazy table names application functions (open_sweep) without importing them
 
 

@@ -1,15 +1,11 @@
-"""``sdeformer bench``: the performance benchmarks of the source checkout's ``benchmarks/`` package.
-
-The benchmarks are not shipped in the wheel: the command finds them beside ``src/`` (the checkout this
-package is installed from, editable) and stops with exit code 2 when they are absent.
+"""``sdeformer bench``: the performance benchmarks of ``sdeformer.bench`` (shipped in the wheel, so the command
+works from an installed package as from a checkout; the results of a checkout go to ``benchmarks/results``).
 """
 
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import json as json_module
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -17,26 +13,12 @@ import typer
 from rich.console import Console
 from rich.table import Table as RichTable
 
-import sdeformer
-
-from .common import app, cli_errors, emit_json, fail, progress_bar
+from .common import app, cli_errors, emit_json, progress_bar
 
 
 def benchmark_runner() -> ModuleType:
-    """``benchmarks.run`` of the source checkout (``<repo>/benchmarks``, the repo being two folders above the
-    package); raises the CLI's exit 2 with one line when there is none (installed from a wheel)."""
-    folder = Path(sdeformer.__file__).resolve().parents[2] / "benchmarks"
-    init = folder / "__init__.py"
-    if not init.is_file():
-        raise fail(f"benchmarks need a source checkout: {folder} does not exist (the wheel does not ship them)")
-    loaded = sys.modules.get("benchmarks")
-    if loaded is None or Path(loaded.__file__ or "").resolve() != init:
-        spec = importlib.util.spec_from_file_location("benchmarks", init, submodule_search_locations=[str(folder)])
-        assert spec is not None and spec.loader is not None  # a .py file always has a spec and a loader
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["benchmarks"] = module
-        spec.loader.exec_module(module)
-    return importlib.import_module("benchmarks.run")
+    """``sdeformer.bench.run`` (imported when the command runs: it imports torch and every benchmarked part)."""
+    return importlib.import_module("sdeformer.bench.run")
 
 
 def claim_bench_folder(out: Path, parts: tuple[str, ...], device: str, threads: int | None, force: bool) -> Path:
@@ -86,8 +68,8 @@ def bench(
 
     Parts: grid (Figures 2-6 grid: batched engine vs per-setting loop vs sampling+matmul floor), sde (limit
     SDE vs torchsde, unbatched and batch of 32), attention (full, memory-efficient, random-batch at N up to
-    65,536), throughput (discrete model at N = 16,384), precision (bf16 MLP effect on energies). Needs a source
-    checkout (the benchmarks/ folder). The --out folder is tied (run.json) to --device and --threads: results
+    65,536), throughput (discrete model at N = 16,384), precision (bf16 MLP effect on energies); the rest in
+    sdeformer.bench. Runs from an installed wheel as from a checkout. The --out folder is tied (run.json) to --device and --threads: results
     of other options there are refused (exit 2) unless --force; other parts and --quick add their own files.
     """
     from ..core.errors import ConfigError

@@ -9,8 +9,8 @@ model's measurement (capture, per-layer statistics, kernel and its held-out R^2 
 attention fit with intervals, the full Q^T K fit, the fitted stochastic transformer) and their sum. Numbers go to
 docs/real.md, not to source.
 
-    python -m benchmarks.real                  # writes benchmarks/results/real.json
-    python -m benchmarks.real --sentences 64 --rounds 2
+    python -m sdeformer.bench.real                  # writes benchmarks/results/real.json
+    python -m sdeformer.bench.real --sentences 64 --rounds 2
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The benchmarks: our engine beside straightforward baselines and this machine's floor, in one run.
 
-Not part of the installed library (it needs a source checkout); ``sdeformer bench`` and ``make bench`` run
-``benchmarks.run.run_benchmarks``. Parts (each returns a JSON-able dict, written to ``<out>/<part>.json``):
+Shipped with the package (an application module: the library never imports it); ``sdeformer bench`` and
+``make bench`` run ``sdeformer.bench.run.run_benchmarks``, from a checkout or an installed wheel. Parts (each returns a JSON-able dict, written to ``<out>/<part>.json``):
 
 - ``grid`` (``grid.py``): the paper-scale Figures 2-6 grid (5 MLP choices x 18 panels, N = 64, L = 150,
   m = 2048) with the batched engine (``sweep.run_sweep``), default and conditional sampling, against a
@@ -29,7 +29,7 @@ thread unless asked, and reports min / median / max, the ratio of two contenders
 load average before each round (``timing.interleaved``, ``timing.ratio``): on a shared machine a single
 timing moves by 10-80x. ``timing.py`` holds the measuring tools (interleaved rounds, spreads, per-round
 ratios, the conditions, peak memory, machine info, sampling and matmul rates). ``sweeps.py`` (run as
-``python -m benchmarks.sweeps``) times the sweep executors the same way.
+``python -m sdeformer.bench.sweeps``) times the sweep executors the same way.
 Speeds are never tested; correctness of each fast path is (tests/test_attention_fast.py,
 tests/test_sampling_shortcut.py, tests/test_perf.py).
 """
