@@ -204,6 +204,7 @@ def lyapunov(
         positive_int("steps", steps)
     for a, d, s in settings:
         kernel_theory(a, d, bias_std=s)
+        exp.check_memory(runs, d)
     config = {"command": "lyapunov", "settings": [list(s) for s in settings], "runs": runs, "steps": steps}
     with (
         _claimed(out, {**config, "horizon": horizon}, force),

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import os
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -68,6 +69,30 @@ app = typer.Typer(
     context_settings={"max_content_width": 120},
 )
 err_console = Console(stderr=True)
+
+
+@app.callback()
+def limits(
+    ctx: typer.Context,
+    max_memory: str | None = typer.Option(
+        None,
+        "--max-memory",
+        help="refuse any command whose memory estimate exceeds this (e.g. 8G; env SDEFORMER_MAX_MEMORY) "
+        "[the memory available now]",
+    ),
+) -> None:
+    """The limits every command checks before it allocates (``core.validate.memory_limit``)."""
+    if max_memory is None:
+        return
+    from ..core.validate import MEMORY_ENV, memory_size  # imports torch: only when the option is given
+
+    try:
+        size = memory_size("--max-memory", max_memory)
+    except ConfigError as exc:
+        raise typer.BadParameter(exc.allowed, param_hint="--max-memory") from None
+    held = os.environ.get(MEMORY_ENV)
+    os.environ[MEMORY_ENV] = str(size)
+    ctx.call_on_close(lambda: os.environ.pop(MEMORY_ENV) if held is None else os.environ.update({MEMORY_ENV: held}))
 
 
 def fail(message: str) -> typer.Exit:

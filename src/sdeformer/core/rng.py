@@ -56,6 +56,9 @@ def seed_list(seed: Seeds, batch: tuple[int, ...]) -> list[int]:
     return seeds
 
 
+GENERATOR_BYTES = 5000  # one torch.Generator of a run and its state (4.6 kB measured): memory estimates count it
+
+
 class Streams:
     """One generator per batch element; ``randn(shape)`` returns ``(*batch, *shape)`` (a
     ``contracts.RandomSource``)."""

@@ -181,7 +181,7 @@ def memory_limit() -> tuple[int | None, str]:
     """(the bytes a command may use, where that number comes from): ``SDEFORMER_MAX_MEMORY`` (``--max-memory``)
     when set, else the memory available now (None when unknown)."""
     if os.environ.get(MEMORY_ENV):
-        return memory_size("--max-memory", os.environ[MEMORY_ENV]), "--max-memory"
+        return memory_size(MEMORY_ENV, os.environ[MEMORY_ENV]), f"{MEMORY_ENV} / --max-memory"
     return available_bytes(), "available now"
 
 

@@ -19,10 +19,10 @@ from typing import Any
 import torch
 
 from ..core.errors import ConfigError
-from ..core.rng import Streams, derive_seeds
+from ..core.rng import GENERATOR_BYTES, Streams, derive_seeds
 from ..core.sphere import project, tangent, uniform_sphere
 from ..core.threads import single_threaded
-from ..core.validate import finite_float, positive_float, positive_int
+from ..core.validate import finite_float, fits_in_memory, positive_float, positive_int
 from ..core.validate import seed as check_seed
 from ..dynamics.sde import LimitSDE, make_solver
 from ..noise.fields import GaussianField
@@ -61,6 +61,14 @@ class LyapunovResult(Result):
 
 
 @single_threaded
+def check_memory(runs: int, dim: int) -> int:
+    """ConfigError (one line, the estimate and the limit) unless ``runs`` pairs in dimension ``dim`` fit: per run
+    its generator (``core.rng.GENERATOR_BYTES``) and 32 float64 pairs (2, d) of one step's temporaries."""
+    estimate = runs * (GENERATOR_BYTES + 32 * 2 * dim * 8)
+    fits_in_memory("runs/dim", (runs, dim), estimate)
+    return estimate
+
+
 def lyapunov(
     activation: str = "relu",
     dim: int = 64,
@@ -89,6 +97,7 @@ def lyapunov(
         positive_int("steps", steps)
     field = GaussianField(activation, bias_std, bias_std, jitter=0.0)
     theory = field.theory(int(dim))
+    check_memory(runs, int(dim))
     if steps is None:
         steps = max(1000, math.ceil(horizon * abs(theory.lambda1) / rate_step))
     solver = make_solver(LimitSDE(field), steps, horizon)

@@ -30,8 +30,8 @@ import numpy as np
 
 from ..core.errors import ConfigError
 from ..core.kernel import kernel_theory
-from ..core.rng import derive_seeds
-from ..core.validate import dimension, positive_float, positive_int
+from ..core.rng import GENERATOR_BYTES, derive_seeds
+from ..core.validate import dimension, fits_in_memory, positive_float, positive_int
 from ..core.validate import seed as check_seed
 from ..io.cache import read_cached_npz, write_cached_npz
 from ..observables import bootstrap_slope, loglog_slope
@@ -113,6 +113,24 @@ def _check(kind: str, s: dict[str, Any]) -> None:
                 raise ConfigError("layers", L, f"must divide the fine steps {s['fine']}")
     if kind == "tokens" and max(x) * 4 > positive_int("reference", s["reference"]):
         raise ConfigError("reference", s["reference"], f"must be at least 4x the largest N ({max(x)})")
+    fits_in_memory("runs/x/dim", (s["runs"], max(x), s["dim"]), memory_estimate(kind, s))
+
+
+def memory_estimate(kind: str, s: dict[str, Any]) -> int:
+    """Bytes of a measurement at its peak, before anything runs: the samples and a generator per run, and one
+    chunk of C runs at once as float64 temporaries of its largest tensors: 4 of the tokens (C, N, d); at width m 2
+    of the hidden layer and draws (C, m, N + d) (20 MB measured for C = 4, m = 2 10^5, 153 MB estimated); for the
+    token rate 4 of the clouds and the reference under the features (C, M + sum N, features + d) and of one cost
+    matrix (C, N, M) per saved time."""
+    runs, x, d = int(s["runs"]), [int(v) for v in s["x"]], int(s["dim"])
+    chunk = min(runs, int(s["chunk"]))
+    if kind == "tokens":
+        m, f = int(s["reference"]), int(s["features"])
+        live = 4 * chunk * ((m + sum(x)) * (f + d) + max(x) * m * int(s["saves"]))
+    else:
+        n = int(s["tokens"])
+        live = 4 * chunk * n * d + (2 * chunk * max(x) * (n + d) if kind == "width" else 0)
+    return runs * (GENERATOR_BYTES + 8 * len(x)) + 8 * live
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ...core.kernel import KernelTheory
 
 CHUNK = 32  # runs per chunk (one job per chunk and model)
+KERNEL_COPIES = 16  # N x N float64 arrays per run of the infinite-width field at its peak (``memory_estimate``)
 POWER_FACTOR = 4.0  # the power record: the same check on the SDE with the noise covariance cut this many times
 DTYPES = ("float32", "float64")
 HELP = {
@@ -82,7 +83,7 @@ class SyncSettings:
     def check(self) -> SyncSettings:
         """The input checks (cheap: before a command claims its folder); the settings with their numbers as int /
         float. Raises ConfigError naming the parameter."""
-        from ...core.validate import positive_float, positive_int
+        from ...core.validate import fits_in_memory, positive_float, positive_int
         from ...core.validate import seed as check_seed
 
         for name in ("runs", "tokens", "steps", "chunk"):
@@ -103,6 +104,8 @@ class SyncSettings:
         self.theory()
         cfg = self.model()  # the parts, checked as simulate checks them
         ints = {k: int(getattr(self, k)) for k in ("runs", "tokens", "steps", "chunk")}
+        sizes = (ints["runs"], ints["tokens"], self.dim)
+        fits_in_memory("runs/tokens/dim", sizes, memory_estimate(cfg, ints, self.width))
         return SyncSettings(**{**asdict(self), **ints, "horizon": float(self.horizon), "alibi": cfg.alibi})
 
     def parts(self) -> dict[str, Any]:
@@ -139,3 +142,14 @@ class SyncSettings:
         key is the one it had before the parts existed), for a folder's or a cache's key."""
         out = {k: v for k, v in asdict(self).items() if k != "chunk" and k not in PARTS}
         return out | self.parts()
+
+
+def memory_estimate(cfg: ModelConfig, sizes: dict[str, int], width: int | None = None) -> int:
+    """Bytes of the check at its peak, before anything is allocated: the starts of every run (R, N, d), and per
+    run of one chunk at once a step's tensors (the MLP's draws (m, d) and hidden layer (N, m) at finite width, the
+    attention (N, N), a few (N, d)) and ``KERNEL_COPIES`` N x N float64 arrays of the infinite-width field (its
+    kernel, factor and their temporaries: 1.46 GB measured for 4 runs of N = 2000, 2.3 GB estimated)."""
+    n, d, m = sizes["tokens"], cfg.dim, width or 0
+    item = 8 if cfg.dtype == "float64" else 4
+    per_run = item * (3 * m * d + 4 * n * m + 4 * n * n + 8 * n * d) + KERNEL_COPIES * 8 * n * n
+    return item * sizes["runs"] * n * d + min(sizes["runs"], sizes["chunk"]) * per_run
