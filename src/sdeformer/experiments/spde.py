@@ -1,15 +1,12 @@
 """`sdeformer spde` and the report's SPDE section (THEORY section 4; docs/spde.md).
 
-``run_spde(settings, out)``: one run of the density solver on the circle or the 2-sphere, optionally with a
-coupled cloud of N particles on the same noise path, into a resumable run folder tied to its settings
-(``store.claim_run_folder``): ``spde.npz`` (per saved time: coefficients, degree energies, tail, resolved,
-E_beta, mass, min density, the density on a figure grid; with particles: the cloud's coefficients, weak
-distances and up to KEEP_POINTS of its tokens) and, last, ``spde.json`` (the ``SpdeRun``). A folder that holds
-the finished run of the same settings is read back instead of recomputed.
-
+``run_spde(settings, out)``: one run of the density solver on the circle or the 2-sphere (with a coupled cloud of
+N particles on the same noise path) into a resumable, locked run folder tied to its settings (``io.claims``):
+``spde.npz`` (per saved time: coefficients, degree energies, tail, resolved, E_beta, mass, min density, the
+density on a figure grid; the cloud's coefficients, weak distances and up to KEEP_POINTS tokens) and, last,
+``spde.json`` (the ``SpdeRun``), each with its sha256: a finished run is read back verified, a damaged one redone.
 ``run_and_write(out, quick)`` runs the report's checks (``experiments.spde_study``) into ``out`` and returns the
-``SpdeReport``; ``sections(report)`` gives its report section. The callers draw the figures
-(``plots.spde``); this module never imports ``plots``.
+``SpdeReport``; ``sections(report)`` its section. The callers draw the figures (``plots.spde``).
 """
 
 from __future__ import annotations
@@ -110,16 +107,8 @@ class SpdeSettings:
         field = mlp_noise(
             self.dim, self.activation, self.bias_std, self.bias_std, self.resolved_noise_modes, self.noise_scale
         )
-        return DensitySolver(
-            field,
-            self.modes,
-            self.steps,
-            self.horizon,
-            attention=self.attention,
-            beta=self.beta,
-            scale=self.attention_scale,
-            max_memory=max_memory,
-        )
+        kw: dict[str, Any] = dict(attention=self.attention, beta=self.beta, scale=self.attention_scale)
+        return DensitySolver(field, self.modes, self.steps, self.horizon, **kw, max_memory=max_memory)
 
 
 @dataclass(frozen=True)
@@ -175,12 +164,10 @@ def finished(settings: SpdeSettings, out: Path) -> SpdeRun | None:
     """The finished run of ``settings`` in ``out``, read verified; None when it is missing, of other settings
     or damaged (a damaged file is moved into ``out/damaged/`` with one line: the caller recomputes it)."""
     data = recover(out / "spde.json", read_json)
-    if not isinstance(data, dict) or data.get("settings") != asdict(settings):
+    if not isinstance(data, dict) or data.get("settings") != asdict(settings) or set(SpdeRun.JSON_KEYS) - set(data):
         return None
     arrays = recover(out / "spde.npz", read_npz)
-    if arrays is None or any(k not in data for k in SpdeRun.JSON_KEYS):
-        return None
-    return SpdeRun(**{k: data[k] for k in SpdeRun.JSON_KEYS}, arrays=arrays)
+    return None if arrays is None else SpdeRun(**{k: data[k] for k in SpdeRun.JSON_KEYS}, arrays=arrays)
 
 
 def _compute(settings: SpdeSettings, out: Path | None, progress: Callable[[int], None] | None) -> SpdeRun:
