@@ -242,3 +242,21 @@ def test_reproduce_spde_recomputes_a_damaged_showcase_run(tmp_path, monkeypatch,
     assert "spde.npz" in err and "convergence_d3.npz" in err and "Traceback" not in err
     assert {p.name for p in damaged_files(tmp_path)} == {"spde.npz", "convergence_d3.npz"}
     assert read_json(run / "spde.json")["energy"] == before and sp.read_npz(run / "spde.npz")  # recomputed, verified
+
+
+def test_a_damaged_real_record_is_moved_aside_and_measured_again(tmp_path, monkeypatch):
+    from sdeformer.real import write
+
+    calls = Counter()
+
+    def fake_measure(*args, **kwargs):
+        calls["n"] += 1
+        return {"layers": [1.0, 2.0]}
+
+    monkeypatch.setattr(write, "measure", fake_measure)
+    out = tmp_path / "real"
+    first = write.run_and_write(out, "m", sentences=4, figures=False)
+    assert write.run_and_write(out, "m", sentences=4, figures=False) == first and calls["n"] == 1
+    flip(out / "real.json", 3)
+    assert write.run_and_write(out, "m", sentences=4, figures=False) == first and calls["n"] == 2
+    assert [p.name for p in damaged_files(out)] == ["real.json"]

@@ -7,13 +7,14 @@ returns the report's ``Section`` list (THEORY sections 1, 2 and 5; BEYOND sectio
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from ..io.checksums import checksum_path
+from ..io.claims import RUN_MARKER, claim_run_folder
+from ..io.damage import recover
+from ..io.formats import read_json, write_json
 from ..io.report import Figure, Section, Table
-from ..io.store import RUN_MARKER, claim_run_folder, write_json
 from . import load
 from .measure import measure, settings
 
@@ -52,16 +53,14 @@ def run_and_write(
     out = Path(out)
     cfg = {**settings(str(model), None if text is None else str(text), sentences, seed), "controls": list(controls)}
     existed, held = out.exists(), _held(out)
-    done = claim(out, cfg, force) and (out / RECORD).is_file()
-    if done:
-        record = json.loads((out / RECORD).read_text(encoding="utf-8"))
-    else:
+    record = recover(out / RECORD, read_json) if claim(out, cfg, force) else None  # damaged: moved aside, redone
+    if record is None:
         try:
             record = measure(model, text, sentences, controls=controls, seed=seed, progress=progress, loaded=loaded)
         except BaseException:
             _unclaim(out, existed, held)
             raise
-        write_json(out / RECORD, record)
+        write_json(out / RECORD, record, checksum=True)
     if figures:
         report_section(record, out)
     return record
