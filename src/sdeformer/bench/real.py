@@ -27,7 +27,7 @@ from sdeformer.real.measure import analyse, verdict
 
 from .timing import conditions, interleaved, ratio, spread
 
-RESULTS = Path(__file__).resolve().parent / "results" / "real.json"
+RESULTS = Path("benchmarks") / "results" / "real.json"  # relative to the working folder (a checkout: its results)
 BATCH = 32
 
 

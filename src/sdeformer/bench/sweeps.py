@@ -47,7 +47,7 @@ from sdeformer.sweeps import DaskExecutor, LocalExecutor, parse_spec, read, run
 
 from .timing import conditions, ratio, spread
 
-RESULTS = Path(__file__).resolve().parent / "results" / "sweeps.json"
+RESULTS = Path("benchmarks") / "results" / "sweeps.json"  # relative to the working folder (a checkout: its results)
 SWEEP = {
     "name": "bench",
     "base": {"tokens": 16, "dim": 8, "width": 256, "layers": 40, "horizon": 2.0, "su": 0.1, "sw": 0.1},
