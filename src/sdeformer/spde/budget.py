@@ -21,7 +21,7 @@ resident memory of runs in docs/spde.md section 12.
 
 beta: ``BETA_MAX``. E_beta = e^beta (mass^2 - ...) / 2 (``diagnostics.energy_beta``) and the unnormalized (USA)
 multipliers 2 pi I_l(beta) exceed the largest float64 above beta = ln(1.8e308) = 709.78, and the clouds'
-harmonic series of e^{beta t} (``attention.exp_degree``) stays within ``attention.MAX_DEGREE`` modes up to
+harmonic series of e^{beta t} (``spde.attention.exp_degree``) stays within ``spde.attention.MAX_DEGREE`` modes up to
 there. So beta is refused above ``BETA_MAX`` = 700 by the density solver, its attention and the energy alike:
 the Python API and ``sdeformer spde`` give the same one-line error.
 """
