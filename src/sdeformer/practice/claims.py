@@ -13,6 +13,7 @@ unless ``force``.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from scipy import stats
 from ..core.errors import ConfigError
 from ..io.atomic import ensure_writable
 from ..io.checksums import Damaged
+from ..io.damage import move_aside
 from ..io.formats import read_json
 from ..io.hashing import config_hash
 
@@ -48,11 +50,13 @@ def claim_record(
     ensure_writable(path.parent, name)
     if force or not path.exists():
         return path
+    damage = None
     try:
-        record: Any = read_json(path)
+        try:
+            record: Any = read_json(path)
+        except Damaged as exc:  # a record edited after it was written, or another file put in its place
+            damage, record = exc, json.loads(path.read_bytes())
         held = settings_of(record) if isinstance(record, dict) else False
-    except Damaged as damage:
-        raise ConfigError(name, str(path), f"is damaged ({damage.reason}); pass --force to overwrite it") from None
     except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError):
         held = False
     if held is False:
@@ -64,6 +68,8 @@ def claim_record(
             f"holds a {what} of other settings ({config_hash(held)}, these {config_hash(settings)}); "
             "pass --force to overwrite it, or choose another file",
         )
+    if damage is not None:  # a record of these settings that fails its checksum: kept aside, recomputed
+        move_aside(damage, path.parent)
     return path
 
 

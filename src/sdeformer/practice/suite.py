@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ..core.validate import positive_int
-from ..io.claims import RUN_MARKER, claim_run_folder
+from ..io.claims import BOOKKEEPING, RUN_MARKER, claim_run_folder
 from ..io.damage import recover
 from ..io.formats import read_json, write_json
 from ..io.hashing import config_hash
@@ -74,7 +74,7 @@ def claim_suite_folder(out: Path, cfg: TaskConfig, methods: list[Method], seeds:
     legacy = (
         folder.is_dir()
         and not (folder / RUN_MARKER).exists()
-        and all(p.is_file() and p.name in _suite_files(config) for p in folder.iterdir())
+        and all(p.name in BOOKKEEPING or (p.is_file() and p.name in _suite_files(config)) for p in folder.iterdir())
     )
     claim_run_folder(folder, config, force=force or legacy)
     return folder
