@@ -21,7 +21,7 @@ from pathlib import Path
 
 import torch
 
-from sdeformer.io.store import write_json
+from sdeformer.io.formats import write_json
 from sdeformer.real import load
 from sdeformer.real.measure import analyse, verdict
 

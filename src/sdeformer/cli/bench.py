@@ -23,7 +23,7 @@ def benchmark_runner() -> ModuleType:
 
 def claim_bench_folder(out: Path, parts: tuple[str, ...], device: str, threads: int | None, force: bool) -> Path:
     """Tie the results folder ``out`` to the options that determine every number written there (``device``
-    and ``threads``; ``store.claim_run_folder``), before any benchmark runs.
+    and ``threads``; ``io.claims.claim_run_folder``), before any benchmark runs.
 
     Each part writes its own ``<part>[_quick].json``, so which parts (``--only``) and ``--quick`` do not
     conflict: running the other parts later fills the same folder. Another device or thread count would mix

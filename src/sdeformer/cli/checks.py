@@ -1,6 +1,6 @@
 """Commands of the theorem checks: rates, sync-check, lyapunov, phase (THEORY sections 2-5).
 
-Each command resolves and checks its options, ties its ``--out`` folder to them (``store.claim_run_folder``:
+Each command resolves and checks its options, ties its ``--out`` folder to them (``io.claims.claim_run_folder``:
 the same options resume, others are refused unless ``--force``), runs the check's ``run_and_write`` (the same
 call the reproduce report makes) and prints the result's ``to_json()`` (``--json``) or a summary line. rates,
 sync-check and phase run their pieces on the sweep executors (``--executor local|dask``, the options that
@@ -60,7 +60,7 @@ def _ints(text: str | None, name: str) -> list[int] | None:
 
 @contextmanager
 def _claimed(out: Path, config: dict[str, Any], force: bool) -> Iterator[None]:
-    """Tie ``out`` to ``config`` (``store.claim_run_folder``) before the check runs. When the check then refuses
+    """Tie ``out`` to ``config`` (``io.claims.claim_run_folder``) before the check runs. When the check then refuses
     its input (ConfigError), the folder's marker is put back as it was, and folders this command made are removed
     while empty: a bad input does not tie a folder to a config that never ran."""
     from ..io.atomic import atomic_write_bytes

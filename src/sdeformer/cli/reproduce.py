@@ -41,8 +41,8 @@ def _run(part: str, out: Path, seed: int, quick: bool, jobs: Any, force: bool, s
     the wall time of its header); print the damaged parts kept."""
     from ..core.validate import seed as check_seed
     from ..experiments.reproduce import reproduce as run
+    from ..io.damage import damaged_files
     from ..io.progress import clock_start
-    from ..io.store import damaged_files
 
     check_seed("seed", seed)  # before the folder is claimed for it
     with jobs as ex:  # its closing line gives the wall time since the command started, as the report's header

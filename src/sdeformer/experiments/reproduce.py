@@ -54,7 +54,7 @@ def reproduce(
     """Run ``part`` (a group of ``EXPERIMENTS``: all, paper, report; or one experiment's name) into ``out``;
     returns the path of index.html.
 
-    ``out`` belongs to one seed (``store.claim_run_folder``): another seed's folder is refused unless ``force``.
+    ``out`` belongs to one seed (``io.claims.claim_run_folder``): another seed's folder is refused unless ``force``.
     ``executor`` (a ``sweeps`` executor) runs the grid's and the theorem checks' jobs; default: this process.
     ``settings``: declared settings of the one experiment ``part`` names (``Experiment.settings``); the folder
     belongs to them too. ``started``: the ``time.perf_counter()`` the wall time counts from (the command line

@@ -47,7 +47,7 @@ def write_cached_json(path: Path, key: Any, result: Result) -> None:
 
 
 def cached_stage(folder: Path, key: Any, name: str, compute: Callable[[], Any], needs: Sequence[Path] = ()) -> Any:
-    """The JSON form (``store.to_jsonable``) of ``compute()``, kept in ``folder/NAME.json`` with the hash of
+    """The JSON form (``io.formats.to_jsonable``) of ``compute()``, kept in ``folder/NAME.json`` with the hash of
     ``key`` and ``name``: read back when that part was written for the same key and every file of ``needs`` (the
     stage's own outputs) exists and passes its checksum, else computed and written (atomically, with its sha256)
     before it is returned."""

@@ -4,12 +4,12 @@ The run advances in segments of ``CHECKPOINT_LAYERS`` layers. After each, the se
 their observables are appended as ``segments/NNNNNN.npz`` and ``checkpoint.npz`` (current tokens, generator
 states: a few kB) is replaced atomically: the I/O per segment does not grow with the run, and an interrupted
 run restarts from its last segment with the same random numbers it would have drawn. Memory holds one segment
-of states and the per-layer observables. The folder is tied to the config (``run.json``, ``store.claim_run_folder``):
-the same config resumes, another is refused unless ``force``. On completion the folder holds ``config.json``,
-``metrics.csv`` (per saved layer: t, E_beta, mean cosine, mean |cosine|, clusters), ``trajectory.npz``
-(x: (S, N, d), layers, t; kept as the segment files when larger than ``TRAJECTORY_MAX_BYTES``),
-and ``summary.json``; the caller draws ``FIGURE`` from the result (``plots.paper.energy_plot``). Clusters:
-``observables.FIGURE_CLUSTER_COS``.
+of states and the per-layer observables. The folder is tied to the config (``run.json``,
+``io.claims.claim_run_folder``): the same config resumes, another is refused unless ``force``. On completion
+the folder holds ``config.json``, ``metrics.csv`` (per saved layer: t, E_beta, mean cosine, mean |cosine|,
+clusters), ``trajectory.npz`` (x: (S, N, d), layers, t; kept as the segment files when larger than
+``TRAJECTORY_MAX_BYTES``), and ``summary.json``; the caller draws ``FIGURE`` from the result
+(``plots.paper.energy_plot``). Clusters: ``observables.FIGURE_CLUSTER_COS``.
 """
 
 from __future__ import annotations

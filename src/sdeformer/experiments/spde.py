@@ -143,7 +143,7 @@ class SpdeRun(Result):
 
 
 def claim(settings: SpdeSettings, out: Path, force: bool = False) -> bool:
-    """Tie ``out`` to ``settings`` (``store.claim_run_folder``): True when it already belongs to them."""
+    """Tie ``out`` to ``settings`` (``io.claims.claim_run_folder``): True when it already belongs to them."""
     return claim_run_folder(out, {"command": "spde", **asdict(settings)}, force=force)
 
 

@@ -3,7 +3,7 @@ differences to the baseline called "better" or "worse" only when a corrected tes
 
 Records: output files tied to the settings that produced them (nothing computed is lost).
 
-Folders are tied to a config by ``store.claim_run_folder`` (a ``run.json`` marker). The practice commands
+Folders are tied to a config by ``io.claims.claim_run_folder`` (a ``run.json`` marker). The practice commands
 that write one JSON record into a shared folder (``probe --out FILE``, ``infer-practice``'s
 ``RESULTS/inference.json``) cannot claim the folder: several records of different settings live side by side
 there (``make practice`` writes four probes into ``results/practice``). Each record is tied to its own
@@ -45,7 +45,7 @@ def claim_record(
     ``settings_of`` returns None for a record of this kind that carries no settings (written before records
     did): it is taken over. It raises KeyError (or TypeError, ...) for a file that is no such record. A record
     of other settings, or a file that is no such record, raises ConfigError naming ``name`` and the user's
-    path unless ``force``. Also checks the folder is writable (``store.ensure_writable``)."""
+    path unless ``force``. Also checks the folder is writable (``io.atomic.ensure_writable``)."""
     path = Path(path)
     ensure_writable(path.parent, name)
     if force or not path.exists():

@@ -231,7 +231,7 @@ def inference_section(results: Path, out: Path) -> Section | None:
 
 def claim_report_folder(results: Path, out: Path, force: bool = False) -> Path:
     """Tie the report folder ``out`` to the results folder it shows, before any work
-    (``store.claim_run_folder``): the report is rebuilt from whatever that folder holds now, so its only
+    (``io.claims.claim_run_folder``): the report is rebuilt from whatever that folder holds now, so its only
     setting is which folder (as a path relative to ``out``, so moving both keeps the tie). A report of another
     results folder raises ConfigError naming ``out`` unless ``force``; a folder written before reports were
     claimed (no ``run.json``, only .html/.png files) is taken over."""

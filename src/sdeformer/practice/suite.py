@@ -64,7 +64,7 @@ def _suite_files(config: dict) -> set[str]:
 
 
 def claim_suite_folder(out: Path, cfg: TaskConfig, methods: list[Method], seeds: int, force: bool = False) -> Path:
-    """Tie ``OUT/<task>`` (where ``run_suite`` writes) to this suite before any run (``store.claim_run_folder``):
+    """Tie ``OUT/<task>`` (where ``run_suite`` writes) to this suite before any run (``io.claims.claim_run_folder``):
     the same settings resume from the saved records; other settings raise ConfigError naming the folder unless
     ``force`` (which keeps the other settings' records: they are keyed by their own settings, and reports read
     the claimed settings' records only). A folder written before folders were claimed (no ``run.json``) is taken

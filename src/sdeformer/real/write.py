@@ -1,6 +1,6 @@
 """The measurement's files and report section (DESIGN: one folder per settings, written atomically).
 
-``run_and_write(out, ...)`` claims ``out`` for the settings (``store.claim_run_folder``), reuses a finished
+``run_and_write(out, ...)`` claims ``out`` for the settings (``io.claims.claim_run_folder``), reuses a finished
 ``real.json`` there (resume) or measures and writes it, then draws the figures; ``report_section(result, out)``
 returns the report's ``Section`` list (THEORY sections 1, 2 and 5; BEYOND section 1).
 """

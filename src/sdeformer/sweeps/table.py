@@ -8,7 +8,7 @@ Each task writes one part atomically (temporary name, then ``os.replace``), so a
 finished by a worker that outlived its driver) is resolved by ``resolve``: a ``done`` record wins over errors,
 then the first part by name; ``compact`` rewrites the parts without the superseded rows.
 
-Every part carries two checks: its sha256 (``store.checksum_path``, verified on every read) and Parquet page
+Every part carries two checks: its sha256 (``io.checksums.checksum_path``, verified on every read) and Parquet page
 checksums (CRC32 per data page, written and verified). A part that fails either, or cannot be parsed
 (truncated, damaged footer), is left out of what is read: its runs count as pending. A writer (``sweep run``:
 ``load(out, move=True)``) moves it into ``OUT/damaged/`` (kept, never deleted), so the next run recomputes it.
@@ -68,7 +68,7 @@ def _write(path: Path, table: pa.Table) -> Path:
 
 
 def read_part(path: Path) -> pa.Table:
-    """One part, verified (sha256 and page checksums); ``store.Damaged`` if it fails or cannot be parsed."""
+    """One part, verified (sha256 and page checksums); ``io.checksums.Damaged`` if it fails or cannot be parsed."""
     data = verified_bytes(path)
     try:
         return pq.read_table(pa.BufferReader(data), page_checksum_verification=True)
