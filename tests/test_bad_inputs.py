@@ -446,7 +446,7 @@ def test_make_first_run_says_what_it_installs():
     assert recipe[0].startswith("\t@echo ") and "first run" in recipe[0] and "install" in recipe[0]
     assert any("pip install" in line for line in recipe[1:])
     pips = [line for line in recipe if "pip install" in line]
-    stages = [line for line in recipe if line.startswith("\t@echo \"[install ")]
+    stages = [line for line in recipe if line.startswith('\t@echo "[install ')]
     assert len(stages) == 4 and len(stages) >= len(pips)  # a line per stage
     long = [line for line in pips if "-e '." in line]
     assert long and all(" -q " not in line and "|" not in line for line in long)  # pip's own progress, its status
@@ -490,3 +490,109 @@ def test_python_constructors_refuse_bad_parts_at_once():
         with pytest.raises(ConfigError) as info:
             call()
         assert info.value.parameter == parameter and "\n" not in str(info.value)
+
+
+# -- the new-user and attacker cases of the release review (docs/bad-inputs.md, "Files a user hands in") ------
+N4 = ["simulate", "--tokens", "4", "--dim", "3", "--layers", "3", "--width", "8", "--json"]
+RING4 = np.roll(np.eye(4), 1, axis=1) + np.roll(np.eye(4), -1, axis=1)
+PLUGIN_CODE = """
+from sdeformer.registry import ATTENTIONS
+
+class Faulty{k}:
+    @classmethod
+    def from_config(cls, p):
+        return cls()
+
+    def drift(self, x, source=None):
+        {body}
+
+ATTENTIONS.register("faulty{k}", Faulty{k})
+"""
+
+
+def _mask_file(tmp_path, name: str) -> str:
+    """The bad mask files of the review, by name."""
+    path = tmp_path / name
+    if name == "nan.npy":
+        np.save(path, np.where(RING4 > 0, np.nan, 0.0))
+    elif name == "negative.npy":
+        np.save(path, -RING4)
+    elif name == "weighted.npy":
+        np.save(path, 0.5 * RING4)
+    elif name == "shape.npy":
+        np.save(path, np.ones((4, 5)))
+    elif name == "cut.npy":
+        np.save(path, RING4)
+        path.write_bytes(path.read_bytes()[:60])
+    elif name == "third_column.txt":
+        path.write_text("0 1 0.5\n1 2 0.5\n")
+    elif name == "binary.txt":
+        path.write_bytes(b"\xff\xfe\x00\x01")
+    elif name == "unicode_digits.txt":
+        path.write_text("0 \u00b9\n")
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    "name,says",
+    [
+        ("nan.npy", "0/1 entries"),
+        ("negative.npy", "0/1 entries"),
+        ("weighted.npy", "0/1 entries"),
+        ("shape.npy", "must be (4, 4), not (4, 5)"),
+        ("cut.npy", "not a .npy array file"),
+        ("third_column.txt", "two token indices per line; line 1"),
+        ("binary.txt", "not UTF-8"),
+        ("unicode_digits.txt", "two token indices per line"),
+    ],
+)
+def test_review_mask_files_are_refused_with_the_right_reason(tmp_path, name, says):
+    line = refused([*N4, "--attention", "graph", "--mask", _mask_file(tmp_path, name)], "mask")
+    assert says in line
+
+
+@pytest.mark.parametrize(
+    "code,says",
+    [
+        ("import sys\nsys.exit(0)\n", "cannot be imported (SystemExit: 0)"),
+        ("raise GeneratorExit\n", "cannot be imported (GeneratorExit)"),
+        ("def broken(:\n", "cannot be imported (SyntaxError"),
+        (PLUGIN_CODE.format(k=1, body="raise ValueError('bad drift')"), "ValueError: bad drift"),
+        (PLUGIN_CODE.format(k=2, body="import sys; sys.exit(0)"), "SystemExit: 0"),
+    ],
+)
+def test_review_plugin_failures_are_one_line(tmp_path, code, says):
+    from sdeformer import plugins
+    from sdeformer.registry import ATTENTIONS
+
+    path = tmp_path / "review_plugin.py"
+    path.write_text(code)
+    k = next((k for k in (1, 2) if f"Faulty{k}" in code), None)
+    try:
+        line = refused([*N4, "--plugin", str(path), *(["--attention", f"faulty{k}"] if k else [])], "plugin")
+    finally:
+        ATTENTIONS.entries.pop(f"faulty{k}", None)
+        resolved = str(path.resolve())
+        if resolved in plugins._loaded:
+            plugins._loaded.remove(resolved)
+        plugins._sources.pop(resolved, None)
+    assert says in line and (k is None or f"attention 'faulty{k}' failed in Faulty{k}.drift()" in line)
+
+
+def test_review_newcomer_calls_give_the_right_answer(tmp_path):
+    """The review's refusals that were wrong: each now gives the right answer (numbers, not just no error)."""
+    import sdeformer as sdf
+
+    cfg = ModelConfig(bias_std=0.1)  # pyright: ignore[reportCallIssue]
+    assert (cfg.su, cfg.sw) == (0.1, 0.1) and cfg == ModelConfig(su=0.1, sw=0.1)
+    from sdeformer.dynamics.sde import norm_scheme
+
+    sde = sdf.LimitSDE(sdf.GaussianField("relu", 0.1, 0.1), norm="pre")  # a scheme by its name
+    assert type(sde.norm) is type(norm_scheme("pre", 1.0)) and sde.norm_sde is not None  # Pre-LN's limit
+    path = tmp_path / "c.yaml"
+    path.write_text("attention: off\ntokens: 4\n")  # YAML 1.2: off is a name, not false
+    assert load_config_file(path)["attention"] == "off"
+    path.write_text("mlp: no\n")
+    with pytest.raises(ConfigError, match="mlp"):
+        ModelConfig.from_mapping(load_config_file(path))
+    refused([*N4, "--beta", "800"], "beta")  # e^beta overflows: refused, not an overflow traceback
