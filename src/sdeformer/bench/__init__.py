@@ -1,7 +1,8 @@
 """The benchmarks: our engine beside straightforward baselines and this machine's floor, in one run.
 
 Shipped with the package (an application module: the library never imports it); ``sdeformer bench`` and
-``make bench`` run ``sdeformer.bench.run.run_benchmarks``, from a checkout or an installed wheel. Parts (each returns a JSON-able dict, written to ``<out>/<part>.json``):
+``make bench`` run ``sdeformer.bench.run.run_benchmarks``, from a checkout or an installed wheel. Parts (each
+returns a JSON-able dict, written to ``<out>/<part>.json``):
 
 - ``grid`` (``grid.py``): the paper-scale Figures 2-6 grid (5 MLP choices x 18 panels, N = 64, L = 150,
   m = 2048) with the batched engine (``sweep.run_sweep``), default and conditional sampling, against a

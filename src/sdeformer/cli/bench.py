@@ -69,8 +69,9 @@ def bench(
     Parts: grid (Figures 2-6 grid: batched engine vs per-setting loop vs sampling+matmul floor), sde (limit
     SDE vs torchsde, unbatched and batch of 32), attention (full, memory-efficient, random-batch at N up to
     65,536), throughput (discrete model at N = 16,384), precision (bf16 MLP effect on energies); the rest in
-    sdeformer.bench. Runs from an installed wheel as from a checkout. The --out folder is tied (run.json) to --device and --threads: results
-    of other options there are refused (exit 2) unless --force; other parts and --quick add their own files.
+    sdeformer.bench. Runs from an installed wheel as from a checkout. The --out folder is tied (run.json) to
+    --device and --threads: results of other options there are refused (exit 2) unless --force; other parts and
+    --quick add their own files.
     """
     from ..core.errors import ConfigError
     from ..core.validate import positive_int

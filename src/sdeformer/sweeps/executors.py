@@ -36,7 +36,8 @@ from .task import Task, execute
 TaskFn = Callable[[Task, str, Sequence[SweepObservable], "int | None"], dict]
 EXECUTORS = ("local", "dask")
 # Dask's default worker environment minus MALLOC_TRIM_THRESHOLD_: setting it turns off glibc's adaptive mmap
-# threshold, so every large tensor is mmap'ed and unmapped again; the runs took ~30% longer (src/sdeformer/bench/sweeps.py).
+# threshold, so every large tensor is mmap'ed and unmapped again; the runs took ~30% longer
+# (src/sdeformer/bench/sweeps.py).
 WORKER_ENVIRON = {"OMP_NUM_THREADS": 1, "MKL_NUM_THREADS": 1, "OPENBLAS_NUM_THREADS": 1}
 # Dask settings of the loopback cluster (scheduler, nannies, workers): no statistical profiler in the workers
 # (it samples the running task's stack every 10 ms, taking the GIL from it), and the event-loop health check
