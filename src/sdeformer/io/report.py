@@ -90,7 +90,8 @@ body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0
 h1{font-size:1.6em} h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
 table{border-collapse:collapse;margin:1em 0;font-size:.9em}
 td,th{border:1px solid #ccc;padding:.25em .6em;text-align:right}
-th{background:#f4f4f4} caption{caption-side:top;text-align:left;font-weight:600;padding:.3em 0}
+th{background:#f4f4f4} p.caption{font-weight:600;font-size:.9em;margin:1em 0 .3em}
+div.table{overflow-x:auto;max-width:100%} div.table table{margin-top:0}
 figure{margin:1.5em 0} figure img{max-width:100%;border:1px solid #eee}
 figcaption{font-size:.9em;color:#444;margin-top:.4em}
 p.meta{color:#666;font-size:.85em}
@@ -114,10 +115,11 @@ def _table_html(t: Table) -> str:
         )
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in t.columns)
     body = "".join("<tr>" + "".join(f"<td>{_cell(v)}</td>" for v in row) + "</tr>" for row in t.rows)
-    cap = f"<caption>{html.escape(t.caption)}</caption>" if t.caption else ""
+    cap = f"<p class='caption'>{html.escape(t.caption)}</p>" if t.caption else ""  # wraps at the page's width
     notes = "; ".join(f"{c}: {why}" for c, why in t.exact.items())
     note = f"<p class='meta'>Without an uncertainty: {html.escape(notes)}.</p>" if t.from_runs and notes else ""
-    return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{note}"
+    table = f"<div class='table'><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
+    return f"{cap}{table}{note}"  # a table wider than the page scrolls inside it
 
 
 def _figure_html(f: Figure, root: Path) -> str:
