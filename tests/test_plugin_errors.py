@@ -110,13 +110,19 @@ def test_sys_exit_at_a_plugin_import_is_an_import_failure(tmp_path):
         assert str(path.resolve()) not in plugins.loaded_plugins()
 
 
-def test_a_failing_plugin_observable_stops_the_sweep_naming_the_plugin(faulty, tmp_path):
-    path = faulty("return x * 0", name="obsfail")
+def _spec(tmp_path, base_extra: str, betas: str):
+    """A tiny sweep spec (4 tokens, 3 layers, one seed, the energy observable) with ``base_extra`` in its base."""
     spec = tmp_path / "spec.yaml"
     spec.write_text(
-        "name: plug\nbase: {tokens: 4, dim: 3, layers: 3, bias_std: 0.1}\naxes: {beta: [1.0]}\nseeds: 1\n"
-        "observables: [energy]\n"
+        f"name: plug\nbase: {{tokens: 4, dim: 3, layers: 3, bias_std: 0.1{base_extra}}}\naxes: {{beta: {betas}}}\n"
+        "seeds: 1\nobservables: [energy]\n"
     )
+    return spec
+
+
+def test_a_failing_plugin_observable_stops_the_sweep_naming_the_plugin(faulty, tmp_path):
+    path = faulty("return x * 0", name="obsfail")
+    spec = _spec(tmp_path, "", "[1.0]")
     ok = runner.invoke(app, ["sweep", str(spec), "--out", str(tmp_path / "a"), "--plugin", path, "--json"])
     assert ok.exit_code == 0, ok.output
     spec.write_text(spec.read_text().replace("[energy]", "[obsfail_obs]"))
@@ -136,11 +142,7 @@ def test_an_error_outside_plugin_code_is_not_attributed_to_a_plugin(faulty):
 def test_a_sweep_records_a_failing_plugin_part_per_run_naming_it(faulty, tmp_path):
     """A run's simulation failing is recorded as that run's error (the sweep goes on): the line names the plugin."""
     path = faulty("raise ArithmeticError('no')", name="sweepfail")
-    spec = tmp_path / "spec.yaml"
-    spec.write_text(
-        "name: plug\nbase: {tokens: 4, dim: 3, layers: 3, bias_std: 0.1, attention: sweepfail}\n"
-        "axes: {beta: [1.0, 2.0]}\nseeds: 1\nobservables: [energy]\n"
-    )
+    spec = _spec(tmp_path, ", attention: sweepfail", "[1.0, 2.0]")
     result = runner.invoke(app, ["sweep", str(spec), "--out", str(tmp_path / "out"), "--plugin", path, "--json"])
     assert result.exit_code == 0, result.output
     errors = read(tmp_path / "out")["error"].tolist()
