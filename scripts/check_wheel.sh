@@ -28,7 +28,7 @@ bad = [t for t in top if t != "sdeformer" and not t.endswith(".dist-info")]
 assert not bad, f"wheel holds more than the sdeformer package: {sorted(bad)}"
 assert "sdeformer/py.typed" in names, "py.typed missing from the wheel"
 assert not any(p in n for n in names for p in ("benchmarks/", "tests/", "docs/", "examples/")), "wheel holds non-package files"
-assert "sdeformer/bench/run.py" in names, "the benchmarks (sdeformer.bench) missing from the wheel"
+assert "sdeformer/bench/_run.py" in names, "the benchmarks (sdeformer.bench) missing from the wheel"
 members = tarfile.open(sdist).getnames()
 forbidden = (".venv/", "/results/", "/site/", "__pycache__", ".pytest_cache", ".ruff_cache", ".git/", ".npz")
 bad = [m for m in members if any(f in m for f in forbidden)]
@@ -43,5 +43,5 @@ PY
 (cd "$tmp" && "$tmp/venv/bin/sdeformer" kernel --json > kernel.json && "$tmp/venv/bin/python" -c \
   "import json, sdeformer; d = json.load(open('kernel.json')); print('sdeformer', sdeformer.__version__, 'kernel --json:', sorted(d)[:6], '...')")
 (cd "$tmp" && "$tmp/venv/bin/sdeformer" bench --help > /dev/null && "$tmp/venv/bin/python" -c \
-  "import sdeformer.bench.run as r; print('sdeformer bench from the wheel: parts', ', '.join(r.PARTS))")
+  "import sdeformer.bench._run as r; print('sdeformer bench from the wheel: parts', ', '.join(r.PARTS))")
 echo "wheel check passed in $((SECONDS - start)) s"

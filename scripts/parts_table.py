@@ -1,5 +1,5 @@
 """Write docs/api/parts.md, the table of the model family and of the experiments, from the registries
-(sdeformer.registry, sdeformer.experiments.registry).
+(sdeformer.registry, sdeformer.experiments._registry).
 
 python scripts/parts_table.py          # rewrite the page
 python scripts/parts_table.py --check  # exit 1 if the page is out of date (tests/test_registry.py)
@@ -14,8 +14,8 @@ PAGE = Path(__file__).resolve().parents[1] / "docs" / "api" / "parts.md"
 
 
 def render() -> str:
-    from sdeformer.experiments.parts import parts_section
-    from sdeformer.experiments.registry import EXPERIMENTS
+    from sdeformer.experiments._parts import parts_section
+    from sdeformer.experiments._registry import EXPERIMENTS
 
     lines = [
         "# The model family",

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from sdeformer.core.threads import torch_threads
+from sdeformer.core._threads import torch_threads
 
 
 @pytest.fixture

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import torch
 
-from sdeformer.attention.softmax import SoftmaxAttention
-from sdeformer.noise.fields import GaussianField
+from sdeformer.attention._softmax import SoftmaxAttention
+from sdeformer.noise._fields import GaussianField
 from sdeformer.registry import ATTENTIONS, NOISES, OBSERVABLES, Param
 
 SHIFT = 0.5

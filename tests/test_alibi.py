@@ -11,15 +11,15 @@ import pandas as pd
 import pytest
 import torch
 
-from sdeformer.attention import retrieval
-from sdeformer.attention.alibi import ALiBiAttention
+from sdeformer.attention import _retrieval as retrieval
+from sdeformer.attention._alibi import ALiBiAttention
 from sdeformer.config import ModelConfig
-from sdeformer.core.errors import ConfigError
-from sdeformer.core.sphere import uniform_sphere
-from sdeformer.dynamics import engine
-from sdeformer.dynamics.discrete import StochasticTransformer
-from sdeformer.experiments import arch_checks as ac
-from sdeformer.noise.mlp import MLPNoise
+from sdeformer.core._errors import ConfigError
+from sdeformer.core._sphere import uniform_sphere
+from sdeformer.dynamics import _engine as engine
+from sdeformer.dynamics._discrete import StochasticTransformer
+from sdeformer.experiments._architectures import checks as ac
+from sdeformer.noise._mlp import MLPNoise
 from sdeformer.sweeps import parse_spec, run
 
 F64 = torch.float64

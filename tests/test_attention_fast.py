@@ -9,13 +9,13 @@ import pytest
 import torch
 
 from sdeformer import MLPNoise, StochasticTransformer, uniform_sphere
-from sdeformer.attention.softmax import (
+from sdeformer.attention._softmax import (
     RandomBatchAttention,
     SoftmaxAttention,
     random_batch_attention,
     softmax_attention,
 )
-from sdeformer.core.errors import ConfigError
+from sdeformer.core._errors import ConfigError
 
 EXACT = 1e-6  # fp64 agreement required of the fast paths (observed ~1e-15)
 
@@ -45,7 +45,7 @@ def test_softmax_attention_broadcasts_batch_shapes():
 
 
 def test_default_chunking_splits_large_problems(monkeypatch):
-    import sdeformer.attention.softmax as attention
+    import sdeformer.attention._softmax as attention
 
     monkeypatch.setattr(attention, "SCORE_BUDGET", 64)  # forces 64 // (2 * 40) -> 1-row chunks
     x = _x((2, 40, 3))
@@ -54,7 +54,7 @@ def test_default_chunking_splits_large_problems(monkeypatch):
 
 MEMORY_PROBE = """
 import resource, torch
-from sdeformer.attention.softmax import softmax_attention
+from sdeformer.attention._softmax import softmax_attention
 x = torch.randn(8192, 64, generator=torch.Generator().manual_seed(0))  # unbatched (N, d) input
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 softmax_attention(x, x, x)
@@ -143,8 +143,8 @@ def test_bad_batch_size_raises(p):
 
 
 def test_random_batch_plugs_into_the_sde():
-    from sdeformer.dynamics.sde import LimitSDE, ProjectedEulerMaruyama
-    from sdeformer.noise.fields import GaussianField
+    from sdeformer.dynamics._sde import LimitSDE, ProjectedEulerMaruyama
+    from sdeformer.noise._fields import GaussianField
 
     x0 = uniform_sphere(16, 4, batch=(2,), seed=5, dtype=torch.float64)
     field = GaussianField("relu", 0.1, 0.1)

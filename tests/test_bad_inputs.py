@@ -16,10 +16,10 @@ import sdeformer as sdf
 from problems import Interrupted, interrupt_after
 from sdeformer.cli import app
 from sdeformer.config import ModelConfig, load_config_file
-from sdeformer.core.errors import ConfigError
-from sdeformer.core.rng import Streams, seed_list
-from sdeformer.core.sphere import uniform_sphere
-from sdeformer.experiments import simulate as sim
+from sdeformer.core._errors import ConfigError
+from sdeformer.core._rng import Streams, seed_list
+from sdeformer.core._sphere import uniform_sphere
+from sdeformer.experiments import _simulate as sim
 from sdeformer.observables import interaction_energy
 
 runner = CliRunner()
@@ -74,7 +74,7 @@ def test_negative_seed_refused(command):
 
 
 def test_lyapunov_seed_refused():
-    from sdeformer.experiments.lyapunov import lyapunov
+    from sdeformer.experiments._lyapunov import lyapunov
 
     with pytest.raises(ConfigError, match="seed"):
         lyapunov(seed=-1)
@@ -196,7 +196,7 @@ def test_interaction_energy_valid_matches_definition():
 
 
 def test_per_run_su_of_wrong_length():
-    from sdeformer.noise.mlp import MLPNoise
+    from sdeformer.noise._mlp import MLPNoise
 
     noise = MLPNoise("relu", 8, torch.tensor([0.1, 0.2, 0.3]), 0.0)
     x = uniform_sphere(4, 3, batch=(2,), seed=0)
@@ -224,7 +224,7 @@ def test_nan_guard_names_layer_and_parameter(flag, value):
 
 
 def test_nan_guard_function():
-    from sdeformer.core.validate import finite_state
+    from sdeformer.core._validate import finite_state
 
     finite_state(torch.zeros(2, 3), 4, "horizon")
     with pytest.raises(ConfigError, match="layer 7"):
@@ -316,7 +316,7 @@ def test_energy_has_no_cancellation_near_sync():
     ],
 )
 def test_issue21_cli_refusals(args, param, monkeypatch):
-    from sdeformer.practice import probe
+    from sdeformer.practice import _probe as probe
 
     monkeypatch.setattr(probe, "load_minilm", lambda: pytest.fail("the model loaded before the options were checked"))
     refused(args, param)
@@ -425,7 +425,7 @@ def test_claim_message_says_what_differs(tmp_path):
 
 
 def test_ctrl_c_is_one_line_saying_a_rerun_resumes(monkeypatch):
-    import sdeformer.core.kernel as kernel
+    import sdeformer.core._kernel as kernel
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
@@ -585,7 +585,7 @@ def test_review_newcomer_calls_give_the_right_answer(tmp_path):
 
     cfg = ModelConfig(bias_std=0.1)  # pyright: ignore[reportCallIssue]
     assert (cfg.su, cfg.sw) == (0.1, 0.1) and cfg == ModelConfig(su=0.1, sw=0.1)
-    from sdeformer.dynamics.sde import norm_scheme
+    from sdeformer.dynamics._sde import norm_scheme
 
     sde = sdf.LimitSDE(sdf.GaussianField("relu", 0.1, 0.1), norm="pre")  # a scheme by its name
     assert type(sde.norm) is type(norm_scheme("pre", 1.0)) and sde.norm_sde is not None  # Pre-LN's limit

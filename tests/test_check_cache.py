@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from sdeformer.config import ModelConfig
-from sdeformer.experiments import figure1, rates
-from sdeformer.experiments import lyapunov as lyap
+from sdeformer.experiments import _figure1 as figure1, _lyapunov as lyap
+from sdeformer.experiments._rates import measure as rates
 
 
 def test_lyapunov_check_is_cached_by_its_settings(tmp_path, monkeypatch):

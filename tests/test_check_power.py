@@ -9,15 +9,14 @@ import pytest
 import torch
 from scipy import stats
 
-from sdeformer.experiments.beyond.report import check_specs
-from sdeformer.practice.claims import holm, seeds_to_resolve, verdict, welch
-from sdeformer.theory import montecarlo as mc
-from sdeformer.theory import quadrature as q
-from sdeformer.theory.checks import SIZES, Check
-from sdeformer.theory.checks_partial import partial_model
-from sdeformer.theory.checks_quadratic import autocorrelation
-from sdeformer.theory.checks_value import antipode_exponent
-from sdeformer.theory.coupled import coupled, single
+from sdeformer.experiments._beyond.report import check_specs
+from sdeformer.practice._claims import holm, seeds_to_resolve, verdict, welch
+from sdeformer.theory import _montecarlo as mc, _quadrature as q
+from sdeformer.theory._checks import SIZES, Check
+from sdeformer.theory._checks_partial import partial_model
+from sdeformer.theory._checks_quadratic import autocorrelation
+from sdeformer.theory._checks_value import antipode_exponent
+from sdeformer.theory._coupled import coupled, single
 
 SPECS = check_specs(quick=True)
 
@@ -140,7 +139,7 @@ def test_sync_check_writes_a_sign_only_record(tmp_path, one_thread):
     """The sync bound is one-sided: checks.json says sign_only, with its wrong model (covariance cut 4x)."""
     import json
 
-    from sdeformer.experiments.sync.check import run_and_write
+    from sdeformer.experiments._sync.check import run_and_write
 
     run_and_write(tmp_path, activation="relu", dim=16, bias_std=0.3, runs=8, tokens=8, steps=100, horizon=4.0, seed=1)
     (record,) = json.loads((tmp_path / "checks.json").read_text())

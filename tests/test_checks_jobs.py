@@ -1,4 +1,4 @@
-"""sync-check and the rates run as jobs on the sweep executors (sweeps/jobs.py): the numbers do not depend on the
+"""sync-check and the rates run as jobs on the sweep executors (sweeps/_jobs.py): the numbers do not depend on the
 chunking or the executor, a rerun computes only the missing parts, and the commands tie their folder to their
 options (store.claim_run_folder)."""
 
@@ -12,11 +12,11 @@ import torch
 from typer.testing import CliRunner
 
 from sdeformer.cli import app
-from sdeformer.experiments import rates
-from sdeformer.experiments.sync import check as sync
-from sdeformer.experiments.sync.check import sync_check
-from sdeformer.io.claims import claim_run_folder
-from sdeformer.io.formats import read_npz
+from sdeformer.experiments._rates import measure as rates
+from sdeformer.experiments._sync import check as sync
+from sdeformer.experiments._sync.check import sync_check
+from sdeformer.io._claims import claim_run_folder
+from sdeformer.io._formats import read_npz
 from sdeformer.sweeps import DaskExecutor
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -80,7 +80,7 @@ def test_sync_check_resume_recomputes_only_the_missing_part(tmp_path, monkeypatc
 
 
 def test_custom_attention_objects_run_as_jobs(tmp_path):
-    from sdeformer.attention.softmax import SoftmaxAttention
+    from sdeformer.attention._softmax import SoftmaxAttention
 
     attention = SoftmaxAttention(V=-torch.eye(8))
     a = sync_check(**SYNC, chunk=2, attention=attention, out=tmp_path)

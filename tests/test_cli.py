@@ -87,7 +87,7 @@ def test_simulate_config_file_and_flag_override(tmp_path):
 
 def test_simulate_resumes_from_checkpoint(tmp_path, monkeypatch):
     from sdeformer.config import ModelConfig
-    from sdeformer.experiments import simulate as sim
+    from sdeformer.experiments import _simulate as sim
 
     monkeypatch.setattr(sim, "CHECKPOINT_LAYERS", 10)
     cfg = ModelConfig(tokens=5, dim=4, width=16, layers=35, su=0.1, sw=0.1, dtype="float64")

@@ -9,7 +9,7 @@ import typer
 from typer.core import TyperGroup
 
 from sdeformer.cli import app
-from sdeformer.cli.checks import DEFAULT_JOBS
+from sdeformer.cli._checks import DEFAULT_JOBS
 
 
 def _defaults(command: str) -> dict:
@@ -19,7 +19,7 @@ def _defaults(command: str) -> dict:
 
 
 def test_probe_options_default_to_the_probe_settings():
-    from sdeformer.practice.probe import ProbeNoise
+    from sdeformer.practice._probe import ProbeNoise
 
     cli = _defaults("probe")
     shared = [f for f in dataclasses.fields(ProbeNoise) if f.name in cli]
@@ -34,9 +34,9 @@ def test_the_job_options_of_every_check_are_the_same():
 
 
 def test_simulate_has_one_option_per_declared_config_field_with_its_declared_help():
-    """The model's options are derived from ``params.FIELDS`` (``cli.fields``): one per field, its docs line and
+    """The model's options are derived from ``params.FIELDS`` (``cli._fields``): one per field, its docs line and
     default in the help, unset (the config's value) by default; and the config's defaults are the declared ones."""
-    from sdeformer.cli.fields import field_help
+    from sdeformer.cli._fields import field_help
     from sdeformer.config import ModelConfig
     from sdeformer.params import FIELDS
 

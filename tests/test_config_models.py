@@ -8,19 +8,19 @@ import pandas as pd
 import pytest
 import torch
 
-from sdeformer.attention.softmax import SoftmaxAttention
-from sdeformer.attention.variants import CausalSoftmaxAttention
+from sdeformer.attention._softmax import SoftmaxAttention
+from sdeformer.attention._variants import CausalSoftmaxAttention
 from sdeformer.config import ModelConfig
-from sdeformer.core.errors import ConfigError
-from sdeformer.dynamics import engine as sweep
-from sdeformer.dynamics.discrete import StochasticTransformer
-from sdeformer.dynamics.engine import run_group
-from sdeformer.io.hashing import config_hash
+from sdeformer.core._errors import ConfigError
+from sdeformer.dynamics import _engine as sweep
+from sdeformer.dynamics._discrete import StochasticTransformer
+from sdeformer.dynamics._engine import run_group
+from sdeformer.io._hashing import config_hash
 from sdeformer.noise import PartialNoise
-from sdeformer.noise.mlp import MLPNoise
+from sdeformer.noise._mlp import MLPNoise
 from sdeformer.sweeps import run
-from sdeformer.sweeps.points import point_hash
-from sdeformer.sweeps.spec import parse_spec
+from sdeformer.sweeps._points import point_hash
+from sdeformer.sweeps._spec import parse_spec
 
 LEGACY_FIELDS = [
     "tokens", "dim", "width", "layers", "horizon", "activation", "su", "sw", "mlp", "attention",

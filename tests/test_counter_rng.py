@@ -1,4 +1,4 @@
-"""Counter-based normals (``core.counter``, issue 18): the Philox known answers, the bitwise guarantees (batched
+"""Counter-based normals (``core._counter``, issue 18): the Philox known answers, the bitwise guarantees (batched
 equals unbatched, any grouping, chunking and thread count, another process), resuming from the counter, the
 layout (which bit of a block feeds which float32 normal), the law (moments, KS, tail frequencies) and
 independence (neighbouring seeds, consecutive draws, the lanes of one block), each check shown to fail for a
@@ -16,14 +16,14 @@ import pytest
 import torch
 from scipy import stats
 
-import sdeformer.core.counter as counter
-from sdeformer.core.counter import MASK, CounterStreams, key_schedule, philox
-from sdeformer.core.errors import ConfigError
-from sdeformer.core.rng import Streams
-from sdeformer.core.sphere import uniform_sphere
-from sdeformer.dynamics.discrete import StochasticTransformer
-from sdeformer.noise.mlp import MLPNoise
-from sdeformer.noise.sources import BulkSource
+import sdeformer.core._counter as counter
+from sdeformer.core._counter import MASK, CounterStreams, key_schedule, philox
+from sdeformer.core._errors import ConfigError
+from sdeformer.core._rng import Streams
+from sdeformer.core._sphere import uniform_sphere
+from sdeformer.dynamics._discrete import StochasticTransformer
+from sdeformer.noise._mlp import MLPNoise
+from sdeformer.noise._sources import BulkSource
 
 SEEDS = [3, 2**62 + 5, 17, 0, 4, 2**32 + 3]
 SHAPES = [(7, 3), (5,), (), (1,), (64, 8), (0, 4), (2, 2, 2)]
@@ -96,7 +96,7 @@ def test_same_seed_same_numbers_in_another_process_and_whatever_the_global_rng()
     torch.manual_seed(456)
     assert CounterStreams([5, 6], (2,)).randn((1000,)).numpy().tobytes() == here
     code = (
-        "import hashlib, torch; from sdeformer.core.counter import CounterStreams; torch.manual_seed(9);"
+        "import hashlib, torch; from sdeformer.core._counter import CounterStreams; torch.manual_seed(9);"
         "print(hashlib.sha256(CounterStreams([5, 6], (2,)).randn((1000,)).numpy().tobytes()).hexdigest())"
     )
     other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
@@ -106,7 +106,7 @@ def test_same_seed_same_numbers_in_another_process_and_whatever_the_global_rng()
 def test_the_state_is_a_counter_that_resumes_a_run():
     a = CounterStreams(SEEDS, (6,))
     a.randn((4, 4))
-    saved = np.stack([s.numpy() for s in a.get_state()])  # as experiments.simulate checkpoints it
+    saved = np.stack([s.numpy() for s in a.get_state()])  # as experiments._simulate checkpoints it
     assert saved.tolist() == [[1]] * 6
     expected = [a.randn((4, 4)), a.randn((9,), torch.float64)]
     b = CounterStreams(SEEDS, (6,))

@@ -21,9 +21,9 @@ import pytest
 from typer.testing import CliRunner
 
 from sdeformer.cli import app
-from sdeformer.io.cache import read_cached_npz, write_cached_npz
-from sdeformer.io.checksums import checksum_path
-from sdeformer.io.damage import damaged_files
+from sdeformer.io._cache import read_cached_npz, write_cached_npz
+from sdeformer.io._checksums import checksum_path
+from sdeformer.io._damage import damaged_files
 from sdeformer.sweeps import Job, parse_spec, read, run, run_jobs, status
 
 SPEC = {
@@ -172,7 +172,7 @@ def test_run_jobs_recomputes_a_damaged_part(tmp_path):
 
 
 def test_reproduce_lists_damaged_parts(tmp_path, monkeypatch):
-    from sdeformer.experiments import reproduce
+    from sdeformer.experiments import _reproduce as reproduce
 
     kept = tmp_path / "parts" / "grid" / "damaged" / "0123.npz"
     kept.parent.mkdir(parents=True)

@@ -5,7 +5,7 @@ against the noise strength with a bootstrap interval that contains the law the r
 import numpy as np
 import pytest
 
-from sdeformer.experiments.arch_checks import duration_exponent, plateau_durations
+from sdeformer.experiments._architectures.checks import duration_exponent, plateau_durations
 from sdeformer.metastability import Plateau
 
 SADDLE = (4, 4)

@@ -1,4 +1,4 @@
-"""The experiment added as one registered module (experiments/ode.py): the discrete model without noise
+"""The experiment added as one registered module (experiments/_ode.py): the discrete model without noise
 converges to the limit ODE at order 1 in dt (THEORY section 3, k = 0), and the check rejects a 10 % error."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from sdeformer.experiments import ode
-from sdeformer.experiments.registry import EXPERIMENTS, Context
+from sdeformer.experiments import _ode as ode
+from sdeformer.experiments._registry import EXPERIMENTS, Context
 
 TINY = ode.OdeSettings(tokens=4, dim=3, first=32, depths=3, starts=2)
 
@@ -38,7 +38,7 @@ def test_the_registered_experiment_writes_its_section_and_figure_and_reuses_its_
 
 def test_every_registered_experiment_is_a_command_of_its_own():
     """``sdeformer NAME`` exists for every experiment of the registry (generated where there is no hand-written
-    command: ``cli.reproduce.experiment_commands``), and ``sdeformer ode --help`` shows the registry's doc."""
+    command: ``cli._reproduce.experiment_commands``), and ``sdeformer ode --help`` shows the registry's doc."""
     from typer.testing import CliRunner
 
     from sdeformer.cli import app

@@ -5,12 +5,12 @@ import math
 import pytest
 import torch
 
-from sdeformer.core.errors import ConfigError
-from sdeformer.core.rng import Streams
-from sdeformer.core.sphere import uniform_sphere
-from sdeformer.dynamics.discrete import StochasticTransformer
-from sdeformer.noise.fields import GaussianField, RandomFeatureField
-from sdeformer.noise.replay import BrownianPath, ReplayedNoise
+from sdeformer.core._errors import ConfigError
+from sdeformer.core._rng import Streams
+from sdeformer.core._sphere import uniform_sphere
+from sdeformer.dynamics._discrete import StochasticTransformer
+from sdeformer.noise._fields import GaussianField, RandomFeatureField
+from sdeformer.noise._replay import BrownianPath, ReplayedNoise
 
 COV_SAMPLES = 20000
 COV_TOL_SE = 5.0  # tolerance in standard errors of a covariance estimate
@@ -136,7 +136,7 @@ def test_field_kappa_matches_the_kernel_theory(activation, dtype):
 
 
 def test_factor_over_blocks_of_runs_equals_one_block(monkeypatch):
-    from sdeformer.noise import fields as noise
+    from sdeformer.noise import _fields as noise
 
     field = GaussianField("relu", 0.1, 0.1)
     y = uniform_sphere(6, 4, batch=(3, 5), seed=8, dtype=torch.float64)  # (3, 5, 6, 4)
@@ -167,8 +167,8 @@ def test_every_part_conforms_to_its_protocol():
     """The interfaces of protocols.py: random sources, noise fields, limit fields, replayable fields."""
     from sdeformer.contracts import LimitField, NoiseField, RandomSource, Replayable
     from sdeformer.nn import _BatchDraw
-    from sdeformer.noise.gram import GramMLPField
-    from sdeformer.noise.mlp import MLPNoise
+    from sdeformer.noise._gram import GramMLPField
+    from sdeformer.noise._mlp import MLPNoise
 
     assert isinstance(Streams(0, (2,)), RandomSource)
     assert isinstance(_BatchDraw(torch.Generator(), (2,)), RandomSource)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from sdeformer.io.progress import progress_bar, stage
+from sdeformer.io._progress import progress_bar, stage
 from sdeformer.observables import cosine_histogram
 
 
@@ -43,7 +43,7 @@ def test_cosine_histogram_matches_numpy_histogram() -> None:
 
 
 def test_table1_headers_are_the_papers() -> None:
-    from sdeformer.experiments.table1 import Table1Result, section
+    from sdeformer.experiments._table1 import Table1Result, section
 
     row = {
         "activation": "relu",

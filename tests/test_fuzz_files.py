@@ -16,14 +16,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from typer.testing import CliRunner
 
 from sdeformer import plugins
-from sdeformer.attention.masks import graph_adjacency
+from sdeformer.attention._masks import graph_adjacency
 from sdeformer.cli import app
-from sdeformer.core.errors import ConfigError
+from sdeformer.core._errors import ConfigError
 from sdeformer.registry import ATTENTIONS, NOISES, NORMS, OBSERVABLES, SOLVERS
 
 runner = CliRunner()

@@ -9,11 +9,11 @@ import torch
 
 from sdeformer import observables as dg
 from sdeformer.config import ModelConfig
-from sdeformer.core import memory
-from sdeformer.core.activations import get_activation
-from sdeformer.core.shapes import broadcast_shape
-from sdeformer.dynamics.engine import run_sweep
-from sdeformer.sweeps import observables as so
+from sdeformer.core import _memory as memory
+from sdeformer.core._activations import get_activation
+from sdeformer.core._shapes import broadcast_shape
+from sdeformer.dynamics._engine import run_sweep
+from sdeformer.sweeps import _observables as so
 
 
 def test_freed_memory_is_reused_so_a_repeated_batched_run_takes_no_fresh_pages():

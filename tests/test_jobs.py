@@ -1,4 +1,4 @@
-"""Jobs on the sweep executors (sweeps/jobs.py): one atomic part per job, resume, the same arrays on Dask."""
+"""Jobs on the sweep executors (sweeps/_jobs.py): one atomic part per job, resume, the same arrays on Dask."""
 
 from __future__ import annotations
 

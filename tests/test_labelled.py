@@ -11,7 +11,7 @@ import torch
 
 import sdeformer as sdf
 from sdeformer import sweeps
-from sdeformer.core.errors import ConfigError
+from sdeformer.core._errors import ConfigError
 
 xr = pytest.importorskip("xarray")
 
@@ -29,7 +29,7 @@ def test_a_batched_run_converts_with_its_dims_times_and_config():
 
 
 def test_the_runs_of_run_sweep_convert_as_one_dataset_with_the_varying_config_as_coordinates(tmp_path):
-    from sdeformer.dynamics.engine import run_sweep
+    from sdeformer.dynamics._engine import run_sweep
 
     base = sdf.ModelConfig(tokens=4, dim=3, layers=4, width=16, dtype="float64")
     configs = [base.replace(beta=b, seed=s) for b in (1.0, 2.0) for s in (0, 1)]

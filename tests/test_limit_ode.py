@@ -10,10 +10,10 @@ import pytest
 import torch
 from scipy.integrate import solve_ivp
 
-from sdeformer.attention.softmax import SoftmaxAttention
-from sdeformer.core.errors import ConfigError
-from sdeformer.dynamics.norms.schemes import NGPT, MixLN, PeriLN, PreLN
-from sdeformer.dynamics.sde import NO_FIELD, LimitSDE, make_solver
+from sdeformer.attention._softmax import SoftmaxAttention
+from sdeformer.core._errors import ConfigError
+from sdeformer.dynamics._norms.schemes import NGPT, MixLN, PeriLN, PreLN
+from sdeformer.dynamics._sde import NO_FIELD, LimitSDE, make_solver
 from sdeformer.registry import SOLVERS
 
 BETA, T = 2.0, 2.0

@@ -11,8 +11,8 @@ import pytest
 import torch
 
 from sdeformer import metastability as ms
-from sdeformer.attention.variants import UnnormalizedAttention
-from sdeformer.core.errors import ConfigError
+from sdeformer.attention._variants import UnnormalizedAttention
+from sdeformer.core._errors import ConfigError
 from sdeformer.observables import interaction_energy, log_interaction_energy, normalized_energy
 
 
@@ -130,8 +130,8 @@ def test_unnormalized_attention_finite_or_refused(dtype, ok, too_big):
 
 def test_per_run_matrices_equal_one_run_per_element():
     """SoftmaxAttention and L2 / unnormalized attention with (B, d, d) matrices: run b uses matrix b."""
-    from sdeformer.attention.softmax import SoftmaxAttention
-    from sdeformer.attention.variants import L2Attention
+    from sdeformer.attention._softmax import SoftmaxAttention
+    from sdeformer.attention._variants import L2Attention
 
     g = torch.Generator().manual_seed(3)
     x = torch.nn.functional.normalize(torch.randn(4, 6, 3, generator=g, dtype=torch.float64), dim=-1)

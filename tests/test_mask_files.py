@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sdeformer.attention.masks import graph_adjacency
-from sdeformer.core.errors import ConfigError
+from sdeformer.attention._masks import graph_adjacency
+from sdeformer.core._errors import ConfigError
 
 N = 4
 RING = np.roll(np.eye(N), 1, axis=1) + np.roll(np.eye(N), -1, axis=1)  # the cycle, 0/1

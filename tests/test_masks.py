@@ -12,13 +12,13 @@ import pandas as pd
 import pytest
 import torch
 
-from sdeformer.attention.masks import MaskedAttention, allowed, graph_adjacency, spectral_gap
+from sdeformer.attention._masks import MaskedAttention, allowed, graph_adjacency, spectral_gap
 from sdeformer.config import ModelConfig
-from sdeformer.core.errors import ConfigError
-from sdeformer.core.sphere import project, uniform_sphere
-from sdeformer.dynamics import engine
-from sdeformer.dynamics.discrete import StochasticTransformer
-from sdeformer.experiments import arch_checks as ac
+from sdeformer.core._errors import ConfigError
+from sdeformer.core._sphere import project, uniform_sphere
+from sdeformer.dynamics import _engine as engine
+from sdeformer.dynamics._discrete import StochasticTransformer
+from sdeformer.experiments._architectures import checks as ac
 from sdeformer.sweeps import parse_spec, run
 
 F64 = torch.float64

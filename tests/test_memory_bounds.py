@@ -13,8 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 from sdeformer.cli import app
-from sdeformer.core.errors import ConfigError
-from sdeformer.core.validate import MEMORY_ENV, fits_in_memory, memory_limit, memory_size
+from sdeformer.core._errors import ConfigError
+from sdeformer.core._validate import MEMORY_ENV, fits_in_memory, memory_limit, memory_size
 
 
 def test_memory_sizes_and_their_one_line_refusals():
@@ -91,14 +91,14 @@ CASES = {
         "rates.measure('width', s)",
     ),
     "sync-check": (
-        "from sdeformer.experiments.sync.check import sync_check\n"
-        "from sdeformer.experiments.sync.settings import SyncSettings, memory_estimate\n"
+        "from sdeformer.experiments._sync.check import sync_check\n"
+        "from sdeformer.experiments._sync.settings import SyncSettings, memory_estimate\n"
         "s = SyncSettings(runs=4, tokens=1000, steps=2, dim=8, chunk=4).check()\n"
         "estimate = memory_estimate(s.model(), dict(runs=4, tokens=1000, chunk=4), None)",
         "sync_check(s)",
     ),
     "lyapunov": (
-        "from sdeformer.experiments.lyapunov import check_memory, lyapunov\nestimate = check_memory(200000, 8)",
+        "from sdeformer.experiments._lyapunov import check_memory, lyapunov\nestimate = check_memory(200000, 8)",
         "lyapunov(dim=8, runs=200000, steps=2)",
     ),
 }

@@ -12,8 +12,8 @@ import pytest
 import torch
 
 from sdeformer import metastability as ms
-from sdeformer.core.errors import ConfigError
-from sdeformer.experiments import arch_checks as ac
+from sdeformer.core._errors import ConfigError
+from sdeformer.experiments._architectures import checks as ac
 from sdeformer.observables import interaction_energy
 from sdeformer.sweeps import parse_spec, run
 

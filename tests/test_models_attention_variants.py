@@ -8,7 +8,7 @@ from typing import cast
 import pytest
 import torch
 
-from sdeformer.attention.variants import (
+from sdeformer.attention._variants import (
     L2Attention,
     RandomMatrixAttention,
     SinkhornAttention,
@@ -16,17 +16,17 @@ from sdeformer.attention.variants import (
     UnnormalizedAttention,
     random_qk,
 )
-from sdeformer.core.errors import ConfigError
-from sdeformer.core.rng import Streams
-from sdeformer.core.sphere import uniform_sphere as _uniform
-from sdeformer.dynamics.discrete import StochasticTransformer
-from sdeformer.experiments.sync.eps import adversarial_starts
-from sdeformer.noise.fields import GaussianField
-from sdeformer.noise.heads import ResampledHeads
-from sdeformer.noise.mlp import MLPNoise
-from sdeformer.noise.partial import PartialNoise
-from sdeformer.noise.quadratic import QuadraticForm
-from sdeformer.noise.value import ValueNoise
+from sdeformer.core._errors import ConfigError
+from sdeformer.core._rng import Streams
+from sdeformer.core._sphere import uniform_sphere as _uniform
+from sdeformer.dynamics._discrete import StochasticTransformer
+from sdeformer.experiments._sync.eps import adversarial_starts
+from sdeformer.noise._fields import GaussianField
+from sdeformer.noise._heads import ResampledHeads
+from sdeformer.noise._mlp import MLPNoise
+from sdeformer.noise._partial import PartialNoise
+from sdeformer.noise._quadratic import QuadraticForm
+from sdeformer.noise._value import ValueNoise
 from sdeformer.observables import antipodal_pairs, one_cluster
 
 

@@ -8,12 +8,11 @@ import math
 import pytest
 import torch
 
-from sdeformer.core.sphere import uniform_sphere
-from sdeformer.experiments.beyond import report as beyond
-from sdeformer.experiments.beyond import science
+from sdeformer.core._sphere import uniform_sphere
+from sdeformer.experiments._beyond import report as beyond, science
 from sdeformer.observables import cluster_count
-from sdeformer.theory.checks import Check
-from sdeformer.theory.montecarlo import Estimate
+from sdeformer.theory._checks import Check
+from sdeformer.theory._montecarlo import Estimate
 
 RECORD_KEYS = {
     "model",

@@ -4,14 +4,14 @@ one-step pair moments of BEYOND section 0, with and without attention, and runs 
 import pytest
 import torch
 
-from sdeformer.attention.softmax import SoftmaxAttention
-from sdeformer.core.sphere import uniform_sphere
-from sdeformer.dynamics.sde import LimitSDE, make_solver
+from sdeformer.attention._softmax import SoftmaxAttention
+from sdeformer.core._sphere import uniform_sphere
+from sdeformer.dynamics._sde import LimitSDE, make_solver
 from sdeformer.noise import PartialNoise, QuadraticForm, ResampledHeads, Scaled, ValueNoise
-from sdeformer.noise.covariance import pair_covariance
-from sdeformer.noise.fields import GaussianField
-from sdeformer.theory.moments import measured_pair_moments, predicted_pair_moments
-from sdeformer.theory.montecarlo import Estimate
+from sdeformer.noise._covariance import pair_covariance
+from sdeformer.noise._fields import GaussianField
+from sdeformer.theory._moments import measured_pair_moments, predicted_pair_moments
+from sdeformer.theory._montecarlo import Estimate
 
 MODELS = {
     "partial": lambda: PartialNoise(GaussianField("relu", 0.1, 0.1), 0.7),

@@ -6,19 +6,18 @@ import math
 import pytest
 import torch
 
-from sdeformer.core.errors import ConfigError
-from sdeformer.core.kernel import kernel_theory
-from sdeformer.core.sphere import uniform_sphere
-from sdeformer.dynamics.discrete import StochasticTransformer
-from sdeformer.noise.covariance import pair_covariance
-from sdeformer.noise.fields import GaussianField, RandomFeatureField
-from sdeformer.noise.mlp import MLPNoise
-from sdeformer.noise.partial import PartialNoise
-from sdeformer.noise.sources import BulkSource
-from sdeformer.theory import checks_partial as checks
-from sdeformer.theory import quadrature as q
-from sdeformer.theory.moments import measured_pair_moments, predicted_pair_moments
-from sdeformer.theory.montecarlo import Estimate, two_tokens
+from sdeformer.core._errors import ConfigError
+from sdeformer.core._kernel import kernel_theory
+from sdeformer.core._sphere import uniform_sphere
+from sdeformer.dynamics._discrete import StochasticTransformer
+from sdeformer.noise._covariance import pair_covariance
+from sdeformer.noise._fields import GaussianField, RandomFeatureField
+from sdeformer.noise._mlp import MLPNoise
+from sdeformer.noise._partial import PartialNoise
+from sdeformer.noise._sources import BulkSource
+from sdeformer.theory import _checks_partial as checks, _quadrature as q
+from sdeformer.theory._moments import measured_pair_moments, predicted_pair_moments
+from sdeformer.theory._montecarlo import Estimate, two_tokens
 
 QUADRATURE_TOL = 6e-4  # BEYOND 1 prints 3 digits
 BEYOND_GAPS = {

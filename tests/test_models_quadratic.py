@@ -7,15 +7,14 @@ import math
 import pytest
 import torch
 
-from sdeformer.core.errors import ConfigError
-from sdeformer.dynamics.discrete import StochasticTransformer
-from sdeformer.dynamics.sde import LimitSDE, make_solver
-from sdeformer.noise.quadratic import QuadraticForm
-from sdeformer.noise.sources import BulkSource
-from sdeformer.theory import checks_quadratic as cq
-from sdeformer.theory import quadrature as q
-from sdeformer.theory.moments import measured_pair_moments, predicted_pair_moments
-from sdeformer.theory.montecarlo import Estimate, two_tokens
+from sdeformer.core._errors import ConfigError
+from sdeformer.dynamics._discrete import StochasticTransformer
+from sdeformer.dynamics._sde import LimitSDE, make_solver
+from sdeformer.noise._quadratic import QuadraticForm
+from sdeformer.noise._sources import BulkSource
+from sdeformer.theory import _checks_quadratic as cq, _quadrature as q
+from sdeformer.theory._moments import measured_pair_moments, predicted_pair_moments
+from sdeformer.theory._montecarlo import Estimate, two_tokens
 
 DRAWS = 100000
 

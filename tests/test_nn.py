@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 import sdeformer as sdf
-from sdeformer.core.errors import ConfigError
+from sdeformer.core._errors import ConfigError
 from sdeformer.nn import CommonNoise, InteractionEnergy, attach, transformer_layers
 
 VAR_RTOL = 0.05  # relative tolerance of a (co)variance estimated from >= 2e4 independent fields

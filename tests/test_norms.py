@@ -9,19 +9,19 @@ import numpy as np
 import pytest
 import torch
 
-from sdeformer.attention.softmax import SoftmaxAttention
+from sdeformer.attention._softmax import SoftmaxAttention
 from sdeformer.config import ModelConfig
-from sdeformer.core.errors import ConfigError
-from sdeformer.core.rng import Streams
-from sdeformer.core.sphere import project, uniform_sphere
-from sdeformer.dynamics import engine
-from sdeformer.dynamics.discrete import StochasticTransformer
-from sdeformer.dynamics.norms import NGPT, MixLN, PeriLN, PostLN, PreLN, SqrtScaling
-from sdeformer.dynamics.norms.limits import mean_cosine
-from sdeformer.dynamics.norms.moments import measured_moments, predicted_moments
-from sdeformer.io.hashing import config_hash
-from sdeformer.noise.fields import GaussianField
-from sdeformer.noise.mlp import MLPNoise
+from sdeformer.core._errors import ConfigError
+from sdeformer.core._rng import Streams
+from sdeformer.core._sphere import project, uniform_sphere
+from sdeformer.dynamics import _engine as engine
+from sdeformer.dynamics._discrete import StochasticTransformer
+from sdeformer.dynamics._norms import NGPT, MixLN, PeriLN, PostLN, PreLN, SqrtScaling
+from sdeformer.dynamics._norms.limits import mean_cosine
+from sdeformer.dynamics._norms.moments import measured_moments, predicted_moments
+from sdeformer.io._hashing import config_hash
+from sdeformer.noise._fields import GaussianField
+from sdeformer.noise._mlp import MLPNoise
 from sdeformer.registry import NORMS
 
 NAMES = ["post", "pre", "mix", "mix:0.5", "peri", "ngpt", "ngpt:0.5", "sqrt"]

@@ -6,10 +6,10 @@ import pytest
 import torch
 
 import sdeformer as sdf
-from sdeformer.core.errors import ConfigError
-from sdeformer.dynamics.loop import SaveAt, integrate
-from sdeformer.dynamics.sde import LimitSDE, make_solver
-from sdeformer.noise.fields import GaussianField
+from sdeformer.core._errors import ConfigError
+from sdeformer.dynamics._loop import SaveAt, integrate
+from sdeformer.dynamics._sde import LimitSDE, make_solver
+from sdeformer.noise._fields import GaussianField
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -9,17 +9,17 @@ import pytest
 import torch
 
 from sdeformer import sweeps
-from sdeformer.attention.softmax import MultiHeadAttention, SoftmaxAttention
-from sdeformer.attention.variants import QK_KINDS, V_KINDS, RandomMatrixAttention, random_qk, random_value
+from sdeformer.attention._softmax import MultiHeadAttention, SoftmaxAttention
+from sdeformer.attention._variants import QK_KINDS, V_KINDS, RandomMatrixAttention, random_qk, random_value
 from sdeformer.config import ModelConfig
-from sdeformer.core.errors import ConfigError
-from sdeformer.core.rng import Streams
-from sdeformer.core.sphere import uniform_sphere
-from sdeformer.dynamics import engine
-from sdeformer.dynamics.discrete import StochasticTransformer
-from sdeformer.dynamics.loop import SaveAt
+from sdeformer.core._errors import ConfigError
+from sdeformer.core._rng import Streams
+from sdeformer.core._sphere import uniform_sphere
+from sdeformer.dynamics import _engine as engine
+from sdeformer.dynamics._discrete import StochasticTransformer
+from sdeformer.dynamics._loop import SaveAt
 from sdeformer.observables import pairwise_cosines
-from sdeformer.sweeps.observables import evaluate, parse_observables
+from sdeformer.sweeps._observables import evaluate, parse_observables
 
 
 def test_peer_goe_and_psd_are_ours_times_sqrt_d_from_the_same_draws():

@@ -18,8 +18,8 @@ import pytest
 import torch
 
 from sdeformer import peers
-from sdeformer.core.errors import ConfigError
-from sdeformer.peers import glpr
+from sdeformer.core._errors import ConfigError
+from sdeformer.peers import _glpr as glpr
 
 SMALL = {"batch": 4, "tokens": 8, "dim": 3, "betas": 5, "betamin": 1.0, "betamax": 5.0}
 PAIRS, COLUMNS = 224, [0, 10, 40, 100, 199]

@@ -16,14 +16,14 @@ import pytest
 import torch
 
 from sdeformer import peers
-from sdeformer.attention.alibi import PositionalALiBiAttention
-from sdeformer.attention.softmax import SoftmaxAttention
-from sdeformer.core.errors import ConfigError
-from sdeformer.core.sphere import uniform_sphere
-from sdeformer.dynamics.loop import SaveAt
-from sdeformer.dynamics.sde import GeodesicEuler, LimitSDE, make_solver
-from sdeformer.noise.fields import GaussianField
-from sdeformer.peers import litm
+from sdeformer.attention._alibi import PositionalALiBiAttention
+from sdeformer.attention._softmax import SoftmaxAttention
+from sdeformer.core._errors import ConfigError
+from sdeformer.core._sphere import uniform_sphere
+from sdeformer.dynamics._loop import SaveAt
+from sdeformer.dynamics._sde import GeodesicEuler, LimitSDE, make_solver
+from sdeformer.noise._fields import GaussianField
+from sdeformer.peers import _litm as litm
 
 IDX = [0, 1, 16, 31, 47, 63]
 START = [0.3967539493719178, 0.33954161110744263, 2.2998395978164132, 2.241478700546331, 4.012765393628544]

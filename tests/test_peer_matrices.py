@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from sdeformer.attention.softmax import SoftmaxAttention
-from sdeformer.attention.variants import CausalSoftmaxAttention, L2Attention, UnnormalizedAttention
-from sdeformer.core.errors import ConfigError
-from sdeformer.core.sphere import uniform_sphere
+from sdeformer.attention._softmax import SoftmaxAttention
+from sdeformer.attention._variants import CausalSoftmaxAttention, L2Attention, UnnormalizedAttention
+from sdeformer.core._errors import ConfigError
+from sdeformer.core._sphere import uniform_sphere
 
 B, N, D = 3, 5, 4
 

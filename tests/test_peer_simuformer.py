@@ -21,9 +21,9 @@ from typer.testing import CliRunner
 
 from sdeformer import peers
 from sdeformer.cli import app
-from sdeformer.core.errors import ConfigError
-from sdeformer.peers import simuformer
-from sdeformer.peers.published_radius import PublishedRadius
+from sdeformer.core._errors import ConfigError
+from sdeformer.peers import _simuformer as simuformer
+from sdeformer.peers._published_radius import PublishedRadius
 
 SMALL = {"batch": 4, "tokens": 8, "dim": 4, "betas": 5, "betamin": 1.0, "betamax": 5.0, "maxtime": 20.0}
 SMALL["checkpoints"] = 21

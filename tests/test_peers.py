@@ -23,8 +23,8 @@ from typer.testing import CliRunner
 
 from sdeformer import peers
 from sdeformer.cli import app
-from sdeformer.core.errors import ConfigError
-from sdeformer.peers import dotm
+from sdeformer.core._errors import ConfigError
+from sdeformer.peers import _dotm as dotm
 
 LITM_T_CRIT = {1.0: 2.457489, 2.0: 0.600716, 3.0: 0.174018}  # printed with 6 decimals
 LITM_ROWS = {0: (0.1, 27.092952059171), 9: (1.0, 2.457488980328), 47: (4.8, 0.022308300519)}
@@ -109,7 +109,7 @@ BRUNO_G3_BETA5 = 5.919313022082268
 
 
 def test_bruno_rates_and_dominant_modes():
-    from sdeformer.peers import bruno
+    from sdeformer.peers import _bruno as bruno
 
     for beta, k in BRUNO_DOMINANT.items():
         assert int(np.argmax(bruno.rates(beta))) + 1 == k
@@ -119,7 +119,7 @@ def test_bruno_rates_and_dominant_modes():
 
 def test_bruno_particles_grow_the_dominant_mode_at_gamma_k():
     """500 particles at beta = 2: mode 2 grows at k^2 I_k(beta) / beta (not the notebook's / (pi beta))."""
-    from sdeformer.peers import bruno
+    from sdeformer.peers import _bruno as bruno
 
     [row] = peers.run("bruno", beta=[2.0], tokens=500)["runs"]
     assert row["dominant"] == 2

@@ -13,18 +13,18 @@ import torch
 from typer.testing import CliRunner
 
 import sdeformer
-from sdeformer.attention.softmax import SoftmaxAttention
-from sdeformer.bench.grid import grid_counts, plain_grid_run
-from sdeformer.bench.sde import GivenNormals, TorchsdeExpert, TorchsdeGeneral
+from sdeformer.attention._softmax import SoftmaxAttention
+from sdeformer.bench._grid import grid_counts, plain_grid_run
+from sdeformer.bench._sde import GivenNormals, TorchsdeExpert, TorchsdeGeneral
 from sdeformer.cli import app
 from sdeformer.config import ModelConfig
 from sdeformer.contracts import RandomSource
-from sdeformer.core.rng import Streams
-from sdeformer.core.sphere import uniform_sphere
-from sdeformer.dynamics.engine import run_sweep
-from sdeformer.dynamics.sde import EulerMaruyama, LimitSDE
-from sdeformer.noise.fields import GaussianField, RandomFeatureField
-from sdeformer.noise.replay import ReplayedNoise
+from sdeformer.core._rng import Streams
+from sdeformer.core._sphere import uniform_sphere
+from sdeformer.dynamics._engine import run_sweep
+from sdeformer.dynamics._sde import EulerMaruyama, LimitSDE
+from sdeformer.noise._fields import GaussianField, RandomFeatureField
+from sdeformer.noise._replay import ReplayedNoise
 
 FP32_AGREE = 1e-5  # same random numbers, different matmul order
 TORCHSDE_AGREE = 1e-10  # one fp64 step of either torchsde form against ours
@@ -91,7 +91,7 @@ def test_peak_memory_sees_a_large_allocation():
     """In a fresh process: earlier tests' peaks would otherwise hide the allocation where the RSS
     high-water mark cannot be reset."""
     code = (
-        "import torch; from sdeformer.bench.timing import peak_memory; "
+        "import torch; from sdeformer.bench._timing import peak_memory; "
         "_, extra, out = peak_memory(lambda: torch.ones(16 * 2**20), torch.device('cpu')); "
         "print(out.numel(), extra)"
     )  # 64 MB
@@ -121,12 +121,12 @@ def test_bench_runs_from_the_package_not_a_checkout():
     """The benchmarks ship as ``sdeformer.bench`` (an installed wheel has them too: scripts/check_wheel.sh runs
     ``sdeformer bench --help`` there); importing the runner imports no part, so parts needing an extra fail
     only when they run."""
-    from sdeformer.cli.bench import benchmark_runner
+    from sdeformer.cli._bench import benchmark_runner
 
     runner = benchmark_runner()
-    assert runner.__name__ == "sdeformer.bench.run"
+    assert runner.__name__ == "sdeformer.bench._run"
     assert Path(str(runner.__file__)).resolve().parent == Path(sdeformer.__file__).resolve().parent / "bench"
     probe = (
-        "import sys, sdeformer.bench.run; print(sorted(m for m in ('pandas', 'dask', 'torchsde') if m in sys.modules))"
+        "import sys, sdeformer.bench._run; print(sorted(m for m in ('pandas', 'dask', 'torchsde') if m in sys.modules))"
     )
     assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout == "[]\n"

@@ -15,16 +15,16 @@ from typer.testing import CliRunner
 import sdeformer as sdf
 from sdeformer.cli import app
 from sdeformer.contracts import PairCovariance
-from sdeformer.core.errors import ConfigError
-from sdeformer.dynamics.engine import run_sweep
-from sdeformer.dynamics.sde import LimitSDE, make_solver
-from sdeformer.experiments.parts import parts_section
-from sdeformer.noise.fields import GaussianField
-from sdeformer.noise.partial import PartialNoise
+from sdeformer.core._errors import ConfigError
+from sdeformer.dynamics._engine import run_sweep
+from sdeformer.dynamics._sde import LimitSDE, make_solver
+from sdeformer.experiments._parts import parts_section
+from sdeformer.noise._fields import GaussianField
+from sdeformer.noise._partial import PartialNoise
 from sdeformer.registry import ATTENTIONS, NOISES, SOLVERS
 from sdeformer.sweeps import DaskExecutor, LocalExecutor, parse_spec, read, run
-from sdeformer.theory.moments import measured_pair_moments, predicted_pair_moments
-from sdeformer.theory.montecarlo import Estimate
+from sdeformer.theory._moments import measured_pair_moments, predicted_pair_moments
+from sdeformer.theory._montecarlo import Estimate
 
 PLUGIN = str(Path(__file__).with_name("plugin_parts.py"))
 CFG = dict(tokens=6, dim=4, width=16, layers=20, horizon=1.0, su=0.1, sw=0.1, dtype="float64")

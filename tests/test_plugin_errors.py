@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from sdeformer import plugins
 from sdeformer.cli import app
-from sdeformer.core.errors import ConfigError
+from sdeformer.core._errors import ConfigError
 from sdeformer.registry import ATTENTIONS, OBSERVABLES
 from sdeformer.sweeps import read
 

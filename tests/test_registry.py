@@ -8,8 +8,8 @@ import pytest
 
 import sdeformer as sdf
 from sdeformer.contracts import CAPABILITIES, missing
-from sdeformer.core.errors import ConfigError
-from sdeformer.dynamics.blocks import batched_fields
+from sdeformer.core._errors import ConfigError
+from sdeformer.dynamics._blocks import batched_fields
 from sdeformer.registry import ATTENTIONS, CAPABILITY_NAMES, NOISES, OBSERVABLES, SOLVERS
 
 
@@ -68,7 +68,7 @@ def test_batched_fields_follow_the_declarations_as_before():
 
 
 def test_observables_registry_lists_the_sweep_columns():
-    from sdeformer.sweeps import observables  # noqa: F401  (registers the built-ins)
+    from sdeformer.sweeps import _observables as observables  # noqa: F401  (registers the built-ins)
 
     assert {"energy", "clusters", "all_within"} <= set(OBSERVABLES.names())
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from sdeformer.experiments.grid import COSINE_BINS, grid_configs, run_and_write, sections
-from sdeformer.io.report import write_report
-from sdeformer.plots.paper import grid_figure
+from sdeformer.experiments._grid import COSINE_BINS, grid_configs, run_and_write, sections
+from sdeformer.io._report import write_report
+from sdeformer.plots._paper import grid_figure
 
 
 def test_grid_section_small_scale(tmp_path):

@@ -1,4 +1,4 @@
-"""The report's words (io.report): a figure's ``alt`` text describes it (its caption's first sentence, or the
+"""The report's words (io._report): a figure's ``alt`` text describes it (its caption's first sentence, or the
 text given), never its file name; a table cell never prints a zero as -0."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from sdeformer.io.report import Figure, Section, Table, render
+from sdeformer.io._report import Figure, Section, Table, render
 from sdeformer.plots import plt
 
 

@@ -1,12 +1,12 @@
 """The report builder refuses a number measured from runs without its uncertainty unless its column says why it
-needs none (io.report: Table.from_runs, exact, uncertainty); the SPDE part's tables pass it."""
+needs none (io._report: Table.from_runs, exact, uncertainty); the SPDE part's tables pass it."""
 
 from types import SimpleNamespace
 
 import pytest
 
-from sdeformer.experiments import spde_study
-from sdeformer.io.report import Table, _table_html, unqualified
+from sdeformer.experiments._spde import study as spde_study
+from sdeformer.io._report import Table, _table_html, unqualified
 
 
 def test_a_number_from_runs_without_an_uncertainty_is_refused():
@@ -72,7 +72,7 @@ def test_every_table_of_the_spde_part_carries_its_uncertainties():
 
 
 def test_every_table_of_the_architectures_part_carries_its_uncertainties():
-    from sdeformer.experiments.architectures import ArchitecturesResult, sections
+    from sdeformer.experiments._architectures.report import ArchitecturesResult, sections
 
     check = {"model": "graph", "quantity": "consensus rate", "setting": {"mask": "path"}, "predicted": 0.02,
              "measured": 0.02, "standard_error": 0.0, "tolerance": 2e-4,
@@ -96,8 +96,8 @@ def test_every_table_of_the_architectures_part_carries_its_uncertainties():
 def test_the_sync_table_gives_every_rate_and_energy_its_uncertainty(one_thread):
     """sync_check records the jackknife s.e. of each fitted rate; the theorems' sync table shows it beside the
     rate, and E E_beta(T) with its 95% half-width."""
-    from sdeformer.experiments.sync.check import sync_check
-    from sdeformer.experiments.theorems import _sync_section
+    from sdeformer.experiments._sync.check import sync_check
+    from sdeformer.experiments._theorems import _sync_section
 
     result = sync_check(dim=8, bias_std=0.3, runs=20, tokens=4, steps=40, horizon=2.0, seed=1)
     assert set(result.measured_rate_se) == {"sde", "discrete"}
@@ -109,8 +109,8 @@ def test_the_sync_table_gives_every_rate_and_energy_its_uncertainty(one_thread):
 
 
 def test_the_rate_and_lyapunov_tables_of_the_theorems_carry_their_uncertainties():
-    from sdeformer.experiments.lyapunov import LyapunovRow
-    from sdeformer.experiments.theorems import _lyapunov_section, _rates_section
+    from sdeformer.experiments._lyapunov import LyapunovRow
+    from sdeformer.experiments._theorems import _lyapunov_section, _rates_section
 
     rate = SimpleNamespace(kind="depth", slope=-1.02, slope_ci=(-1.1, -0.95), expected_slope=-1.0, wall_s=3.0,
                            figure="rates_depth.png")  # fmt: skip

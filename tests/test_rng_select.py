@@ -1,4 +1,4 @@
-"""The random source selected by name (issue 18): ``core.rng.make_streams``, ``ModelConfig.rng``, the engine, the
+"""The random source selected by name (issue 18): ``core._rng.make_streams``, ``ModelConfig.rng``, the engine, the
 checkpointed run, sweep specs and the CLI. With rng="counter" a batched engine run equals the unbatched runs
 bit for bit in any grouping, and a resumed run equals an uninterrupted one; the default keeps its numbers
 (the pinned values of tests/test_checks_jobs.py) and its config hashes."""
@@ -12,16 +12,16 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-import sdeformer.experiments.simulate as sim
+import sdeformer.experiments._simulate as sim
 from problems import Interrupted, interrupt_after
 from sdeformer.cli import app
 from sdeformer.config import ModelConfig
-from sdeformer.core.counter import CounterStreams
-from sdeformer.core.errors import ConfigError
-from sdeformer.core.rng import RNG_KINDS, Streams, make_streams
-from sdeformer.dynamics import engine
-from sdeformer.io.hashing import config_hash
-from sdeformer.sweeps.spec import parse_spec
+from sdeformer.core._counter import CounterStreams
+from sdeformer.core._errors import ConfigError
+from sdeformer.core._rng import RNG_KINDS, Streams, make_streams
+from sdeformer.dynamics import _engine as engine
+from sdeformer.io._hashing import config_hash
+from sdeformer.sweeps._spec import parse_spec
 
 SMALL: dict[str, Any] = dict(tokens=6, dim=4, width=32, layers=5, horizon=1.0, su=0.1, sw=0.1)
 
@@ -94,7 +94,7 @@ def test_the_generator_loop_on_a_gpu_warns_once_and_the_cpu_never():
     """On a GPU the per-run generator loop is one launch per run and draw (issue 18): say so, once."""
     import warnings
 
-    from sdeformer.core.rng import GPU_LOOP_RUNS, launch_warning
+    from sdeformer.core._rng import GPU_LOOP_RUNS, launch_warning
 
     launch_warning.cache_clear()
     with warnings.catch_warnings(record=True) as caught:

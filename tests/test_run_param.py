@@ -1,12 +1,12 @@
-"""``core.shapes.run_param``: the one rule that hands a part its per-run parameter in the shape its tensors need."""
+"""``core._shapes.run_param``: the one rule that hands a part its per-run parameter in the shape its tensors need."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from sdeformer.core.errors import ConfigError
-from sdeformer.core.shapes import run_param
+from sdeformer.core._errors import ConfigError
+from sdeformer.core._shapes import run_param
 
 
 def test_a_number_is_a_0d_tensor_of_the_tokens_dtype():

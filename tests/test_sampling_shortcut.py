@@ -9,11 +9,11 @@ import pytest
 import torch
 from scipy.stats import ks_2samp
 
-from sdeformer.core.errors import ConfigError
-from sdeformer.core.kernel import kernel_theory
-from sdeformer.core.rng import Streams
-from sdeformer.core.sphere import uniform_sphere
-from sdeformer.noise.mlp import MLPNoise
+from sdeformer.core._errors import ConfigError
+from sdeformer.core._kernel import kernel_theory
+from sdeformer.core._rng import Streams
+from sdeformer.core._sphere import uniform_sphere
+from sdeformer.noise._mlp import MLPNoise
 
 SAMPLES = 20000  # independent MLP draws per law
 Z_MAX = 4.5  # largest allowed z-score of an empirical second moment against kappa

@@ -5,14 +5,14 @@ import math
 import pytest
 import torch
 
-from sdeformer.attention.softmax import SoftmaxAttention
+from sdeformer.attention._softmax import SoftmaxAttention
 from sdeformer.contracts import LimitField
-from sdeformer.core.errors import ConfigError
-from sdeformer.core.rng import Streams
-from sdeformer.core.sphere import project, uniform_sphere
-from sdeformer.dynamics.sde import EulerMaruyama, LimitSDE, ProjectedEulerMaruyama, make_solver
-from sdeformer.noise.fields import GaussianField
-from sdeformer.noise.replay import BrownianPath, ReplayedNoise
+from sdeformer.core._errors import ConfigError
+from sdeformer.core._rng import Streams
+from sdeformer.core._sphere import project, uniform_sphere
+from sdeformer.dynamics._sde import EulerMaruyama, LimitSDE, ProjectedEulerMaruyama, make_solver
+from sdeformer.noise._fields import GaussianField
+from sdeformer.noise._replay import BrownianPath, ReplayedNoise
 from sdeformer.observables import loglog_slope
 from sdeformer.registry import SOLVERS
 

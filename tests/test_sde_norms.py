@@ -10,24 +10,24 @@ from dataclasses import dataclass
 import pytest
 import torch
 
-from sdeformer.attention.softmax import SoftmaxAttention
+from sdeformer.attention._softmax import SoftmaxAttention
 from sdeformer.config import ModelConfig
-from sdeformer.core.errors import ConfigError
-from sdeformer.core.rng import Streams
-from sdeformer.core.sphere import project, uniform_sphere
-from sdeformer.dynamics import blocks
-from sdeformer.dynamics.discrete import StochasticTransformer
-from sdeformer.dynamics.loop import SaveAt
-from sdeformer.dynamics.norms import NGPT, MixLN, PeriLN, PostLN, PreLN, SqrtScaling
-from sdeformer.dynamics.norms.moments import Moments, predicted_moments
-from sdeformer.dynamics.norms.schemes import Normalization
-from sdeformer.dynamics.sde import LimitSDE, make_solver
-from sdeformer.noise.fields import GaussianField
-from sdeformer.noise.sources import Antithetic, BulkSource
-from sdeformer.noise.value import ValueNoise
+from sdeformer.core._errors import ConfigError
+from sdeformer.core._rng import Streams
+from sdeformer.core._sphere import project, uniform_sphere
+from sdeformer.dynamics import _blocks as blocks
+from sdeformer.dynamics._discrete import StochasticTransformer
+from sdeformer.dynamics._loop import SaveAt
+from sdeformer.dynamics._norms import NGPT, MixLN, PeriLN, PostLN, PreLN, SqrtScaling
+from sdeformer.dynamics._norms.moments import Moments, predicted_moments
+from sdeformer.dynamics._norms.schemes import Normalization
+from sdeformer.dynamics._sde import LimitSDE, make_solver
+from sdeformer.noise._fields import GaussianField
+from sdeformer.noise._sources import Antithetic, BulkSource
+from sdeformer.noise._value import ValueNoise
 from sdeformer.registry import SOLVERS
-from sdeformer.theory.moments import PairMoments
-from sdeformer.theory.montecarlo import Estimate
+from sdeformer.theory._moments import PairMoments
+from sdeformer.theory._montecarlo import Estimate
 
 F64 = torch.float64
 RUNS, N, D, T = 4000, 3, 3, 1.0  # RUNS: runs per estimate (4 x for sqrt-scaling, whose gap is smaller)

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import sdeformer as sdf
-from sdeformer.core.errors import ConfigError
+from sdeformer.core._errors import ConfigError
 
 BASE: dict[str, Any] = dict(tokens=6, dim=3, layers=12, horizon=1.0, width=32, su=0.1, sw=0.2, dtype="float64")
 
@@ -50,7 +50,7 @@ def test_the_discrete_models_config_hash_is_unchanged():
 def test_noise_off_is_the_noise_free_model_with_the_hash_of_mlp_false():
     """``noise: off`` names what ``mlp: false`` does (any noise model off); both are one config, one hash, one
     run (the noise-free limit ODE with ``solver``)."""
-    from sdeformer.io.hashing import config_hash
+    from sdeformer.io._hashing import config_hash
 
     off = sdf.ModelConfig(noise="off", tokens=4, dim=3, layers=5)
     old = sdf.ModelConfig(mlp=False, tokens=4, dim=3, layers=5)

@@ -7,20 +7,20 @@ import numpy as np
 import pytest
 import torch
 
-from sdeformer.attention.softmax import SoftmaxAttention
-from sdeformer.attention.variants import UnnormalizedAttention
+from sdeformer.attention._softmax import SoftmaxAttention
+from sdeformer.attention._variants import UnnormalizedAttention
 from sdeformer.contracts import LimitField, Replayable, require
-from sdeformer.core.errors import ConfigError
-from sdeformer.core.kernel import kernel_theory
-from sdeformer.core.rng import Streams
-from sdeformer.core.sphere import uniform_sphere
-from sdeformer.dynamics.sde import LimitSDE, make_solver
+from sdeformer.core._errors import ConfigError
+from sdeformer.core._kernel import kernel_theory
+from sdeformer.core._rng import Streams
+from sdeformer.core._sphere import uniform_sphere
+from sdeformer.dynamics._sde import LimitSDE, make_solver
 from sdeformer.observables import interaction_energy
-from sdeformer.spde.attention import KernelAttention, exp_degree
-from sdeformer.spde.diagnostics import cloud_coefficients, energy_beta
-from sdeformer.spde.fields import mlp_noise
-from sdeformer.spde.harmonics import harmonics
-from sdeformer.spde.initial import sample_vmf, von_mises_fisher
+from sdeformer.spde._attention import KernelAttention, exp_degree
+from sdeformer.spde._diagnostics import cloud_coefficients, energy_beta
+from sdeformer.spde._fields import mlp_noise
+from sdeformer.spde._harmonics import harmonics
+from sdeformer.spde._initial import sample_vmf, von_mises_fisher
 
 DIMS = (2, 3)
 

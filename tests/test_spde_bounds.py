@@ -1,4 +1,4 @@
-"""The density solver bounded before it allocates: the memory estimate of ``spde.budget`` refused in one line
+"""The density solver bounded before it allocates: the memory estimate of ``spde._budget`` refused in one line
 (CLI exit 2, Python ConfigError), beta bounded the same in both, NaN and zero-mass starts refused."""
 
 import math
@@ -7,15 +7,15 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-import sdeformer.cli.spde  # noqa: F401  (registers the command)
+import sdeformer.cli._spde  # noqa: F401  (registers the command)
 from sdeformer.cli import app
-from sdeformer.core.errors import ConfigError
-from sdeformer.experiments.spde import SpdeSettings
-from sdeformer.spde import budget
-from sdeformer.spde.diagnostics import energy_beta
-from sdeformer.spde.fields import mlp_noise
-from sdeformer.spde.initial import von_mises_fisher
-from sdeformer.spde.solver import DensitySolver
+from sdeformer.core._errors import ConfigError
+from sdeformer.experiments._spde.run import SpdeSettings
+from sdeformer.spde import _budget as budget
+from sdeformer.spde._diagnostics import energy_beta
+from sdeformer.spde._fields import mlp_noise
+from sdeformer.spde._initial import von_mises_fisher
+from sdeformer.spde._solver import DensitySolver
 
 
 def one_line_refusal(args: list[str]) -> str:
@@ -30,7 +30,7 @@ def one_line_refusal(args: list[str]) -> str:
     [["--dim", "3", "--modes", "500", "--steps", "1"], ["--modes", "100000"], ["--particles", str(10**11)]],
 )
 def test_oversized_runs_are_refused_in_one_line_with_the_estimate(args, monkeypatch):
-    monkeypatch.setattr("sdeformer.core.validate.available_bytes", lambda: 64 * 2**30)
+    monkeypatch.setattr("sdeformer.core._validate.available_bytes", lambda: 64 * 2**30)
     line = one_line_refusal(args)
     assert "GiB of memory" in line and "64 GiB" in line
 

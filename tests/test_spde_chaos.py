@@ -11,8 +11,8 @@ import pytest
 from scipy.optimize import linear_sum_assignment
 from scipy.special import iv
 
-from sdeformer.experiments.spde_study import check_records
-from sdeformer.spde.chaos import SUBLEVELS, _solver, chaos_w2, density_quantile, r_d, w2_check, w2_circle
+from sdeformer.experiments._spde.study import check_records
+from sdeformer.spde._chaos import SUBLEVELS, _solver, chaos_w2, density_quantile, r_d, w2_check, w2_circle
 
 MODES = np.arange(33)
 

@@ -9,17 +9,10 @@ import pytest
 
 pytest.importorskip("ot")
 
-from sdeformer.spde.chaos_sphere import (
-    chaos_w2_sphere,
-    density_atoms,
-    grid_error,
-    qmc_vmf,
-    vmf_points,
-    w2_sphere,
-)
-from sdeformer.spde.fields import mlp_noise
-from sdeformer.spde.initial import von_mises_fisher
-from sdeformer.spde.solver import DensitySolver
+from sdeformer.spde._chaos_sphere import chaos_w2_sphere, density_atoms, grid_error, qmc_vmf, vmf_points, w2_sphere
+from sdeformer.spde._fields import mlp_noise
+from sdeformer.spde._initial import von_mises_fisher
+from sdeformer.spde._solver import DensitySolver
 
 
 def _solver(steps: int = 4) -> DensitySolver:

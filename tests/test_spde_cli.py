@@ -5,7 +5,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-import sdeformer.cli.spde  # noqa: F401  (registers the command until cli/__init__ imports it)
+import sdeformer.cli._spde  # noqa: F401  (registers the command until cli/__init__ imports it)
 from sdeformer.cli import app
 
 ARGS = ["spde", "--modes", "24", "--steps", "10", "--horizon", "0.3", "--particles", "300", "--save-every", "5"]
@@ -41,8 +41,8 @@ def test_spde_command_on_the_sphere_prints_a_summary():
 @pytest.mark.slow
 def test_report_part_quick(tmp_path):
     """`reproduce spde` (quick): every check passes, the three figures and the section are written."""
-    from sdeformer.experiments.spde import run_and_write, sections
-    from sdeformer.plots.spde import report_figures
+    from sdeformer.experiments._spde.run import run_and_write, sections
+    from sdeformer.plots._spde import report_figures
 
     report = run_and_write(tmp_path, quick=True)
     assert all(r["rel_error"] < 0.01 for r in report.rates)

@@ -1,5 +1,5 @@
 """docs/specs.md, the spec-format reference, covers the format the code reads: every top-level key of a spec
-(``sweeps.spec.SPEC_KEYS``) with its default, every config field (``params.FIELDS``) with its type and default,
+(``sweeps._spec.SPEC_KEYS``) with its default, every config field (``params.FIELDS``) with its type and default,
 and every built-in sweep observable (the table rows are parsed, so a renamed key or a changed default fails)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 import sdeformer.sweeps  # noqa: F401  (registers the sweep observables)
 from sdeformer.params import FIELDS
 from sdeformer.registry import OBSERVABLES
-from sdeformer.sweeps.spec import DEFAULT_BATCH, SPEC_KEYS
+from sdeformer.sweeps._spec import DEFAULT_BATCH, SPEC_KEYS
 
 PAGE = (Path(__file__).resolve().parents[1] / "docs" / "specs.md").read_text()
 

@@ -10,13 +10,13 @@ import pandas as pd
 import pytest
 import torch
 
-from sdeformer.attention.masks import MaskedAttention
+from sdeformer.attention._masks import MaskedAttention
 from sdeformer.config import ModelConfig
-from sdeformer.core.errors import ConfigError
-from sdeformer.core.sphere import uniform_sphere
-from sdeformer.dynamics import engine
-from sdeformer.dynamics.species import TwoSpecies, cross_energy, species_observables
-from sdeformer.noise.mlp import MLPNoise
+from sdeformer.core._errors import ConfigError
+from sdeformer.core._sphere import uniform_sphere
+from sdeformer.dynamics import _engine as engine
+from sdeformer.dynamics._species import TwoSpecies, cross_energy, species_observables
+from sdeformer.noise._mlp import MLPNoise
 from sdeformer.sweeps import parse_spec, run
 
 F64 = torch.float64

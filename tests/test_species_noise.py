@@ -14,13 +14,13 @@ from typer.testing import CliRunner
 
 from sdeformer.cli import app
 from sdeformer.config import ModelConfig
-from sdeformer.core.errors import ConfigError
-from sdeformer.core.rng import Streams
-from sdeformer.core.sphere import uniform_sphere
-from sdeformer.dynamics import engine
-from sdeformer.dynamics.species import SpeciesNoise, TwoSpecies
-from sdeformer.io.hashing import config_hash
-from sdeformer.noise.mlp import MLPNoise
+from sdeformer.core._errors import ConfigError
+from sdeformer.core._rng import Streams
+from sdeformer.core._sphere import uniform_sphere
+from sdeformer.dynamics import _engine as engine
+from sdeformer.dynamics._species import SpeciesNoise, TwoSpecies
+from sdeformer.io._hashing import config_hash
+from sdeformer.noise._mlp import MLPNoise
 from sdeformer.sweeps import parse_spec, run
 
 NX, NY, D = 5, 4, 3

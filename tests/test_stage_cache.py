@@ -1,4 +1,4 @@
-"""Every stage of the SPDE report is a cached part (experiments.results.cached_stage): a rerun of a finished
+"""Every stage of the SPDE report is a cached part (experiments._results.cached_stage): a rerun of a finished
 folder computes nothing, another seed or quick flag recomputes, a missing output or a damaged part is redone."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from collections import Counter
 
 import pytest
 
-from sdeformer.experiments import results
-from sdeformer.experiments import spde as sp
+from sdeformer.experiments import _results as results
+from sdeformer.experiments._spde import run as sp
 
 
 def test_a_stage_is_computed_once_per_key(tmp_path):

@@ -1,4 +1,4 @@
-"""The step-size rule (``dynamics.step_guard``): (d-1) k dt and dt beta |s| outside the explicit schemes' range
+"""The step-size rule (``dynamics._step_guard``): (d-1) k dt and dt beta |s| outside the explicit schemes' range
 warn once; the density solver then reports the whole run below resolution."""
 
 import warnings
@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 import torch
 
-from sdeformer.dynamics.sde import LimitSDE, make_solver
-from sdeformer.dynamics.step_guard import ATTENTION_LIMIT, NOISE_LIMIT, check_step, step_ratios
-from sdeformer.experiments.spde import SpdeSettings, run_spde
-from sdeformer.spde.attention import KernelAttention
-from sdeformer.spde.diagnostics import resolution
-from sdeformer.spde.fields import mlp_noise
+from sdeformer.dynamics._sde import LimitSDE, make_solver
+from sdeformer.dynamics._step_guard import ATTENTION_LIMIT, NOISE_LIMIT, check_step, step_ratios
+from sdeformer.experiments._spde.run import SpdeSettings, run_spde
+from sdeformer.spde._attention import KernelAttention
+from sdeformer.spde._diagnostics import resolution
+from sdeformer.spde._fields import mlp_noise
 
 
 def test_ratios_follow_the_rule():

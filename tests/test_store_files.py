@@ -18,13 +18,12 @@ from typer.testing import CliRunner
 from problems import Interrupted, interrupt_after
 from sdeformer.cli import app
 from sdeformer.config import ModelConfig
-from sdeformer.experiments import results
-from sdeformer.experiments import simulate as sim
-from sdeformer.io.checksums import Damaged, checksum_path
-from sdeformer.io.claims import claim_run_folder
-from sdeformer.io.damage import damaged_files
-from sdeformer.io.formats import read_json, write_json, write_npz
-from sdeformer.io.lock import folder_lock
+from sdeformer.experiments import _results as results, _simulate as sim
+from sdeformer.io._checksums import Damaged, checksum_path
+from sdeformer.io._claims import claim_run_folder
+from sdeformer.io._damage import damaged_files
+from sdeformer.io._formats import read_json, write_json, write_npz
+from sdeformer.io._lock import folder_lock
 
 SPDE = ["spde", "--modes", "8", "--steps", "4", "--horizon", "0.1", "--save-every", "2", "--json"]
 
@@ -196,9 +195,9 @@ def test_a_damaged_simulate_checkpoint_or_segment_restarts_the_run(tmp_path, mon
 
 
 def test_a_damaged_practice_record_is_moved_aside_and_rerun(tmp_path, monkeypatch):
-    from sdeformer.practice import suite
-    from sdeformer.practice.methods import get_methods
-    from sdeformer.practice.tasks import task_config
+    from sdeformer.practice import _suite as suite
+    from sdeformer.practice._methods import get_methods
+    from sdeformer.practice._tasks import task_config
 
     calls = Counter()
 
@@ -217,7 +216,7 @@ def test_a_damaged_practice_record_is_moved_aside_and_rerun(tmp_path, monkeypatc
 
 
 def test_reproduce_spde_recomputes_a_damaged_showcase_run(tmp_path, monkeypatch, capsys):
-    from sdeformer.experiments import spde as sp
+    from sdeformer.experiments._spde import run as sp
 
     def figure_input(out, *args):
         for dim in (2, 3):
@@ -245,7 +244,7 @@ def test_reproduce_spde_recomputes_a_damaged_showcase_run(tmp_path, monkeypatch,
 
 
 def test_a_damaged_real_record_is_moved_aside_and_measured_again(tmp_path, monkeypatch):
-    from sdeformer.real import write
+    from sdeformer.real import _write as write
 
     calls = Counter()
 

@@ -7,10 +7,10 @@ import pytest
 import torch
 
 from sdeformer import sweeps
-from sdeformer.core.errors import ConfigError
-from sdeformer.experiments.simulate import memory_estimate
-from sdeformer.sweeps import table, task
-from sdeformer.sweeps.runner import run
+from sdeformer.core._errors import ConfigError
+from sdeformer.experiments._simulate import memory_estimate
+from sdeformer.sweeps import _table as table, _task as task
+from sdeformer.sweeps._runner import run
 
 SPEC = {
     "name": "auto",

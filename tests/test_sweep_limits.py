@@ -18,10 +18,10 @@ from typer.testing import CliRunner
 
 from sdeformer.cli import app
 from sdeformer.config import ModelConfig
-from sdeformer.core.errors import ConfigError
-from sdeformer.experiments.simulate import memory_estimate
-from sdeformer.sweeps import limits, parse_spec
-from sdeformer.sweeps.values import Grid
+from sdeformer.core._errors import ConfigError
+from sdeformer.experiments._simulate import memory_estimate
+from sdeformer.sweeps import _limits as limits, parse_spec
+from sdeformer.sweeps._values import Grid
 
 BASE = {"tokens": 4, "dim": 3, "width": 8, "layers": 4}
 cli = CliRunner()
@@ -81,13 +81,13 @@ def test_memory_estimate_is_per_task_and_per_run(monkeypatch):
     assert runs == 160
     per_run = memory_estimate(ModelConfig(tokens=64, dim=16, width=8, layers=4))
     driver = 160 * (limits.RUN_BYTES + limits.ROW_BYTES)  # times: final, one row per run
-    monkeypatch.setattr("sdeformer.core.validate.available_bytes", lambda: 2**40)
+    monkeypatch.setattr("sdeformer.core._validate.available_bytes", lambda: 2**40)
     assert limits.check_memory(spec.base, spec.groups, runs, 64) == 64 * per_run + driver
     assert limits.check_memory(spec.base, spec.groups, runs, 1) == per_run + driver
     every = limits.check_memory(spec.base, spec.groups, runs, 1, ("every", 2))  # layers 0, 2, 4 (and 4): 4 rows
     assert every == per_run + 160 * (limits.RUN_BYTES + 4 * limits.ROW_BYTES)
     assert limits.rows_per_run("all", 150) == 151 and limits.rows_per_run((0.0, 1.0), 150) == 2
-    monkeypatch.setattr("sdeformer.core.validate.available_bytes", lambda: 2**20)
+    monkeypatch.setattr("sdeformer.core._validate.available_bytes", lambda: 2**20)
     with pytest.raises(ConfigError, match="GiB"):
         limits.check_memory(spec.base, spec.groups, runs, 64)
 

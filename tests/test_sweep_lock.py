@@ -22,9 +22,9 @@ import yaml
 from typer.testing import CliRunner
 
 from sdeformer.cli import app
-from sdeformer.core.errors import ConfigError
+from sdeformer.core._errors import ConfigError
 from sdeformer.sweeps import parse_spec, read, run, status
-from sdeformer.sweeps.lock import LOCK_FILE, writer
+from sdeformer.sweeps._lock import LOCK_FILE, writer
 
 SPEC = {"base": {"tokens": 4, "dim": 3, "width": 8, "layers": 4}, "axes": {"beta": [0.5, 1.0]}, "seeds": 2}
 HOLD = (

@@ -10,11 +10,11 @@ import pytest
 import torch
 
 from sdeformer.config import ModelConfig
-from sdeformer.core.errors import ConfigError
-from sdeformer.dynamics.loop import SaveAt
+from sdeformer.core._errors import ConfigError
+from sdeformer.dynamics._loop import SaveAt
 from sdeformer.observables import mean_cosine
 from sdeformer.sweeps import expand, parse_spec, run
-from sdeformer.sweeps.points import record_layers
+from sdeformer.sweeps._points import record_layers
 
 BASE = {"tokens": 4, "dim": 3, "width": 16, "layers": 10, "horizon": 1.0, "dtype": "float64"}  # dt = 0.1
 

@@ -18,16 +18,16 @@ import pytest
 import yaml
 
 from sdeformer.config import load_config_file
-from sdeformer.core.errors import ConfigError
+from sdeformer.core._errors import ConfigError
 from sdeformer.sweeps import DaskExecutor, parse_spec, read, run
-from sdeformer.sweeps.executors import TASKS_PER_CALL, tasks_per_call
-from sdeformer.sweeps.runner import plan
-from sdeformer.sweeps.task import execute
+from sdeformer.sweeps._executors import TASKS_PER_CALL, tasks_per_call
+from sdeformer.sweeps._runner import plan
+from sdeformer.sweeps._task import execute
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = load_config_file(ROOT / "examples" / "sweeps" / "smoke.yaml")
 SPEC = {**SMOKE, "seeds": 3, "batch": 4}  # 48 runs in 12 tasks
-CLI = "import sdeformer.cli.sweep; from sdeformer.cli import main; main()"
+CLI = "import sdeformer.cli._sweep; from sdeformer.cli import main; main()"
 KILL_MARKER = "worker-killed-once"
 
 

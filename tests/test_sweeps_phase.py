@@ -3,9 +3,9 @@
 import numpy as np
 from typer.testing import CliRunner
 
-import sdeformer.cli.sweep  # noqa: F401  (registers `sdeformer sweep`)
+import sdeformer.cli._sweep  # noqa: F401  (registers `sdeformer sweep`)
 from sdeformer.cli import app
-from sdeformer.experiments import phase as exp
+from sdeformer.experiments import _phase as exp
 from sdeformer.sweeps import load_spec, run, status
 
 GRID = dict(

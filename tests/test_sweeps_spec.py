@@ -5,12 +5,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import sdeformer.cli.sweep  # noqa: F401  (registers `sdeformer sweep`)
+import sdeformer.cli._sweep  # noqa: F401  (registers `sdeformer sweep`)
 from sdeformer.cli import app
 from sdeformer.config import load_config_file
-from sdeformer.core.errors import ConfigError
+from sdeformer.core._errors import ConfigError
 from sdeformer.sweeps import expand, load_spec, parse_spec
-from sdeformer.sweeps.points import record_layers, save_every
+from sdeformer.sweeps._points import record_layers, save_every
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "sweeps"
 SMOKE = load_config_file(EXAMPLES / "smoke.yaml")

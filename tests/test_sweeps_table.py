@@ -9,13 +9,12 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-import sdeformer.cli.sweep  # noqa: F401  (registers `sdeformer sweep`)
+import sdeformer.cli._sweep  # noqa: F401  (registers `sdeformer sweep`)
 from sdeformer.cli import app
 from sdeformer.config import load_config_file
-from sdeformer.core.errors import ConfigError
-from sdeformer.sweeps import read, run, status
-from sdeformer.sweeps import task as task_module
-from sdeformer.sweeps.spec import parse_spec
+from sdeformer.core._errors import ConfigError
+from sdeformer.sweeps import _task as task_module, read, run, status
+from sdeformer.sweeps._spec import parse_spec
 
 SMOKE = load_config_file(Path(__file__).resolve().parents[1] / "examples" / "sweeps" / "smoke.yaml")
 SMALL = {
@@ -96,7 +95,7 @@ def test_schema_is_stable_and_one_line_reads_the_table(tmp_path, spec, one_threa
 
 
 def test_values_match_a_direct_run(tmp_path, spec, one_thread):
-    from sdeformer.dynamics.engine import run_group
+    from sdeformer.dynamics._engine import run_group
     from sdeformer.observables import interaction_energy
 
     run(spec, tmp_path)
@@ -109,7 +108,7 @@ def test_values_match_a_direct_run(tmp_path, spec, one_thread):
 
 def spec_config(row):
     from sdeformer.config import ModelConfig
-    from sdeformer.sweeps.table import CONFIG_TYPES
+    from sdeformer.sweeps._table import CONFIG_TYPES
 
     return ModelConfig(**{k: (row[k].item() if hasattr(row[k], "item") else row[k]) for k in CONFIG_TYPES})
 

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 import torch
 
-from sdeformer.attention.softmax import MultiHeadAttention, SoftmaxAttention
-from sdeformer.core.errors import ConfigError
-from sdeformer.core.sphere import uniform_sphere
-from sdeformer.dynamics.discrete import StochasticTransformer
-from sdeformer.experiments.sync.check import _verdict, run_and_write, sync_check
-from sdeformer.experiments.sync.eps import (
+from sdeformer.attention._softmax import MultiHeadAttention, SoftmaxAttention
+from sdeformer.core._errors import ConfigError
+from sdeformer.core._sphere import uniform_sphere
+from sdeformer.dynamics._discrete import StochasticTransformer
+from sdeformer.experiments._sync.check import _verdict, run_and_write, sync_check
+from sdeformer.experiments._sync.eps import (
     adversarial_starts,
     certified_eps,
     energy_rate,
@@ -170,7 +170,7 @@ def test_sync_check_bad_input():
 
 
 def test_grid_labels_follow_the_applicability_rule():
-    from sdeformer.experiments.grid import _prediction
+    from sdeformer.experiments._grid import _prediction
 
     assert "not applicable" in _prediction("relu", 64, 0.1, -1.0)[0]  # eps + lambda_bar' = 2 - 0.35 > 0
     assert "theorem applies, eps = 2" in _prediction("sigmoid", 64, 0.1, -1.0)[0]  # 2 - 5.14 < 0

@@ -1,6 +1,6 @@
 """The synchronization verdicts for every architecture part (issue 20; BEYOND section 11): sync-check and phase run
 their models with --norm, --alibi, --mask, --causal, --cross, record them in their folder's config, and say "not
-applicable", with the reason, exactly where ``experiments.sync.architecture`` says the theorem's assumptions fail;
+applicable", with the reason, exactly where ``experiments._sync.architecture`` says the theorem's assumptions fail;
 the Post-LN default keeps its numbers and its verdict."""
 
 from __future__ import annotations
@@ -17,24 +17,24 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from sdeformer.attention.softmax import SoftmaxAttention
+from sdeformer.attention._softmax import SoftmaxAttention
 from sdeformer.cli import app
-from sdeformer.core.errors import ConfigError
-from sdeformer.core.kernel import kernel_theory
-from sdeformer.core.sphere import project
-from sdeformer.dynamics import blocks
-from sdeformer.experiments import phase as exp_phase
-from sdeformer.experiments.sync import check as sync
-from sdeformer.experiments.sync.architecture import (
+from sdeformer.core._errors import ConfigError
+from sdeformer.core._kernel import kernel_theory
+from sdeformer.core._sphere import project
+from sdeformer.dynamics import _blocks as blocks
+from sdeformer.experiments import _phase as exp_phase
+from sdeformer.experiments._sync import check as sync
+from sdeformer.experiments._sync.architecture import (
     CELL_VERDICTS,
     NOT_APPLICABLE,
     cell_verdict,
     kernel_reasons,
     part_reasons,
 )
-from sdeformer.experiments.sync.eps import stable_energy
-from sdeformer.experiments.sync.result import VERDICTS
-from sdeformer.experiments.sync.settings import SyncSettings
+from sdeformer.experiments._sync.eps import stable_energy
+from sdeformer.experiments._sync.result import VERDICTS
+from sdeformer.experiments._sync.settings import SyncSettings
 from sdeformer.registry import NORMS
 from sdeformer.sweeps import read
 

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from sdeformer.experiments import theorems
-from sdeformer.io.report import Section, write_report
-from sdeformer.plots.checks import theorem_figures
+from sdeformer.experiments import _theorems as theorems
+from sdeformer.io._report import Section, write_report
+from sdeformer.plots._checks import theorem_figures
 
 
 @pytest.mark.slow
@@ -27,9 +27,9 @@ def test_theorem_sections_quick(tmp_path):
 
 @pytest.mark.slow  # 8 figures: ~25 s on a loaded machine
 def test_sync_section_reports_verdicts_not_vacuous_passes(tmp_path):
-    from sdeformer.experiments.sync.check import VERDICTS
-    from sdeformer.experiments.theorems import SYNC_FIGURES, SYNC_QUICK, SYNC_SETTINGS, _run_sync, _sync_section
-    from sdeformer.plots.checks import energy_figure
+    from sdeformer.experiments._sync.check import VERDICTS
+    from sdeformer.experiments._theorems import SYNC_FIGURES, SYNC_QUICK, SYNC_SETTINGS, _run_sync, _sync_section
+    from sdeformer.plots._checks import energy_figure
 
     results = _run_sync(tmp_path, True, None)
     for name, part in SYNC_FIGURES.items():

@@ -7,7 +7,7 @@ import pytest
 
 import sdeformer as sdf
 from sdeformer.config import load_config_file
-from sdeformer.core.errors import ConfigError
+from sdeformer.core._errors import ConfigError
 from sdeformer.sweeps import parse_spec
 
 

@@ -18,15 +18,15 @@ from typing import Any
 import numpy as np
 import torch
 
-from .attention.masks import ARCHITECTURE_DEFAULTS, check_architecture
-from .core.activations import get_activation
-from .core.config_files import load_config_file as load_config_file  # re-exported: config.load_config_file
-from .core.errors import ConfigError
-from .core.rng import check_kind as check_rng
-from .core.sphere import uniform_sphere
-from .core.validate import seed as check_seed
-from .dynamics import blocks, species
-from .noise.mlp import SAMPLING_MODES
+from .attention._masks import ARCHITECTURE_DEFAULTS, check_architecture
+from .core._activations import get_activation
+from .core._config_files import load_config_file as load_config_file  # re-exported: config.load_config_file
+from .core._errors import ConfigError
+from .core._rng import check_kind as check_rng
+from .core._sphere import uniform_sphere
+from .core._validate import seed as check_seed
+from .dynamics import _blocks as blocks, _species as species
+from .noise._mlp import SAMPLING_MODES
 from .params import FIELDS
 from .registry import ATTENTIONS, NOISES, part_entry
 
@@ -71,7 +71,7 @@ class ModelConfig:
     mask: str = _D["mask"]  # graph mask: path, cycle, complete, grid[:RxC], regular:K[:SEED] or a file (BEYOND 8)
     cross: int = _D["cross"]  # encoder tokens K: the first K tokens are the encoder species (BEYOND 9)
     cross_noise: str = _D["cross_noise"]  # two species: one common field (shared) or one per species (own)
-    # random source (core.rng.make_streams): generator (a torch.Generator per run: the recorded runs' numbers) or
+    # random source (core._rng.make_streams): generator (a torch.Generator per run: the recorded runs' numbers) or
     # counter (Philox for the whole batch in vectorised ops: the choice on a GPU, where the generator loop is one
     # kernel launch per run and draw; slower than the loop on a CPU: docs/benchmarks.md, "Counter-based
     # randomness"); the same law, other numbers
@@ -206,7 +206,7 @@ class ModelConfig:
     def torch_dtype(self) -> torch.dtype:
         return DTYPES[self.dtype]
 
-    def build(self) -> Any:  # a StochasticTransformer, or a dynamics.sde.Solver for ``solver``
+    def build(self) -> Any:  # a StochasticTransformer, or a dynamics._sde.Solver for ``solver``
         """The model this config describes: the discrete model, or the SDE scheme named by ``solver``. Both run
         with the one verb ``run(x0, seed, saveat)``."""
         return blocks.model(self, blocks.noise_field(self), blocks.attention(self))

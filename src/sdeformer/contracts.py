@@ -4,7 +4,7 @@ Every part of a model is an object with declared methods; code asks a part for a
 (``isinstance(part, OnePoint)``, ``require(part, PairCovariance)``), never by its concrete class or by a flag.
 The contracts are structural (``typing.Protocol``): a part needs no base class, only the methods.
 
-- ``RandomSource``: where every random draw of a run comes from (``core.rng.Streams``); batched:
+- ``RandomSource``: where every random draw of a run comes from (``core._rng.Streams``); batched:
   ``randn(shape)`` returns ``(*batch, *shape)``.
 - ``NoiseField``: the common noise of one layer or step, ``increment(y, dt, source)`` -> ``dW(y)``
   ``(..., N, d)``; what the discrete model needs.
@@ -17,7 +17,7 @@ The contracts are structural (``typing.Protocol``): a part needs no base class, 
 - ``PairCovariance``: ``pair_covariance(x)`` = C_ij(X) per unit time ``(..., N, N, d, d)`` (the one-step
   moment test of BEYOND section 0).
 - ``Replayable``: ``normal_shape(y)`` and ``apply(y, dt, z, source)``, deterministic given the standard
-  normals ``z``, so that ``noise.replay.ReplayedNoise`` can drive two runs with one Brownian path.
+  normals ``z``, so that ``noise._replay.ReplayedNoise`` can drive two runs with one Brownian path.
 - ``AttentionDrift``: ``drift(x, source=None)`` ``(..., N, d) -> (..., N, d)``; a drift that draws random
   numbers (random-batch attention) draws them from ``source``.
 - ``NormScheme``: ``layer(x, t, dt, attention, noise, source)``, one layer's normalizations around its two
@@ -36,7 +36,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import torch
 
-from .core.errors import ConfigError
+from .core._errors import ConfigError
 
 
 @runtime_checkable

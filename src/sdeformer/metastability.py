@@ -27,8 +27,8 @@ import numpy as np
 import torch
 from scipy.sparse.csgraph import connected_components
 
-from .core.errors import ConfigError
-from .core.validate import positive_float, positive_int
+from .core._errors import ConfigError
+from .core._validate import positive_float, positive_int
 from .observables import CLUSTER_COS, cosine_matrix
 
 SCALES = ("rescaled", "log", "linear")

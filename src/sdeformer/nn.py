@@ -1,7 +1,7 @@
 """Layers that carry the theory into ordinary PyTorch transformers (THEORY sections 1, 5 and 7).
 
 - ``CommonNoise``: the MLP sub-step of THEORY section 1 as a residual-stream perturbation,
-  ``x <- x + scale sqrt(dt) |x| G(x / |x|)``, with a fresh random MLP ``G`` (``sdeformer.noise.mlp.MLPNoise``)
+  ``x <- x + scale sqrt(dt) |x| G(x / |x|)``, with a fresh random MLP ``G`` (``sdeformer.noise._mlp.MLPNoise``)
   per forward pass, per layer and per sequence, shared by all tokens of that sequence (common noise).
   On unit-norm tokens the added vector has per-coordinate variance ``scale^2 dt kappa(1)``; after a
   normalisation it is exactly the theory's update ``LN(y + sqrt(dt) G(y))`` with y = x / |x|.
@@ -24,10 +24,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from .core.errors import ConfigError
-from .core.rng import derive_seeds
-from .core.validate import finite_float, nonneg_float, positive_float
-from .noise.mlp import MLPNoise
+from .core._errors import ConfigError
+from .core._rng import derive_seeds
+from .core._validate import finite_float, nonneg_float, positive_float
+from .noise._mlp import MLPNoise
 from .observables import interaction_energy
 
 

@@ -14,24 +14,24 @@ from collections.abc import Callable, Iterator
 
 import torch
 
-from .core.kernel import BETA_MAX  # e^beta overflows a float64 above ~709: log domain beyond
-from .core.sphere import project
-from .core.validate import cosine_threshold, positive_float, sphere_tokens, token_norms, token_tensor
+from .core._kernel import BETA_MAX  # e^beta overflows a float64 above ~709: log domain beyond
+from .core._sphere import project
+from .core._validate import cosine_threshold, positive_float, sphere_tokens, token_norms, token_tensor
 
 CLUSTER_COS = 0.999
 """Default cosine threshold of ``cluster_count``, ``one_cluster`` and ``antipodal_pairs``, and of the sweeps'
-``clusters`` / ``all_within`` observables (``sweeps.observables``): tokens count as one cluster when their
+``clusters`` / ``all_within`` observables (``sweeps._observables``): tokens count as one cluster when their
 cosines exceed 0.999 (angles below ~2.6 degrees), a criterion for tokens that have synchronized."""
 
 FIGURE_CLUSTER_COS = 0.99
 """The cosine threshold of the clusters reported with the paper's figures (THEORY section 6): Figure 1
-(``experiments.figure1``), Figures 2-6 (``experiments.grid``), a ``simulate`` run's ``metrics.csv``
-(``experiments.simulate``), report part 3 (``experiments.beyond.science``, BEYOND section 5) and the two-species
-runs of the architectures part (``experiments.arch_checks``). Looser than
+(``experiments._figure1``), Figures 2-6 (``experiments._grid``), a ``simulate`` run's ``metrics.csv``
+(``experiments._simulate``), report part 3 (``experiments._beyond.science``, BEYOND section 5) and the two-species
+runs of the architectures part (``experiments._architectures.checks``). Looser than
 ``CLUSTER_COS``: the figures count the groups visible after a finite depth, not exact synchronization."""
 
 PROBE_CLUSTER_COS = 0.95
-"""The cosine threshold of the clusters of a pretrained transformer's hidden states (``practice.probe``, THEORY
+"""The cosine threshold of the clusters of a pretrained transformer's hidden states (``practice._probe``, THEORY
 section 7; ``sdeformer probe --threshold``): its 6 blocks leave the tokens of a sentence far from synchronized,
 so a looser criterion than the figures' shows how they group."""
 

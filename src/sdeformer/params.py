@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from math import inf
 from typing import Any
 
-from .core.errors import ConfigError
+from .core._errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -30,14 +30,14 @@ class Param:
     high: float | None = None
     batched: bool = False
     doc: str = ""
-    rule: str = ""  # a check of core.validate that replaces the range (``"FUNCTION"`` or ``"FUNCTION:WHAT"``)
+    rule: str = ""  # a check of core._validate that replaces the range (``"FUNCTION"`` or ``"FUNCTION:WHAT"``)
 
     def check(self, key: str, value: Any) -> Any:
         """``value`` of this parameter's type and range (integral floats taken as ints), or as ``rule`` returns it;
         ConfigError naming ``key`` otherwise."""
         if self.rule:
             name, _, what = self.rule.partition(":")
-            check = getattr(importlib.import_module("sdeformer.core.validate"), name)
+            check = getattr(importlib.import_module("sdeformer.core._validate"), name)
             return check(key, value, what) if what else check(key, value)
         if self.kind in (str, bool):
             if not isinstance(value, self.kind):

@@ -1,7 +1,7 @@
 """Plugins: modules or ``.py`` files whose import registers parts (docs/extending.md, "Using a plugin").
 
 ``load_plugins`` imports them (``--plugin FILE`` on every command); ``loaded_plugins`` lists them for the Dask
-workers (``sweeps.worker.LoadPlugins``); ``entry_point_plugins`` imports the modules of installed packages'
+workers (``sweeps._worker.LoadPlugins``); ``entry_point_plugins`` imports the modules of installed packages'
 ``sdeformer.plugins`` entry points, once per process, at the first registry lookup. No environment variable.
 ``run_time_error`` names the plugin, the part and the call behind an exception raised in a plugin's own code
 while a command runs (the command line prints it as one line, exit 2).
@@ -15,7 +15,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from .core.errors import ConfigError
+from .core._errors import ConfigError
 
 ENTRY_POINTS = "sdeformer.plugins"  # the package entry-point group whose modules every process loads
 _loaded: list[str] = []

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .core.errors import ConfigError
+from .core._errors import ConfigError
 from .params import Param
 from .plugins import entry_point_plugins, load_plugins, loaded_plugins
 
@@ -197,25 +197,25 @@ OBSERVABLES = Registry("observable", "observable", factory="__call__")  # entrie
 
 _N = "sdeformer.noise."
 NOISES.register(
-    "mlp", _N + "mlp:MLPNoise", reads=("activation", "width", "su", "sw", "sampling"), batched=("su", "sw"),
+    "mlp", _N + "_mlp:MLPNoise", reads=("activation", "width", "su", "sw", "sampling"), batched=("su", "sw"),
     random=True, claims=("variance", "one_point", "pair_covariance"), limit="gaussian",
     doc="the paper's fresh random width-m MLP per layer, shared by all tokens (THEORY section 1)",
 )  # fmt: skip
 NOISES.register(
-    "gaussian", _N + "fields:GaussianField", reads=("activation", "su", "sw", "beta"), random=True,
+    "gaussian", _N + "_fields:GaussianField", reads=("activation", "su", "sw", "beta"), random=True,
     claims=("limit", "one_point", "pair_covariance", "replayable"),
     doc="the exact Gaussian limit field with the MLP's kernel kappa (THEORY section 3)",
 )  # fmt: skip
 NOISES.register(
-    "value", _N + "value:ValueNoise", reads=("beta",), random=True, claims=("limit", "one_point", "pair_covariance"),
+    "value", _N + "_value:ValueNoise", reads=("beta",), random=True, claims=("limit", "one_point", "pair_covariance"),
     doc="random value matrices of the attention layer (BEYOND section 2)",
 )  # fmt: skip
 NOISES.register(
-    "heads", _N + "heads:ResampledHeads", reads=("beta",), random=True,
+    "heads", _N + "_heads:ResampledHeads", reads=("beta",), random=True,
     claims=("limit", "one_point", "pair_covariance"), doc="resampled random attention heads (BEYOND section 3)",
 )  # fmt: skip
 NOISES.register(
-    "quadratic", _N + "quadratic:QuadraticForm", random=True, claims=("limit", "one_point", "pair_covariance"),
+    "quadratic", _N + "_quadratic:QuadraticForm", random=True, claims=("limit", "one_point", "pair_covariance"),
     doc="a random symmetric linear layer, a random quadratic form (BEYOND section 4)",
 )  # fmt: skip
 
@@ -226,24 +226,24 @@ def _softmax_batched(cfg: Any) -> tuple[str, ...]:
 
 _A = "sdeformer.attention."
 ATTENTIONS.register(
-    "softmax", _A + "softmax:SoftmaxAttention", reads=("beta", "attention_scale", "causal"),
+    "softmax", _A + "_softmax:SoftmaxAttention", reads=("beta", "attention_scale", "causal"),
     batched=_softmax_batched, causal=True,
     doc="the paper's softmax attention, Q^T K = beta I, V = s I (THEORY section 1)",
 )  # fmt: skip
 ATTENTIONS.register(
-    "off", _A + "softmax:NoAttention", batched=("attention_scale", "beta"),
+    "off", _A + "_softmax:NoAttention", batched=("attention_scale", "beta"),
     doc="no attention: the noise alone",
 )  # fmt: skip
 ATTENTIONS.register(
-    "usa", _A + "variants:UnnormalizedAttention", reads=("beta", "attention_scale", "causal"), causal=True,
+    "usa", _A + "_variants:UnnormalizedAttention", reads=("beta", "attention_scale", "causal"), causal=True,
     doc="unnormalized (USA) attention, weights e^{beta <x_i, x_j>} / N (BEYOND section 5)",
 )  # fmt: skip
 ATTENTIONS.register(
-    "l2", _A + "variants:L2Attention", reads=("beta", "attention_scale", "causal"), causal=True,
+    "l2", _A + "_variants:L2Attention", reads=("beta", "attention_scale", "causal"), causal=True,
     doc="L2 (distance) attention, logits -beta |x_i - x_j|^2 / 2 (BEYOND section 5)",
 )  # fmt: skip
 ATTENTIONS.register(
-    "sinkhorn", _A + "variants:SinkhornAttention", reads=("beta", "attention_scale"),
+    "sinkhorn", _A + "_variants:SinkhornAttention", reads=("beta", "attention_scale"),
     doc="doubly stochastic (Sinkhorn) attention (BEYOND section 5)",
 )  # fmt: skip
 
@@ -254,11 +254,11 @@ def _fixed_beta_scale(cfg: Any) -> None:
 
 
 ATTENTIONS.register(
-    "random", _A + "variants:RandomMatrixAttention", reads=("seed", "causal"), random=True, causal=True,
+    "random", _A + "_variants:RandomMatrixAttention", reads=("seed", "causal"), random=True, causal=True,
     check=_fixed_beta_scale,
     doc="random Q^T K and V drawn once per run (BEYOND section 5)",
 )  # fmt: skip
-_NS = "sdeformer.dynamics.norms.schemes:"  # their parameters (mix:F, ngpt:ALPHA) are checked by from_config
+_NS = "sdeformer.dynamics._norms.schemes:"  # their parameters (mix:F, ngpt:ALPHA) are checked by from_config
 for _name, _cls, _doc in (
     ("post", "PostLN", "Post-LN, LN(x + update) after each sub-step, tokens on the sphere (THEORY 1; the default)"),
     ("pre", "PreLN", "Pre-LN (GPT, LLaMA): x + update of LN(x), the residual stream keeps a radius"),
@@ -270,16 +270,16 @@ for _name, _cls, _doc in (
     NORMS.register(_name, _NS + _cls, reads=("norm", "horizon", "layers"), doc=_doc + " (BEYOND 6)")
 
 
-_S = "sdeformer.dynamics.sde:"
+_S = "sdeformer.dynamics._sde:"
 SOLVERS.register("projected", _S + "ProjectedEulerMaruyama", doc="Euler-Maruyama, then back to the sphere")
 SOLVERS.register("euler", _S + "EulerMaruyama", doc="plain Euler-Maruyama (|X| = 1 in mean only)")
 # BEYOND sections 7-9: ALiBi, graph masks, two species (the config's alibi, mask and cross)
 _MASKED = ("beta", "attention_scale", "causal", "mask", "cross")
 ATTENTIONS.register(
-    "alibi", _A + "alibi:ALiBiAttention", reads=(*_MASKED, "alibi"), batched=("beta", "attention_scale", "alibi"),
+    "alibi", _A + "_alibi:ALiBiAttention", reads=(*_MASKED, "alibi"), batched=("beta", "attention_scale", "alibi"),
     causal=True, doc="ALiBi: softmax logits beta <x_i, x_j> - alibi * distance(i, j), + mask, cross (BEYOND 7)",
 )  # fmt: skip
 ATTENTIONS.register(
-    "graph", _A + "masks:MaskedAttention", reads=_MASKED, batched=("beta", "attention_scale"), causal=True,
+    "graph", _A + "_masks:MaskedAttention", reads=_MASKED, batched=("beta", "attention_scale"), causal=True,
     doc="softmax attention restricted to a graph's neighbours (mask) or to two species (cross) (BEYOND 8-9)",
 )  # fmt: skip

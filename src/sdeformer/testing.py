@@ -32,10 +32,10 @@ import torch
 
 from .config import ModelConfig
 from .contracts import AttentionDrift, NoiseField, OnePoint, PairCovariance, Variance, missing
-from .core.errors import ConfigError
-from .core.rng import Streams
-from .core.sphere import project, tangent
-from .noise.sources import BulkSource
+from .core._errors import ConfigError
+from .core._rng import Streams
+from .core._sphere import project, tangent
+from .noise._sources import BulkSource
 from .registry import ATTENTIONS, NOISES, NORMS
 
 DT = 1e-2  # the step of the one-step checks (the moments are per unit time)

@@ -1,7 +1,7 @@
 """The benchmarks: our engine beside straightforward baselines and this machine's floor, in one run.
 
 Shipped with the package (an application module: the library never imports it); ``sdeformer bench`` and
-``make bench`` run ``sdeformer.bench.run.run_benchmarks``, from a checkout or an installed wheel. Parts (each
+``make bench`` run ``sdeformer.bench._run.run_benchmarks``, from a checkout or an installed wheel. Parts (each
 returns a JSON-able dict, written to ``<out>/<part>.json``):
 
 - ``grid`` (``grid.py``): the paper-scale Figures 2-6 grid (5 MLP choices x 18 panels, N = 64, L = 150,
@@ -21,8 +21,8 @@ returns a JSON-able dict, written to ``<out>/<part>.json``):
   random-batch attention, fp32 vs bf16 MLP.
 - ``precision`` (``precision.py``): the effect of bf16 MLP matmuls on the energies of the paper-scale
   d = 64 panels.
-- ``rng`` (``rng.py``): normals per second of the counter-based streams (``core.counter``) and of the
-  per-generator loop (``core.rng.Streams``) at batch 1 / 32 / 1024 / 8192, against ``torch.randn`` of the same
+- ``rng`` (``rng.py``): normals per second of the counter-based streams (``core._counter``) and of the
+  per-generator loop (``core._rng.Streams``) at batch 1 / 32 / 1024 / 8192, against ``torch.randn`` of the same
   count (the floor).
 
 Every part times its contenders interleaved (A B C, B C A, ...) over ``rounds`` (default 3) with one torch
@@ -30,7 +30,18 @@ thread unless asked, and reports min / median / max, the ratio of two contenders
 load average before each round (``timing.interleaved``, ``timing.ratio``): on a shared machine a single
 timing moves by 10-80x. ``timing.py`` holds the measuring tools (interleaved rounds, spreads, per-round
 ratios, the conditions, peak memory, machine info, sampling and matmul rates). ``sweeps.py`` (run as
-``python -m sdeformer.bench.sweeps``) times the sweep executors the same way.
+``python -m sdeformer.bench._sweeps``) times the sweep executors the same way.
 Speeds are never tested; correctness of each fast path is (tests/test_attention_fast.py,
 tests/test_sampling_shortcut.py, tests/test_perf.py).
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:  # the public names: the one re-export list (lazy_exports loads each on first use)
+    from ._run import PARTS, run_benchmarks
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, __file__)

@@ -1,4 +1,4 @@
-"""GPU readiness (issue 18): the engine (``dynamics.engine.run_group``, one batched run of B configs) at
+"""GPU readiness (issue 18): the engine (``dynamics._engine.run_group``, one batched run of B configs) at
 N = 64 ... 65,536 tokens and B = 1 ... 8,192 runs, float32 and bfloat16, the counter RNG (``rng="counter"``,
 Philox for the whole batch) against the generator loop (``rng="generator"``, one ``torch.Generator`` call per
 run and draw), beside this device's matmul peak (a large fp32 and bf16 matmul) and memory bandwidth (a large
@@ -24,11 +24,11 @@ from pathlib import Path
 import torch
 
 from sdeformer.config import ModelConfig
-from sdeformer.dynamics.engine import run_group
-from sdeformer.io.atomic import atomic_write_text
-from sdeformer.io.formats import write_json
+from sdeformer.dynamics._engine import run_group
+from sdeformer.io._atomic import atomic_write_text
+from sdeformer.io._formats import write_json
 
-from .timing import conditions, machine
+from ._timing import conditions, machine
 
 FULL = {"tokens": (64, 256, 1024, 4096, 16384, 65536), "batches": (1, 8, 64, 512, 4096, 8192), "dim": 64}
 FULL.update(width=2048, extra_layers=2, peak_n=8192, copy_elems=1 << 30)  # m = 2048: THEORY section 6
@@ -36,7 +36,7 @@ TINY = {"tokens": (8, 16), "batches": (1, 4), "dim": 4, "width": 16, "extra_laye
 TINY.update(peak_n=128, copy_elems=1 << 20)
 DTYPES = ("float32", "bfloat16")
 RNGS = ("counter", "generator")
-COUNTER_SCRATCH = 200 * 2**20  # core.counter's chunk buffers on a GPU: 5 x 8 B x 2^22 blocks + 16 MB
+COUNTER_SCRATCH = 200 * 2**20  # core._counter's chunk buffers on a GPU: 5 x 8 B x 2^22 blocks + 16 MB
 SETUP_S_PER_RUN = 2.6e-3  # building and starting one run's config, tokens and loop draws, all timings together
 
 

@@ -16,18 +16,10 @@ from typing import Any
 import typer
 from typer.models import ParameterInfo
 
-from . import (
-    bench,  # noqa: F401  (registers bench)
-    checks,  # noqa: F401  (registers rates, sync-check, lyapunov, phase)
-    model,  # noqa: F401  (registers kernel, simulate)
-    peer,  # noqa: F401  (registers peer)
-    practice,  # noqa: F401  (registers train, probe, report-practice)
-    real,  # noqa: F401  (registers real)
-    reproduce,
-    spde,  # noqa: F401  (registers spde)
-    sweep,  # noqa: F401  (registers sweep: run (default), status, plot)
-)
-from .common import app
+from . import _bench, _checks, _model, _peer, _practice, _real, _reproduce as reproduce, _spde, _sweep
+from ._common import app
+
+__all__ = ["app", "main", "show_all_defaults"]
 
 reproduce.experiment_commands()  # sdeformer NAME for each registered experiment without a command of its own
 
@@ -83,10 +75,10 @@ show_all_defaults()  # at import: ``sdeformer.cli.app`` (tests, ``python -m``) s
 
 def main() -> None:
     """The ``sdeformer`` entry point: the process-wide settings of the application (never of a library call or
-    an import) are made here: the heap keeps freed blocks (``core.memory``), figures draw off screen."""
+    an import) are made here: the heap keeps freed blocks (``core._memory``), figures draw off screen."""
     import os
 
-    from ..core.memory import keep_freed_memory
+    from ..core._memory import keep_freed_memory
 
     keep_freed_memory()
     os.environ.setdefault("MPLBACKEND", "Agg")  # read by matplotlib when (and if) a command imports it

@@ -1,2 +1,27 @@
 """Dynamics: the one time loop (``loop``), the discrete model (THEORY section 1), the limit SDE and its solvers
 (THEORY section 3), couplings, the mean field as particles (THEORY section 4) and the batched engine."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:  # the public names: the one re-export list (lazy_exports loads each on first use)
+    from ._arclength import arclength_flow
+    from ._blocks import batched_fields
+    from ._coupling import depth_coupled, width_coupled
+    from ._discrete import StochasticTransformer
+    from ._engine import run_group, run_sweep, sweep_measure
+    from ._loop import Observer, SaveAt, Trajectory, as_saveat, integrate
+    from ._meanfield import run_clouds, sup_w2_sq
+    from ._norms import NGPT, MixLN, PeriLN, PostLN, PreLN, SqrtScaling
+    from ._norms.limits import mean_cosine
+    from ._norms.moments import Moments, measured_moments, predicted_moments
+    from ._norms.rates import TOLERANCE, clustering_check, predicted_law, radius_check, radius_constant, radius_slope
+    from ._norms.schemes import Normalization, unit
+    from ._sde import NO_FIELD, EulerMaruyama, GeodesicEuler, LimitSDE, ProjectedEulerMaruyama, make_solver, norm_scheme
+    from ._species import SpeciesNoise, TwoSpecies, cross_energy, species_observables
+    from ._step_guard import ATTENTION_LIMIT, NOISE_LIMIT, check_step, step_ratios
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, __file__)

@@ -11,20 +11,24 @@ Each has ``increment`` (the discrete chain), ``variance`` (tr(P C_ii) / (d - 1),
 ``quadrature`` holds the exact two-token answers, ``checks*`` the Monte Carlo checks against them.
 """
 
-from .heads import ResampledHeads
-from .partial import PartialNoise
-from .quadratic import QuadraticForm
-from .scaled import Scaled
-from .sources import Antithetic, BulkSource, PerToken
-from .value import ValueNoise
+from __future__ import annotations
 
-__all__ = [
-    "Antithetic",
-    "BulkSource",
-    "PartialNoise",
-    "PerToken",
-    "QuadraticForm",
-    "ResampledHeads",
-    "Scaled",
-    "ValueNoise",
-]
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:  # the public names: the one re-export list (lazy_exports loads each on first use)
+    from ._covariance import pair_covariance
+    from ._fields import GaussianField, LimitFromNormals, RandomFeatureField
+    from ._gram import GramMLPField
+    from ._heads import ResampledHeads
+    from ._mlp import SAMPLING_MODES, MLPNoise, root_pays
+    from ._partial import PartialNoise
+    from ._quadratic import QuadraticForm, forcing_rate_bound
+    from ._replay import BrownianPath, ReplayedNoise
+    from ._roots import psd_sqrt
+    from ._scaled import Scaled
+    from ._sources import Antithetic, BulkSource, PerToken
+    from ._value import ValueNoise
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, __file__)

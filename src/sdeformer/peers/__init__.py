@@ -12,9 +12,16 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..core.errors import ConfigError
+from .._lazy import lazy_exports
+from ..core._errors import ConfigError
+
+if TYPE_CHECKING:  # the public names: the one re-export list (lazy_exports loads each on first use)
+    from ._published_radius import PublishedRadius
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, __file__)
+
 
 NAMES = ("litm", "dotm", "bruno", "simuformer", "glpr")
 
@@ -23,7 +30,7 @@ def module(name: str) -> ModuleType:
     """The preset module of peer ``name``; ConfigError naming ``peer`` for an unknown one."""
     if name not in NAMES:
         raise ConfigError("peer", name, f"one of {list(NAMES)}")
-    return importlib.import_module(f"{__name__}.{name}")
+    return importlib.import_module(f"{__name__}._{name}")
 
 
 def run(name: str, **options: Any) -> dict:

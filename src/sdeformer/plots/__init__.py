@@ -11,7 +11,21 @@ from typing import TYPE_CHECKING
 
 import matplotlib.pyplot as plt
 
-from ..io.atomic import atomic_write_bytes
+from .._lazy import lazy_exports
+from ..io._atomic import atomic_write_bytes
+
+if TYPE_CHECKING:  # the public names: the one re-export list (lazy_exports loads each on first use)
+    from ._architectures import architecture_figures
+    from ._beyond import write_figures
+    from ._checks import energy_figure, lyapunov_figure, phase_figure, rate_figure, theorem_figures
+    from ._ode import order_figure
+    from ._paper import energy_plot, grid_figure
+    from ._practice import inference_figure, methods_figure, probe_figure
+    from ._real import attention_figure, kernel_figure, share_figure, statistics_figure
+    from ._spde import report_figures, run_figure
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, __file__)
+
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

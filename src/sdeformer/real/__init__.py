@@ -10,20 +10,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from .measure import measure
-    from .write import report_section, run_and_write
+from .._lazy import lazy_exports
 
-__all__ = ["measure", "report_section", "run_and_write"]
+if TYPE_CHECKING:  # the public names: the one re-export list (lazy_exports loads each on first use)
+    from ._attention import fit_attention
+    from ._attention_full import fit_full
+    from ._fitted import fitted_model
+    from ._kernel import held_out, kernel_sums, theory_curve
+    from ._kernel_ci import r2_intervals
+    from ._measure import CONTROLS, analyse, measure, settings, verdict
+    from ._stats import common_share
+    from ._synthetic import PLANTED, recover, simulate
+    from ._write import INTERVALS, report_section, run_and_write, summary
 
-
-def __getattr__(name: str):
-    if name == "measure":
-        from .measure import measure
-
-        return measure
-    if name in ("report_section", "run_and_write"):
-        from . import write
-
-        return getattr(write, name)
-    raise AttributeError(name)
+__all__, __getattr__, __dir__ = lazy_exports(__name__, __file__)

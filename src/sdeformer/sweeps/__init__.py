@@ -13,27 +13,23 @@ executors, one atomic part per job.
 
 from __future__ import annotations
 
-from .executors import DaskExecutor, LocalExecutor, make_executor
-from .jobs import Job, run_jobs
-from .points import Run, expand, point_hash, run_seed
-from .runner import run, status
-from .spec import Spec, load_spec, parse_spec
-from .table import read
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "DaskExecutor",
-    "Job",
-    "LocalExecutor",
-    "Run",
-    "Spec",
-    "expand",
-    "load_spec",
-    "make_executor",
-    "parse_spec",
-    "point_hash",
-    "read",
-    "run",
-    "run_jobs",
-    "run_seed",
-    "status",
-]
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:  # the public names: the one re-export list (lazy_exports loads each on first use)
+    from ._executors import TASKS_PER_CALL, DaskExecutor, LocalExecutor, make_executor, tasks_per_call
+    from ._jobs import Job, run_jobs
+    from ._labelled import open_sweep
+    from ._limits import MAX_RUNS
+    from ._lock import LOCK_FILE, writer
+    from ._observables import evaluate, parse_observables
+    from ._plot import plot, value_labels
+    from ._points import Run, expand, point_hash, record_layers, run_seed, save_every
+    from ._runner import load_saved_spec, plan, run, status
+    from ._spec import DEFAULT_BATCH, SPEC_KEYS, Spec, load_spec, parse_spec
+    from ._table import CONFIG_TYPES, read
+    from ._task import execute
+    from ._values import Grid
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, __file__)

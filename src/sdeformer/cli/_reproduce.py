@@ -1,0 +1,84 @@
+"""The ``reproduce`` command: the paper's Table 1 and Figures 1-6 and the theorem checks in one report (THEORY 6)."""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+
+from ..experiments._registry import EXPERIMENTS
+from ._common import app, cli_errors, job_executor
+
+# the choices: the groups, then every registered experiment (torch-free: ``--help`` stays fast)
+Part = enum.Enum("Part", {n: n for n in [*EXPERIMENTS.groups(), *EXPERIMENTS.names()]}, type=str)  # type: ignore[misc]
+_GROUPS = "; ".join(f"{g} = {', '.join(names)}" for g, names in EXPERIMENTS.groups().items())
+_HELP = f"a group ({_GROUPS}) or one experiment: " + "; ".join(f"{e.name}: {e.doc}" for e in EXPERIMENTS)
+
+
+@app.command()
+@cli_errors
+def reproduce(
+    part: Part = typer.Argument("all", help=_HELP),  # type: ignore[valid-type]
+    out: Path = typer.Option(Path("results"), help="output folder (cached parts are reused: resumable)"),
+    seed: int = typer.Option(0, help="seed of the simulated runs"),
+    quick: bool = typer.Option(False, help="smaller theorem checks (the paper's figures keep their scale)"),
+    executor: str = typer.Option("local", help="local (this process) or dask (the grid's groups of panels on workers)"),
+    workers: int = typer.Option(2, help="worker processes of the local Dask cluster (one thread each)"),
+    scheduler: str | None = typer.Option(None, help="address of an existing Dask scheduler (implies dask)"),
+    force: bool = typer.Option(False, help="write into a folder that holds another seed's reproduction"),
+) -> None:
+    """Run registered experiments into OUT/index.html: the paper's Table 1 and Figures 1-6 and the theorem checks
+    by default.
+    Damaged cached parts are moved into a damaged/ folder beside them, recomputed and listed at the end."""
+    _run(part.value, out, seed, quick, job_executor("dask" if scheduler else executor, workers, scheduler), force)
+
+
+def _run(part: str, out: Path, seed: int, quick: bool, jobs: Any, force: bool, settings: dict | None = None) -> None:
+    """Run ``part`` into ``out`` on the executor context ``jobs`` (its closing line says where the report went, in
+    the wall time of its header); print the damaged parts kept."""
+    from ..core._validate import seed as check_seed
+    from ..experiments._reproduce import reproduce as run
+    from ..io._damage import damaged_files
+    from ..io._progress import clock_start
+
+    check_seed("seed", seed)  # before the folder is claimed for it
+    with jobs as ex:  # its closing line gives the wall time since the command started, as the report's header
+        run(part, out, seed=seed, quick=quick, executor=ex, force=force, settings=settings, started=clock_start())
+    console = Console(stderr=True)
+    for kept in damaged_files(out):
+        console.print(
+            f"damaged part kept for inspection (its result was recomputed): {kept}", highlight=False, soft_wrap=True
+        )
+
+
+def experiment_commands() -> list[str]:
+    """``sdeformer NAME`` for every registered experiment that has no command of its own (``spde`` and ``real``
+    have theirs): the experiment alone into ``--out``'s report, as ``sdeformer reproduce NAME``. Called once all
+    command modules are imported (``cli/__init__``); returns the names added."""
+    taken = {c.name or (c.callback.__name__ if c.callback else "") for c in app.registered_commands}
+    added = [e.name for e in EXPERIMENTS if e.name not in taken]
+    for name in added:
+        app.command(name, help=f"{EXPERIMENTS[name].doc} (as sdeformer reproduce {name})")(_experiment_command(name))
+    return added
+
+
+def _experiment_command(name: str):
+    def command(
+        out: Path = typer.Option(Path("results"), help="output folder (cached parts are reused: resumable)"),
+        seed: int = typer.Option(0, help="seed of the simulated runs"),
+        quick: bool = typer.Option(False, help="smaller sizes where the experiment has them"),
+        force: bool = typer.Option(False, help="write into a folder that holds another seed's reproduction"),
+        setting: list[str] | None = typer.Option(
+            None, "--set", metavar="NAME=VALUE", help="a setting the experiment declares (repeatable)"
+        ),
+    ) -> None:
+        from ..core._config_files import parse_assignments
+
+        given = parse_assignments(setting or (), "set", dotted=False)
+        _run(name, out, seed, quick, job_executor("local", 2, None), force, given)
+
+    command.__name__ = name
+    return cli_errors(command)

@@ -1,0 +1,92 @@
+"""The parts of one generic layer named by a ``ModelConfig``, built from the registries (``registry``).
+
+``x_i <- LN(LN(x_i + dt D_i(X)) + xi_i)`` (THEORY section 1; BEYOND section 0): ``cfg.noise`` names the field
+xi in ``registry.NOISES``, ``cfg.share`` = rho its sharing fraction (BEYOND section 1; rho = 1 builds the field
+itself, so the numbers are those of the common noise), ``cfg.attention`` the drift D in
+``registry.ATTENTIONS`` (``cfg.causal`` a causal mask), ``cfg.norm`` where the layer normalizes around the two
+(``registry.NORMS``, BEYOND section 6; Post-LN as written). ``config.ModelConfig.build`` builds one run;
+``engine.build_batched`` a batch of runs, with the fields of ``batched_fields`` as ``(G,)`` tensors. ``cfg.solver``
+names an SDE scheme (``registry.SOLVERS``): ``model`` then builds that solver of the limit SDE (THEORY section 3),
+with the noise replaced by the limit field its registry entry declares (``noise_entry``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import torch
+
+from ..core._errors import ConfigError
+from ..noise._partial import PartialNoise
+from ..registry import ATTENTIONS, NOISES, NORMS, SOLVERS, Entry, Params
+from ._species import species_noise
+
+
+def noise_entry(cfg: Any) -> Entry:
+    """The registry entry of ``cfg``'s noise: ``cfg.noise``, or for an SDE scheme (``cfg.solver``) the limit
+    field it declares (``Entry.limit``; THEORY section 3: the MLP's is the Gaussian field of its kernel)."""
+    entry = NOISES[cfg.noise]
+    return NOISES[entry.limit] if cfg.solver and entry.limit else entry
+
+
+def check_solver(cfg: Any) -> None:
+    """Raise ConfigError (naming ``solver``) unless ``cfg.solver`` is a registered scheme whose needs the parts
+    meet: a noise with a limit variance (the Ito correction of THEORY section 3)."""
+    SOLVERS[cfg.solver]  # ConfigError for an unknown name
+    entry = noise_entry(cfg)
+    if cfg.mlp and "limit" not in entry.claims:
+        raise ConfigError("solver", cfg.solver, f"needs a noise with a limit field; {cfg.noise!r} declares none")
+
+
+def model(cfg: Any, noise: Any, attention: Any) -> Any:
+    """The model of ``cfg`` from its built parts: the discrete ``StochasticTransformer`` (THEORY section 1), or
+    the solver ``cfg.solver`` of the limit SDE with ``cfg.layers`` steps (THEORY section 3)."""
+    from ._discrete import StochasticTransformer
+    from ._sde import LimitSDE, make_solver
+
+    if not cfg.solver:
+        return StochasticTransformer(cfg.layers, cfg.horizon, noise=noise, attention=attention, norm=norm(cfg))
+    return make_solver(LimitSDE(noise, attention, norm(cfg)), cfg.layers, cfg.horizon, cfg.solver)
+
+
+def batched_fields(cfg: Any) -> tuple[str, ...]:
+    """The config fields that may differ within one batched run of ``cfg``'s kind (the rest form its group):
+    the seed, and every field that a part declares batched unless the other part reads it unbatched."""
+    noise, attention = noise_entry(cfg), ATTENTIONS[cfg.attention]
+    fields: list[str] = ["seed"]
+    for part, other in ((noise, attention), (attention, noise)):
+        fields += [f for f in part.batched_fields(cfg) if f not in other.reads or f in other.batched_fields(cfg)]
+    for kind, part in (("noise", noise), ("attention", attention)):  # the parts' own batched parameters
+        fields += [f"{kind}.{p.name}" for p in part.params if p.batched]
+    return tuple(dict.fromkeys(fields))
+
+
+def noise_field(cfg: Any, overrides: Mapping[str, Any] | None = None, **options: Any) -> Any:
+    """The noise field of ``cfg`` (None when ``cfg.mlp`` is off): the registered part, partly shared where
+    ``share`` < 1 (BEYOND 2), split per species where ``cross_noise`` is "own" (BEYOND 9); ``overrides``: values
+    replacing the config's (e.g. ``(G,)`` tensors of a batched run); ``options`` go to the part (e.g. the MLP's
+    fast paths)."""
+    if not cfg.mlp:
+        return None
+    entry = noise_entry(cfg)
+    field = NOISES.build(
+        entry.name, Params(cfg, overrides, kind="noise", **(options if entry.name == cfg.noise else {}))
+    )
+    return species_noise(cfg, field if cfg.share == 1.0 else PartialNoise(field, cfg.share))
+
+
+def attention(cfg: Any, overrides: Mapping[str, Any] | None = None, seeds: Sequence[int] | None = None) -> Any:
+    """The attention drift of ``cfg``; ``overrides`` as in ``noise_field``; ``seeds``: the runs' config seeds of
+    a batch (random attention draws one Q^T K, V per run)."""
+    return ATTENTIONS.build(cfg.attention, Params(cfg, overrides, seeds=seeds, kind="attention"))
+
+
+def column(configs: Sequence[Any], name: str, dtype: torch.dtype) -> torch.Tensor:
+    """One config field (or a part's own parameter ``KIND.NAME``) over a batch of configs as a ``(G,)`` tensor."""
+    return torch.tensor([c.value(name) for c in configs], dtype=dtype)
+
+
+def norm(cfg: Any) -> Any:
+    """The normalization scheme of ``cfg`` (``registry.NORMS``: ``NAME`` or ``NAME:PARAMETER``; BEYOND section 6)."""
+    return NORMS.build(cfg.norm.partition(":")[0], Params(cfg, kind="norm"))

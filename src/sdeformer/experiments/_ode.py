@@ -1,0 +1,163 @@
+"""The noise-free limit: the discrete model without noise against the limit ODE (THEORY section 3 with k = 0).
+
+With the noise off, the layer x <- LN(x + dt Attn(x)) of THEORY section 1 is a first-order scheme for the ODE
+dx/dt = P_x Attn(x): its error at the horizon T is O(dt). The experiment runs the discrete model of one config
+(``mlp: false``) at depths L = L0, 2 L0, ..., and the ODE from the same config (``solver: projected``, noise
+None) at ``REFERENCE`` x the largest depth as the reference, and fits the slope of log error against log dt.
+The check holds when the slope lies in [1 - SLOPE_TOL, 1 + SLOPE_TOL]; its power: the discrete model with the
+attention off by 10 % and 20 % (``attention_scale`` 1.1, 1.2) against the same ODE plateaus (slope near 0)
+and is rejected.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from ..config import ModelConfig
+from ..io._report import Figure, Section, Table
+from ..params import Param
+from ._registry import Context
+from ._results import Result, read_cached_json, write_cached_json
+
+SLOPE_TOL = 0.15  # the fitted order must be 1 within this (the reference's own O(dt_ref) error biases it < 0.05)
+REFERENCE = 16  # the ODE reference takes this many times the largest depth's steps
+WRONG = (1.1, 1.2)  # the wrong models: the attention scaled by these factors
+FIGURE = "ode_order.png"
+
+
+@dataclass(frozen=True)
+class OdeSettings:
+    """The config's sizes and the depths (doubling from ``first``, ``depths`` of them), for 4 initial states."""
+
+    tokens: int = 16
+    dim: int = 4
+    beta: float = 1.0
+    horizon: float = 5.0
+    first: int = 16
+    depths: int = 6
+    starts: int = 4
+
+    @classmethod
+    def quick(cls) -> OdeSettings:
+        return cls(tokens=8, dim=3, first=32, depths=4)
+
+    def config(self, layers: int, **changes: object) -> ModelConfig:
+        base = dict(tokens=self.tokens, dim=self.dim, beta=self.beta, horizon=self.horizon, mlp=False)
+        return ModelConfig(**base, layers=layers, dtype="float64", **changes)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class OdeResult(Result):
+    """Per depth L: dt and the largest token error at T against the ODE reference, for the model and for each
+    wrong model; the fitted slopes and the verdicts."""
+
+    layers: list[int]
+    dt: list[float]
+    error: list[float]
+    wrong_errors: dict[str, list[float]]
+    slope: float
+    wrong_slopes: dict[str, float]
+    holds: bool
+    smallest_error_caught: float | None
+    figure: str = FIGURE
+
+
+def _slope(dt: list[float], error: list[float]) -> float:
+    return float(np.polyfit(np.log(dt), np.log(error), 1)[0])
+
+
+def _accepts(slope: float) -> bool:
+    return abs(slope - 1.0) <= SLOPE_TOL
+
+
+def run(settings: OdeSettings, advance=lambda _n: None) -> OdeResult:
+    """The experiment (module docstring): ``advance(1)`` after each depth."""
+    layers = [settings.first * 2**k for k in range(settings.depths)]
+    x0 = torch.stack([settings.config(1, seed=s).initial_tokens() for s in range(settings.starts)])  # (B, N, d)
+    reference = settings.config(REFERENCE * layers[-1], solver="projected").build().run(x0, saveat=10**9).final
+    errors: dict[float, list[float]] = {1.0: [], **{w: [] for w in WRONG}}
+    for L in layers:
+        for factor in errors:
+            final = settings.config(L, attention_scale=factor).build().run(x0, saveat=L).final  # (B, N, d)
+            errors[factor].append(float((final - reference).norm(dim=-1).max()))
+        advance(1)
+    dt = [settings.horizon / L for L in layers]
+    slope = _slope(dt, errors[1.0])
+    wrong = {f"attention x{w:g}": _slope(dt, errors[w]) for w in WRONG}
+    caught = [w - 1 for w, s in zip(WRONG, wrong.values()) if not _accepts(s)]
+    return OdeResult(
+        layers, dt, errors[1.0], {f"attention x{w:g}": errors[w] for w in WRONG}, slope, wrong, _accepts(slope),
+        round(min(caught), 6) if caught else None,
+    )  # fmt: skip
+
+
+SETTINGS = (
+    Param("tokens", int, OdeSettings.tokens, low=2, doc="N tokens"),
+    Param("dim", int, OdeSettings.dim, low=2, doc="d, token dimension"),
+    Param("beta", float, OdeSettings.beta, low=1e-6, high=700.0, doc="Q^T K = beta I"),
+    Param("horizon", float, OdeSettings.horizon, low=1e-6, doc="T"),
+    Param("first", int, OdeSettings.first, low=2, doc="the smallest depth L0"),
+    Param("depths", int, OdeSettings.depths, low=3, high=12, doc="depths L0, 2 L0, ... (the fit needs 3)"),
+    Param("starts", int, OdeSettings.starts, low=1, doc="initial states"),
+)
+"""The experiment's declared settings (``sdeformer ode --set NAME=VALUE``); defaults: the report's size."""
+
+
+def run_and_write(
+    out: Path, quick: bool = False, advance=lambda _n: None, changes: dict[str, object] | None = None
+) -> OdeResult:
+    """``run`` at the report's (or the quick) size with ``changes`` (declared settings, ``SETTINGS``), cached in
+    ``out/ode.json`` for its settings."""
+    base = OdeSettings.quick() if quick else OdeSettings()
+    settings = dataclasses.replace(base, **(changes or {}))  # type: ignore[arg-type]
+    path = Path(out) / "ode.json"
+    cached = read_cached_json(path, settings.__dict__)
+    if cached is not None:
+        cached.pop("config_hash")
+        return OdeResult(**cached)
+    result = run(settings, advance)
+    write_cached_json(path, settings.__dict__, result)
+    return result
+
+
+def section(result: OdeResult, folder: str = "ode") -> Section:
+    verdict = "holds" if result.holds else "fails"
+    caught = "none of" if result.smallest_error_caught is None else f"{result.smallest_error_caught:.0%} and above of"
+    rows = [
+        [L, dt, e, *(w[i] for w in result.wrong_errors.values())]
+        for i, (L, dt, e) in enumerate(zip(result.layers, result.dt, result.error))
+    ]
+    return Section(
+        "The noise-free limit: discrete model against the ODE",
+        [
+            "With the noise off the layer x <- LN(x + dt Attn(x)) is a first-order scheme for dx/dt = P_x Attn(x) "
+            f"(THEORY section 3 with k = 0). Fitted order {result.slope:.3f} (expected 1 within {SLOPE_TOL}): "
+            f"{verdict}. Power: the check rejects {caught} the attention errors tried "
+            + ", ".join(f"{k} (order {v:.2f})" for k, v in result.wrong_slopes.items())
+            + ".",
+        ],
+        [
+            Table(
+                ["L", "dt", "error", *result.wrong_errors],
+                rows,
+                "largest token error at T against the ODE",
+                from_runs=True,
+                exact=dict.fromkeys(["dt", "error", *result.wrong_errors], "a deterministic (noise-free) run"),
+            )
+        ],
+        [Figure(Path(folder) / result.figure, "log-log error at T against dt, with the fitted order")],
+    )
+
+
+def report(ctx: Context) -> list[Section]:
+    """The registered experiment: computed into ``OUT/ode``, drawn, one section."""
+    from ..plots._ode import order_figure
+
+    result = run_and_write(ctx.out / "ode", quick=ctx.quick, advance=ctx.advance, changes=ctx.settings)
+    order_figure(result, ctx.out / "ode" / result.figure)
+    return [section(result)]

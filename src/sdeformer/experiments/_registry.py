@@ -1,0 +1,175 @@
+"""The experiment registry (``sdf.EXPERIMENTS``): every experiment of the report as one registered entry.
+
+An entry names the experiment, the function that runs it into a report folder (``"module:function"``, so that
+this module, the command line and ``--help`` import no torch), its one-line doc, the stage line printed when
+it starts, the groups it belongs to (``all``, ``paper``, ``report``) and its cost in progress units. From the
+registry come ``sdeformer reproduce NAME`` (its choices and help), the groups, the progress bars and the
+report's sections (in registration order), and the API table of the experiments.
+
+An entry may declare the experiment's settings (``params``: ``"module:NAME"`` of a tuple of ``params.Param``s,
+imported when used, e.g. the ODE check's tokens and depths); ``sdeformer NAME --set NAME=VALUE`` checks a value
+against its declaration and hands it to the run function as ``ctx.settings`` (part of the experiment's cache
+key, so other settings never reuse a result).
+
+The run function takes a ``Context`` and returns the report's ``Section``s (with their figures drawn): it runs
+the experiment's computation (cached and resumable in its folder), has ``sdeformer.plots`` draw the result,
+and builds the sections from it. A new experiment is one module with such a function, its plot function, its
+test and one ``register`` line below.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..core._errors import ConfigError
+from ..params import Param
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a run function gets: the report folder, the seed, the quick size, a ``sweeps`` executor (None: this
+    process), the progress callback ``advance(n)`` of the experiment's bar, the stage printer and the name the
+    user asked for (an experiment or a group)."""
+
+    out: Path
+    seed: int = 0
+    quick: bool = False
+    executor: Any = None
+    advance: Callable[[int], None] = field(default=lambda _n: None)
+    stage: Callable[[str], None] = field(default=lambda _text: None)
+    requested: str = ""
+    settings: dict[str, Any] = field(default_factory=dict)  # declared settings given (``Experiment.params``)
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One registered experiment (module docstring). ``units(seed, quick)``: its progress units (0: no bar)."""
+
+    name: str
+    target: str
+    doc: str
+    stage: str
+    groups: tuple[str, ...] = ()
+    units: Callable[[int, bool], int] = field(default=lambda _seed, _quick: 0)
+    params: str = ""
+
+    def declared(self) -> tuple[Param, ...]:
+        """The settings the experiment declares (none without ``params``)."""
+        module, _, attr = self.params.partition(":")
+        return getattr(importlib.import_module(module), attr) if self.params else ()
+
+    def settings(self, given: dict[str, Any]) -> dict[str, Any]:
+        """``given`` settings checked against the declared ones (type and range); ConfigError naming an undeclared
+        or bad one."""
+        declared = {p.name: p for p in self.declared()}
+        for name in given:
+            if name not in declared:
+                raise ConfigError("set", name, f"not a setting of {self.name}; its settings: {sorted(declared)}")
+        return {name: declared[name].check(name, value) for name, value in given.items()}
+
+    def run(self, ctx: Context) -> list[Any]:
+        """The experiment's report sections, computed into ``ctx.out``."""
+        module, _, attr = self.target.partition(":")
+        return getattr(importlib.import_module(module), attr)(ctx)
+
+
+class ExperimentRegistry:
+    """Named experiments in report order, and the groups they form."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, Experiment] = {}
+
+    def register(self, experiment: Experiment) -> Experiment:
+        if experiment.name in self.entries or experiment.name in self.groups():
+            raise ConfigError("experiment name", experiment.name, f"already taken: {self.names()}")
+        self.entries[experiment.name] = experiment
+        return experiment
+
+    def names(self) -> list[str]:
+        return list(self.entries)
+
+    def groups(self) -> dict[str, tuple[str, ...]]:
+        """Group name -> its experiments, in report order."""
+        out: dict[str, list[str]] = {}
+        for e in self.entries.values():
+            for g in e.groups:
+                out.setdefault(g, []).append(e.name)
+        return {g: tuple(names) for g, names in out.items()}
+
+    def select(self, name: str) -> list[Experiment]:
+        """The experiments of a group, or the one named; ConfigError for an unknown name."""
+        groups = self.groups()
+        if name in groups:
+            return [self.entries[n] for n in groups[name]]
+        if name in self.entries:
+            return [self.entries[name]]
+        raise ConfigError("part", name, f"one of {[*groups, *self.entries]}")
+
+    def __getitem__(self, name: str) -> Experiment:
+        if name not in self.entries:
+            raise ConfigError("experiment", name, f"one of {self.names()}")
+        return self.entries[name]
+
+    def __iter__(self) -> Iterator[Experiment]:
+        return iter(list(self.entries.values()))
+
+    def table(self) -> list[dict[str, str]]:
+        """One row per experiment (name, groups, doc): the API page and ``reproduce --help``."""
+        return [{"name": e.name, "groups": ", ".join(e.groups), "doc": e.doc} for e in self]
+
+
+def _paper_units(part: str) -> Callable[[int, bool], int]:
+    def units(seed: int, _quick: bool) -> int:
+        from . import _steps as steps
+
+        return steps.paper_units(part, seed)
+
+    return units
+
+
+EXPERIMENTS = ExperimentRegistry()
+_S = "sdeformer.experiments._steps:"
+_PAPER, _ALL, _REPORT = ("all", "paper", "report"), ("all", "report"), ("report",)
+EXPERIMENTS.register(
+    Experiment("table1", _S + "table1", "Table 1: the kernel constants (THEORY section 2)", "Table 1: kernel constants",
+               _PAPER)
+)  # fmt: skip
+EXPERIMENTS.register(
+    Experiment("figure1", _S + "figure1", "Figure 1: relu and tanh, 2000 layers each (THEORY section 6)",
+               "Figure 1: relu and tanh, 2000 layers each (or their cached parts)", _PAPER, _paper_units("figure1"))
+)  # fmt: skip
+EXPERIMENTS.register(
+    Experiment("grid", _S + "grid", "Figures 2-6: the grid of panels (THEORY section 6)",
+               "Figures 2-6: the grid of panels", _PAPER, _paper_units("grid"))
+)  # fmt: skip
+EXPERIMENTS.register(
+    Experiment("theorems", _S + "theorems", "the theorem checks: rates, synchronization, Lyapunov, phase",
+               "part 2: theorem checks", _ALL, lambda _s, _q: 11)
+)  # fmt: skip
+EXPERIMENTS.register(
+    Experiment("spde", _S + "spde", "the SPDE solved as a density: solver checks (docs/spde.md)",
+               "the SPDE as a density: solver checks against the linear theory and the particles", _REPORT)
+)  # fmt: skip
+EXPERIMENTS.register(
+    Experiment("beyond", _S + "beyond", "part 3: the stochastic-transformer family (docs/beyond.md)",
+               "part 3: beyond the paper")
+)  # fmt: skip
+EXPERIMENTS.register(
+    Experiment("architectures", _S + "architectures",
+               "part 4: normalization, ALiBi, graph masks, two species (docs/beyond.md sections 6-9)",
+               "part 4: the architectures people build (normalization, ALiBi, graph masks, two species)")
+)  # fmt: skip
+EXPERIMENTS.register(
+    Experiment("real", _S + "real", "a pretrained transformer (all-MiniLM-L6-v2) against the theory (docs/real.md)",
+               "a real transformer: measuring all-MiniLM-L6-v2's token dynamics")
+)  # fmt: skip
+EXPERIMENTS.register(
+    Experiment("ode", "sdeformer.experiments._ode:report",
+               "the noise-free limit ODE against the discrete model: first order in the layer step (THEORY 3)",
+               "the noise-free limit: discrete model against the ODE", (), lambda _s, quick: 4 if quick else 6,
+               "sdeformer.experiments._ode:SETTINGS")
+)  # fmt: skip

@@ -1,0 +1,136 @@
+"""lost-in-the-middle (arXiv 2605.09213; borjanG/2026-lost-in-the-middle): the recency threshold t_crit of the
+retrieval profile of causal ALiBi attention on the circle (BEYOND section 7; ``attention._retrieval``).
+
+The peer's ``generate_u_shape_numerology_data.py`` writes t_crit(beta) at beta = 0.1 j, j = 1..48 (lambda = 1,
+M = 8, n_max = 20) as ``beta t_crit`` rows (6 and 12 decimals) and prints it at beta = 1, 2, 3. Its time is the
+paper's kernel unit (weights normalized over positions only); sdeformer's softmax attention is slower by
+beta I_0(beta) (``retrieval.mode_rates``), so both are reported. Its lambda is the ALiBi bias per unit of
+rescaled position, N times sdeformer's per-token ``alibi`` slope (``retrieval.paper_lambda``).
+
+``part="particles"``: its ``generate_alibi_particle_circle_dynamics.py``: N = 64 angles from its "clusters" start
+(seed 17: four clusters at 0.1 pi .. 1.9 pi, spread 0.075), weights over positions only, strictly causal, token 0
+fixed (``attention._alibi.PositionalALiBiAttention``), beta = 1, lambda = 1, T = 10, dt = 0.0025; the peer steps
+RK4 in the angles, sdeformer the noise-free limit ODE by the angle-Euler (geodesic) step
+(``dynamics._sde.GeodesicEuler``; ``scheme="projected"``: LN(x + dt v)). Statistic: the angles in [0, 2 pi) at the
+peer's snapshot times t = 0.2 k, k = 0..50 (``(51, N)``).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import torch
+from scipy.special import ive
+
+from ..attention._alibi import PositionalALiBiAttention
+from ..attention._retrieval import threshold
+from ..core._errors import ConfigError
+from ..dynamics._loop import SaveAt
+from ..dynamics._sde import GeodesicEuler, LimitSDE, make_solver
+from ..io._atomic import atomic_write_bytes
+from . import cells
+
+CURVE = [0.1 * j for j in range(1, 49)]  # the peer's threshold curve grid
+FILE = "u_shape_numerology_lambda1_tcrit.dat"
+PARTICLES = {"tokens": 64, "beta": 1.0, "lam": 1.0, "horizon": 10.0, "dt": 0.0025, "seed": 17}
+SNAPSHOTS = 51  # t = 0.2 k
+
+
+def clusters_start(tokens: int, seed: int) -> np.ndarray:
+    """The peer's "clusters" start ``(N,)``: four groups of consecutive tokens at 0.1 pi .. 1.9 pi, each angle
+    plus N(0, 0.075^2) from numpy's ``default_rng(seed)``, taken mod 2 pi."""
+    labels = np.repeat(np.arange(4), math.ceil(tokens / 4))[:tokens]
+    centers = np.linspace(0.1, 1.9, 4) * math.pi
+    return np.mod(centers[labels] + np.random.default_rng(seed).normal(0.0, 0.075, size=tokens), 2 * math.pi)
+
+
+def particles(beta: float = 1.0, scheme: str = "geodesic") -> dict:
+    """The peer's particle run; the angles at its snapshot times ``(51, N)`` and the final ones."""
+    p = PARTICLES
+    theta = torch.tensor(clusters_start(p["tokens"], p["seed"]))
+    x0 = torch.stack([theta.cos(), theta.sin()], -1)  # (N, 2)
+    steps = round(p["horizon"] / p["dt"])
+    sde = LimitSDE(None, PositionalALiBiAttention(beta, p["lam"]))
+    solver = GeodesicEuler(sde, steps, p["horizon"]) if scheme == "geodesic" else make_solver(sde, steps, p["horizon"])
+    every = steps // (SNAPSHOTS - 1)
+    x = solver.run(x0, saveat=SaveAt(every=every)).x  # (51, N, 2)
+    angles = torch.remainder(torch.atan2(x[..., 1], x[..., 0]), 2 * math.pi)
+    return {"times": [0.2 * k for k in range(SNAPSHOTS)], "angles": angles.tolist(), "scheme": scheme}
+
+
+def run(
+    beta=(1.0, 2.0, 3.0),
+    lam: float = 1.0,
+    m: float = 8.0,
+    n_max: int = 20,
+    tokens: int = 64,
+    part: str = "threshold",
+    scheme: str = "geodesic",
+) -> dict:
+    """t_crit at each ``beta`` in the paper's time and in sdeformer's softmax time, the peer's curve, and the
+    ALiBi slope per token (sdeformer's ``alibi``) of the peer's ``lam`` at ``tokens`` positions; ``part=
+    "particles"``: the particle run (``particles``, its beta: the first of ``beta``, else 1)."""
+    if part == "particles":
+        if scheme not in ("geodesic", "projected"):
+            raise ConfigError("scheme", scheme, "geodesic or projected")
+        first = float(np.atleast_1d(beta)[0]) if beta is not None else PARTICLES["beta"]
+        return {"peer": "litm", "part": part, "beta": first, **particles(first, scheme)}
+    if part != "threshold":
+        raise ConfigError("part", part, "threshold or particles")
+    betas = [float(b) for b in np.atleast_1d(beta)]
+    rows = [
+        {
+            "beta": b,
+            "t_crit_paper": threshold(b, lam, m, n_max, kernel="paper"),
+            "t_crit_softmax": threshold(b, lam, m, n_max, kernel="softmax"),
+            "time_ratio": b * float(ive(0, b)) * float(np.exp(b)),
+        }
+        for b in betas
+    ]
+    curve = [[b, threshold(b, lam, m, n_max, kernel="paper")] for b in CURVE]
+    return {
+        "peer": "litm",
+        "settings": {"lam": lam, "M": m, "n_max": n_max, "tokens": tokens},
+        "t_crit": rows,
+        "curve": curve,
+        "alibi_slope_per_token": lam / tokens,
+    }
+
+
+def write(result: dict, folder: Path) -> list[Path]:
+    """The peer's ``u_shape_numerology_lambda1_tcrit.dat`` layout; particles: ``angles.npy`` ``(51, N)``."""
+    if result.get("part") == "particles":
+        return [atomic_write_bytes(folder / "angles.npy", _npy(np.asarray(result["angles"])))]
+    path = folder / FILE
+    path.write_text("beta t_crit\n" + "".join(f"{b:.6f} {t:.12f}\n" for b, t in result["curve"]), encoding="ascii")
+    return [path]
+
+
+def _npy(a: np.ndarray) -> bytes:
+    import io
+
+    buffer = io.BytesIO()
+    np.save(buffer, a)
+    return buffer.getvalue()
+
+
+PARTICLE_TOL = 1e-4  # rad: the angle-Euler step against the peer's RK4 at its dt (first order, 3e-6 measured)
+
+
+def compare(result: dict, path: Path) -> dict:
+    """Cells (beta, t_crit per row) equal to the peer's printed digits (half a unit in the 12th decimal);
+    particles: the peer's ``history`` ``(steps + 1, N)`` (a .npy saved from its ``simulate``) at the snapshot
+    times, angles equal within ``PARTICLE_TOL`` on the circle."""
+    if result.get("part") == "particles":
+        history = np.load(path)
+        every = (history.shape[0] - 1) // (SNAPSHOTS - 1)
+        theirs = history[::every][:SNAPSHOTS]
+        gap = np.abs(np.angle(np.exp(1j * (np.asarray(result["angles"]) - theirs))))  # on the circle
+        return cells(gap, np.zeros_like(gap), PARTICLE_TOL)
+    lines = path.read_text(encoding="ascii").split("\n")
+    if not lines or lines[0].split() != ["beta", "t_crit"]:
+        raise ConfigError("compare", str(path), "the peer's 'beta t_crit' table")
+    theirs = [[float(v) for v in line.split()] for line in lines[1:] if line.strip()]
+    return cells(result["curve"], theirs, 5e-13 + 1e-15)

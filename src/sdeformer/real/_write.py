@@ -1,0 +1,160 @@
+"""The measurement's files and report section (DESIGN: one folder per settings, written atomically).
+
+``run_and_write(out, ...)`` claims ``out`` for the settings (``io._claims.claim_run_folder``), reuses a finished
+``real.json`` there (resume) or measures and writes it, then draws the figures; ``report_section(result, out)``
+returns the report's ``Section`` list (THEORY sections 1, 2 and 5; BEYOND section 1).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..io._checksums import checksum_path
+from ..io._claims import RUN_MARKER, claim_run_folder
+from ..io._damage import recover
+from ..io._formats import read_json, write_json
+from ..io._report import Figure, Section, Table
+from . import _load as load
+from ._measure import measure, settings
+
+RECORD = "real.json"
+SUMMARY_KEYS = (
+    "mean_cos",
+    "common_share",
+    "attention_beta",
+    "attention_explained",
+    "kernel_r2_theory",
+    "kernel_r2_independent",
+)
+
+
+def claim(out: Path, cfg: dict, force: bool = False) -> bool:
+    """Tie ``out`` to the settings ``cfg``: True when it already belongs to them."""
+    return claim_run_folder(out, {"command": "real", **cfg}, force=force)
+
+
+def run_and_write(
+    out: str | Path,
+    model: str | Path = load.MINILM,
+    text: str | Path | None = None,
+    sentences: int = 256,
+    *,
+    controls: tuple[str, ...] = ("trained", "shuffled", "untrained"),
+    seed: int = 0,
+    force: bool = False,
+    progress=None,
+    figures: bool = True,
+    loaded: tuple[Any, Any] | None = None,
+) -> dict[str, Any]:
+    """The record of ``measure`` written to ``out/real.json`` (reused when ``out`` already holds it for these
+    settings), with the figures of ``report_section`` when ``figures``; ``loaded``: a preloaded (tokenizer, model).
+    ConfigError on bad input; a measurement that fails leaves ``out`` as it was (its new claim removed)."""
+    out = Path(out)
+    cfg = {**settings(str(model), None if text is None else str(text), sentences, seed), "controls": list(controls)}
+    existed, held = out.exists(), _held(out)
+    record = recover(out / RECORD, read_json) if claim(out, cfg, force) else None  # damaged: moved aside, redone
+    if record is None:
+        try:
+            record = measure(model, text, sentences, controls=controls, seed=seed, progress=progress, loaded=loaded)
+        except BaseException:
+            _unclaim(out, existed, held)
+            raise
+        write_json(out / RECORD, record, checksum=True)
+    if figures:
+        report_section(record, out)
+    return record
+
+
+def _held(out: Path) -> dict[Path, bytes | None]:
+    """The bytes of ``out``'s run marker and of its checksum before ``claim`` (None: absent)."""
+    paths = (out / RUN_MARKER, checksum_path(out / RUN_MARKER))
+    return {p: p.read_bytes() if p.is_file() else None for p in paths}
+
+
+def _unclaim(out: Path, existed: bool, held: dict[Path, bytes | None]) -> None:
+    """Put ``out``'s run marker and its checksum back as they were before ``claim`` (and remove the folders that
+    ``claim`` created)."""
+    for path, data in held.items():
+        if data is None:
+            path.unlink(missing_ok=True)
+        else:
+            path.write_bytes(data)
+    for folder in (checksum_path(out / RUN_MARKER).parent, *(() if existed else (out,))):
+        if folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
+
+
+INTERVALS = (  # [low, high] lists (95 %, resampling sentences) beside the per-block values
+    "attention_beta",
+    "attention_explained",
+    "kernel_r2_theory",
+    "kernel_r2_independent",
+    "kernel_r2_partial",
+)
+
+
+def summary(record: dict) -> dict[str, Any]:
+    """The names other tools rely on (each with its ``*_interval``), plus the settings, the full ``Q^T K`` fit and
+    the verdict."""
+    keys = (*SUMMARY_KEYS, "kernel_r2_partial", "attention_scale", "kernel_share", "common_share_interval")
+    extra = {k: record[k] for k in ("settings", "model_type", "dim", "layers", "sentences", "tokens", "note")}
+    out = {**{k: record[k] for k in keys}, **{f"{k}_interval": record[f"{k}_interval"] for k in INTERVALS}}
+    cos = record["statistics"]["mean_cos"]
+    out["mean_cos_interval"] = [cos["low"], cos["high"]]
+    if "attention_full" in record:
+        out["attention_full"] = record["attention_full"]
+    return {**out, **extra, "verdict": record["verdict"]}
+
+
+def _row(name: str, values: list, interval: list | None = None) -> list:
+    if interval is None:
+        return [name, *[round(v, 4) if isinstance(v, float) else v for v in values]]
+    return [name, *[f"{v:.4g} [{lo:.4g}, {hi:.4g}]" for v, lo, hi in zip(values, *interval, strict=True)]]
+
+
+def report_section(result: dict, out: str | Path) -> list[Section]:
+    """The report's sections for a ``measure`` record, the figures drawn into ``out`` (PNG)."""
+    from ..plots._real import attention_figure, kernel_figure, share_figure, statistics_figure
+
+    out = Path(out)
+    layers = int(result["layers"])
+    figs = [
+        Figure(statistics_figure(result, out / "real_statistics.png"), "per-layer statistics, real vs controls"),
+        Figure(kernel_figure(result, out / "real_kernel.png"), "C_l(c) vs kappa(c)/kappa(1) vs independent noise"),
+        Figure(share_figure(result, out / "real_share.png"), "common share rho_l of the MLP output per layer"),
+        Figure(
+            attention_figure(result, out / "real_attention.png"),
+            "explained fraction of the attention's tangent output by the fitted Q^T K = beta_l I, V = s_l I (all "
+            "sentences, and held out) and by a full d x d Q^T K (held out), per block, 95 % bands",
+        ),
+    ]
+    columns = ["quantity", *[f"layer {k + 1}" for k in range(layers)]]
+    rows = [_row(k, result[k], result.get(f"{k}_interval")) for k in SUMMARY_KEYS if k != "mean_cos"]
+    full = result.get("attention_full")
+    if full is not None:
+        rows.append(_row("attention_explained, full Q^T K (held out)", full["explained"], full["explained_interval"]))
+        rows.append(
+            _row("attention_explained, beta I (held out)", full["beta_explained"], full["beta_explained_interval"])
+        )
+    rows.append(_row("lambda_bar (fitted kernel)", result["verdict"]["lambda_bar"]))
+    law = result["variance_law"]
+    text = [
+        f"model {result['settings']['model']} ({result['model_type']}, d = {result['dim']}, {layers} blocks), "
+        f"{result['sentences']} sentences, {result['tokens']} tokens; {result['note']}.",
+        f"mean cosine per layer (embeddings first): {[round(v, 3) for v in result['mean_cos']]}; slope per layer "
+        f"{result['verdict']['mean_cos_slope']:.4f}.",
+        f"residual variance law v_l = alpha exp(lambda l): alpha = {law['alpha']:.4g}, lambda = {law['lambda']:.4g} "
+        f"[{law['lambda_interval'][0]:.4g}, {law['lambda_interval'][1]:.4g}].",
+    ]
+    for name, row in result.get("fitted", {}).get("statistics", {}).items():
+        text.append(
+            f"fitted stochastic transformer vs real, {name}: largest gap {row['distance']:.3g} real half-intervals "
+            f"(at layer {row['worst_layer']})."
+        )
+    for name, part in result.get("controls", {}).items():
+        text.append(
+            f"control {name}: mean_cos {[round(v, 3) for v in part['mean_cos']]}, common share "
+            f"{[round(v, 3) for v in part['common_share']]}, variance-law lambda {part['variance_law']['lambda']:.4g}."
+        )
+    return [Section("Real transformer vs the theory", text, [Table(columns, rows, "per block")], figs)]

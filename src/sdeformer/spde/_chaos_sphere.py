@@ -1,0 +1,132 @@
+"""Propagation of chaos in W_2 on the 2-sphere (THEORY section 5: ``E sup_t W_2^2(mu^N_t, mu_t) <= C_T r_d(N)``,
+ambient d = 3 < 4 so ``r_d(N) = N^-1/2``; docs/spde.md section 9).
+
+The sphere has no quantile form, so W_2 (geodesic cost ``arccos(<x, y>)^2``) is computed by POT's exact solver
+(``ot.emd2``, network simplex; an optional dependency, the ``theory`` extra) between the particles (mass 1/N
+each) and the density as K weighted atoms: the points y_j of a spherical Fibonacci lattice (cells of equal area
+4 pi / K) with masses ``rho(y_j) 4 pi / K`` (the few negative values the cut at degree L leaves set to 0, then
+renormalised). That replaces the density by a discrete measure; its own distance to the density is the
+approximation error (a quantisation error ~ 1 / K), estimated by ``grid_error``: W_2^2 between the atoms of K
+and 4 K points. The
+particles: i.i.d. draws of the von Mises-Fisher start and deterministic quasi-Monte Carlo points (a spherical
+Fibonacci lattice pushed through the law's inverse CDF), driven with the density by one set of Brownian
+coefficients, as on the circle (``spde._chaos``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+from ._chaos import Chaos
+from ._fields import mlp_noise
+from ._initial import von_mises_fisher
+from ._solver import DensitySolver
+
+GOLDEN = (1 + math.sqrt(5)) / 2
+MAX_ITER = 10**7  # network simplex iterations (the default 1e5 stops short at a few thousand atoms)
+
+
+def _ot():
+    try:
+        import ot
+    except ImportError as err:  # pragma: no cover - the optional extra
+        raise ImportError("W_2 on the sphere needs POT: pip install 'sdeformer[theory]'") from err
+    return ot
+
+
+def density_atoms(solver: DensitySolver, c: torch.Tensor, atoms: int) -> tuple[np.ndarray, np.ndarray]:
+    """The density of coefficients ``c`` ``(..., P)`` as ``atoms`` atoms: the Fibonacci lattice ``(K, 3)`` and
+    masses ``(..., K)`` proportional to rho there (negatives set to 0, each row summing to 1)."""
+    points = torch.from_numpy(qmc_vmf(atoms, 0.0))
+    rho = solver.basis.synthesize(c, points.expand(*c.shape[:-1], *points.shape)).clamp(min=0.0).numpy()
+    return points.numpy(), rho / rho.sum(-1, keepdims=True)
+
+
+def geodesic_cost(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Squared great-circle distances ``(n, m)`` between unit vectors ``x`` ``(n, 3)`` and ``y`` ``(m, 3)``."""
+    return np.arccos(np.clip(x @ y.T, -1.0, 1.0)) ** 2
+
+
+def w2_sphere(x: np.ndarray, y: np.ndarray, a: np.ndarray | None = None, b: np.ndarray | None = None) -> float:
+    """Exact W_2^2 with the geodesic cost between the discrete measures ``sum a_i delta_{x_i}`` and
+    ``sum b_j delta_{y_j}`` (uniform masses when not given)."""
+    a = np.full(x.shape[0], 1.0 / x.shape[0]) if a is None else a
+    b = np.full(y.shape[0], 1.0 / y.shape[0]) if b is None else b
+    cost = _ot().emd2(a, b / b.sum() * a.sum(), geodesic_cost(x, y), numItermax=MAX_ITER)
+    return float(np.asarray(cost))
+
+
+def vmf_points(u: np.ndarray, phi: np.ndarray, concentration: float) -> np.ndarray:
+    """Points of the von Mises-Fisher law about e_1 from uniforms ``u`` (inverse CDF of ``<e_1, x>``) and
+    azimuths ``phi`` (same shape): ``(..., 3)``."""
+    k = concentration
+    w = 2 * u - 1 if k == 0 else 1 + np.log(math.exp(-2 * k) + u * -math.expm1(-2 * k)) / k
+    s = np.sqrt(np.clip(1 - w * w, 0.0, None))
+    return np.stack([w, s * np.cos(phi), s * np.sin(phi)], -1)
+
+
+def qmc_vmf(n: int, concentration: float) -> np.ndarray:
+    """The deterministic quasi-Monte Carlo points of the law: a spherical Fibonacci lattice (levels
+    (k + 1/2) / n, azimuths 2 pi k / golden ratio) through ``vmf_points``, ``(n, 3)``."""
+    k = np.arange(n)
+    return vmf_points((k + 0.5) / n, 2 * math.pi * np.mod(k / GOLDEN, 1.0), concentration)
+
+
+def chaos_w2_sphere(
+    solver: DensitySolver,
+    sizes: Sequence[int],
+    runs: int,
+    *,
+    seed: int = 0,
+    saves: int = 2,
+    concentration: float = 1.0,
+    atoms: int = 4,
+) -> Chaos:
+    """i.i.d. and QMC clouds of every size from the von Mises-Fisher law, driven with the density by ``solver``
+    over ``runs`` noise paths (one batch); exact W_2^2 against the density's grid measure at ``saves`` + 1
+    equally spaced times; the density as ``atoms`` x the largest N atoms (``density_atoms``)."""
+    if solver.dim != 3:
+        raise ValueError("chaos_w2_sphere: the density solver must be on the 2-sphere (dim 3)")
+    c0 = von_mises_fisher(solver.basis, concentration)
+    rng = np.random.default_rng(seed)
+    clouds: list[torch.Tensor] = []
+    for n in sizes:
+        iid = vmf_points(rng.random((runs, n)), 2 * math.pi * rng.random((runs, n)), concentration)
+        qmc = np.broadcast_to(qmc_vmf(n, concentration), (runs, n, 3))
+        clouds += [torch.from_numpy(np.ascontiguousarray(iid)), torch.from_numpy(np.ascontiguousarray(qmc))]
+    traj = solver.run(
+        c0.expand(runs, -1).clone(), seed=seed, saveat=max(1, solver.steps // saves), particles=tuple(clouds)
+    )
+    points, mass = density_atoms(solver, traj.x[0], atoms * max(sizes))  # (K, 3), (S, runs, K)
+    w2 = np.zeros((2, len(sizes), mass.shape[0], runs))
+    for j, cloud in enumerate(traj.x[1:]):
+        for s in range(mass.shape[0]):
+            for r in range(runs):
+                w2[j % 2, j // 2, s, r] = w2_sphere(cloud[s, r].numpy(), points, b=mass[s, r])
+    return Chaos(tuple(int(n) for n in sizes), ("iid", "qmc"), traj.t.numpy(), w2, dim=3)
+
+
+def grid_error(solver: DensitySolver, c: torch.Tensor, atoms: int) -> float:
+    """W_2^2 between the atoms of the density ``c`` ``(P,)`` on ``atoms`` and 4 x ``atoms`` points: the size of
+    the approximation of the density by its atoms."""
+    coarse, fine = (density_atoms(solver, c, k) for k in (atoms, 4 * atoms))
+    return w2_sphere(coarse[0], fine[0], coarse[1], fine[1])
+
+
+def sphere_table(sizes: Sequence[int] = (100, 300, 1000), runs: int = 32, seed: int = 0, atoms: int = 4) -> dict:
+    """The measurement of docs/spde.md section 9 on the sphere: softmax beta = 2, ReLU noise (sU = sW = 0.5,
+    degree 2) at amplitude 0.3, density degree 16, 20 steps to T = 0.3, von Mises-Fisher start (concentration 1),
+    W_2^2 at t = 0, T/2, T over ``runs`` noise paths: ``w2`` (the rows of ``Chaos.rows``, with their fitted
+    ``slope``) and ``grid_error`` (the atoms' quantisation error at the start for ``atoms`` N / 4 and ``atoms`` N
+    points, N the largest size: about 1 / K)."""
+    field = mlp_noise(3, "relu", 0.5, 0.5, modes=2, scale=0.3)
+    solver = DensitySolver(field, 16, 20, 0.3, beta=2.0)
+    c0 = von_mises_fisher(solver.basis, 1.0)
+    top = atoms * max(sizes) // 4
+    errors = {top // 4: grid_error(solver, c0, top // 4), top: grid_error(solver, c0, top)}
+    chaos = chaos_w2_sphere(solver, sizes, runs, seed=seed, saves=2, atoms=atoms)
+    return {"w2": chaos.rows(), "grid_error": errors, "atoms": atoms * max(sizes)}

@@ -1,0 +1,170 @@
+"""One task of a sweep: a batch of compatible runs as one batched tensor program, written as one Parquet part.
+
+The same function runs in the driver (local executor) and on Dask workers. The runs of a task share a
+``sweep.group_key``, so ``sweep.run_group`` simulates them as one ``StochasticTransformer`` run of batch shape
+``(G,)`` (THEORY section 1) with one random stream per run. If the batched run raises, each run is retried
+alone so that only the failing ones get ``status=error`` rows; runs whose recorded tokens are not finite are
+errors too (no NaN leaves silently).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ..config import ModelConfig
+from ..core._threads import torch_threads
+from ..dynamics import _engine as engine
+from ..plugins import run_time_error
+from ._observables import SweepObservable, evaluate
+from ._points import Run
+from ._table import CONFIG_TYPES, write_part
+
+MAX_MESSAGE = 500
+AUTO_TASK_BYTES = 256 << 20  # ``batch: auto``: one task's working set (per-run time is flat from 16 runs up)
+AUTO_MAX_BATCH = 256
+
+
+@dataclass(frozen=True)
+class Task:
+    """Runs that share a group key. ``id`` hashes their keys: the same runs give the same part name."""
+
+    id: str
+    runs: tuple[Run, ...]
+    device: str = "cpu"  # where the runs are simulated (the spec's ``device``)
+
+
+def batch_size(batch: int | str, cfg: ModelConfig) -> int:
+    """Runs per task: ``batch``, or for ``"auto"`` as many runs of ``cfg`` as fit in ``AUTO_TASK_BYTES``
+    (``simulate.memory_estimate`` per run; between 1 and ``AUTO_MAX_BATCH``). Measured on the noise phase
+    sweep's runs (N = 32, m = 2048): 11.8 / 9.7 / 9.3 / 9.2 ms per run at 4 / 16 / 48 / 96 runs per task (d = 8),
+    21.6 / 19.1 / 18.8 / 19.0 ms (d = 64): past ~16 runs a task gains nothing, so the budget only bounds memory."""
+    if batch != "auto":
+        return int(batch)
+    from ..experiments._simulate import memory_estimate
+
+    return max(1, min(AUTO_MAX_BATCH, AUTO_TASK_BYTES // memory_estimate(cfg)))
+
+
+def make_tasks(runs: Sequence[Run], batch: int | str, device: str = "cpu") -> list[Task]:
+    """Cut runs into tasks of at most ``batch_size(batch, ...)`` runs that share a group key, in first-appearance
+    order."""
+    groups: dict[tuple, list[Run]] = {}
+    for run in runs:
+        groups.setdefault(engine.group_key(run.config), []).append(run)
+    tasks = []
+    for members in groups.values():
+        size = batch_size(batch, members[0].config)
+        for i in range(0, len(members), size):
+            chunk = tuple(members[i : i + size])
+            digest = hashlib.sha256(repr([r.key for r in chunk]).encode()).hexdigest()[:16]
+            tasks.append(Task(digest, chunk, device))
+    return tasks
+
+
+def _message(exc: BaseException) -> str:
+    """One line for the table's ``error`` column; for an error in a plugin's own code, the plugin, part and call."""
+    named = run_time_error(exc)
+    text = str(named) if named else f"{type(exc).__name__}: {exc}".splitlines()[0] if str(exc) else type(exc).__name__
+    return text[:MAX_MESSAGE]
+
+
+def _batched(configs: Sequence[ModelConfig], device: str) -> list[tuple[list[int], torch.Tensor]]:
+    """(saved layers, states ``(S, N, d)`` on the CPU) per config of one batched run on ``device``
+    (``run_group``: one Trajectory ``(S, G, N, d)``)."""
+    result = engine.run_group(configs, device)
+    layers, x = result.steps.tolist(), result.x.cpu()
+    return [(layers, x[:, k]) for k in range(len(configs))]
+
+
+def _simulate(runs: Sequence[Run], device: str = "cpu") -> list[Any]:
+    """(saved layers, states) or the exception, per run: batched first, each run alone if the batch raises."""
+    configs = [r.config for r in runs]
+    try:
+        return list(_batched(configs, device))
+    except Exception as exc:
+        if len(configs) == 1:
+            return [exc]
+    out: list[Any] = []
+    for c in configs:
+        try:
+            out.append(_batched([c], device)[0])
+        except Exception as exc:
+            out.append(exc)
+    return out
+
+
+def _recorded(run: Run, result: Any) -> Any:
+    """The recorded states ``(S, N, d)`` of one run, or the exception that replaces them."""
+    if isinstance(result, BaseException):
+        return result
+    saved, states = result
+    x = states[[saved.index(k) for k in run.layers]]  # (S, N, d)
+    if not torch.isfinite(x).all():
+        bad = [k for k, xs in zip(run.layers, x) if not torch.isfinite(xs).all()]
+        return FloatingPointError(f"non-finite tokens (NaN or inf) at layer {bad[0]}")
+    return x
+
+
+def execute(task: Task, out: str | Path, observables: Sequence[SweepObservable], threads: int | None = 1) -> dict:
+    """Simulate a task, compute its observables and write its part. Returns a summary: counts, ``wall_s`` (the
+    simulation and observables, as in the table) and ``total_s`` (with the table rows and the part written)."""
+    observables = tuple(observables)
+    params = [k for k, _ in task.runs[0].config.params]  # the parts' own parameters: one float column each
+    columns = [o.column for o in observables]
+    start = time.perf_counter()
+    with torch_threads(threads):
+        states = [_recorded(r, res) for r, res in zip(task.runs, _simulate(task.runs, task.device))]
+        ok = [i for i, s in enumerate(states) if not isinstance(s, BaseException)]
+        values: dict[str, Any] = {}
+        if ok:
+            x = torch.stack([states[i] for i in ok], dim=1)  # (S, G_ok, N, d)
+            beta = torch.tensor([task.runs[i].config.beta for i in ok])  # (G_ok,)
+            values = {c: v.numpy() for c, v in evaluate(observables, x, beta).items()}  # (S, G_ok)
+    wall = time.perf_counter() - start
+    rows: dict[str, list[Any]] = {
+        name: []
+        for name in [
+            "config_hash",
+            "replicate",
+            *CONFIG_TYPES,
+            "layer",
+            "t",
+            *columns,
+            *params,
+            "status",
+            "error",
+            "wall_s",
+            "task",
+        ]
+    }
+    position = {i: j for j, i in enumerate(ok)}
+    for i, run in enumerate(task.runs):
+        cfg = dataclasses.asdict(run.config)  # every field (to_dict leaves out some at their defaults)
+        failed = isinstance(states[i], BaseException)
+        for s, k in enumerate(run.layers):
+            rows["config_hash"].append(run.config_hash)
+            rows["replicate"].append(run.replicate)
+            for name in CONFIG_TYPES:
+                rows[name].append(cfg[name])
+            rows["layer"].append(k)
+            rows["t"].append(k * (run.config.horizon / run.config.layers))
+            for c in columns:
+                rows[c].append(float("nan") if failed else float(values[c][s, position[i]]))
+            for key, value in run.config.params:
+                rows[key].append(float(value))
+            rows["status"].append("error" if failed else "done")
+            rows["error"].append(_message(states[i]) if failed else None)
+            rows["wall_s"].append(wall / len(task.runs))
+            rows["task"].append(task.id)
+    write_part(out, task.id, rows, [*columns, *params])
+    errors = len(task.runs) - len(ok)
+    total = time.perf_counter() - start
+    return {"task": task.id, "runs": len(task.runs), "done": len(ok), "error": errors, "wall_s": wall, "total_s": total}
