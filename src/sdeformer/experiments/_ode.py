@@ -108,13 +108,23 @@ SETTINGS = (
 """The experiment's declared settings (``sdeformer ode --set NAME=VALUE``); defaults: the report's size."""
 
 
+def settings_for(quick: bool, changes: dict[str, object] | None = None) -> OdeSettings:
+    """The report's (or the quick) size with ``changes`` (declared settings, ``SETTINGS``)."""
+    base = OdeSettings.quick() if quick else OdeSettings()
+    return dataclasses.replace(base, **(changes or {}))  # type: ignore[arg-type]
+
+
+def units(_seed: int, quick: bool, changes: dict[str, object]) -> int:
+    """Progress units: one per depth (``run`` advances once per depth)."""
+    return settings_for(quick, changes).depths
+
+
 def run_and_write(
     out: Path, quick: bool = False, advance=lambda _n: None, changes: dict[str, object] | None = None
 ) -> OdeResult:
     """``run`` at the report's (or the quick) size with ``changes`` (declared settings, ``SETTINGS``), cached in
     ``out/ode.json`` for its settings."""
-    base = OdeSettings.quick() if quick else OdeSettings()
-    settings = dataclasses.replace(base, **(changes or {}))  # type: ignore[arg-type]
+    settings = settings_for(quick, changes)
     path = Path(out) / "ode.json"
     cached = read_cached_json(path, settings.__dict__)
     if cached is not None:

@@ -47,14 +47,15 @@ class Context:
 
 @dataclass(frozen=True)
 class Experiment:
-    """One registered experiment (module docstring). ``units(seed, quick)``: its progress units (0: no bar)."""
+    """One registered experiment (module docstring). ``units(seed, quick, settings)``: its progress units (0: no
+    bar) for the declared ``settings`` given (``Experiment.settings``)."""
 
     name: str
     target: str
     doc: str
     stage: str
     groups: tuple[str, ...] = ()
-    units: Callable[[int, bool], int] = field(default=lambda _seed, _quick: 0)
+    units: Callable[[int, bool, dict[str, Any]], int] = field(default=lambda _seed, _quick, _settings: 0)
     params: str = ""
 
     def declared(self) -> tuple[Param, ...]:
@@ -122,13 +123,19 @@ class ExperimentRegistry:
         return [{"name": e.name, "groups": ", ".join(e.groups), "doc": e.doc} for e in self]
 
 
-def _paper_units(part: str) -> Callable[[int, bool], int]:
-    def units(seed: int, _quick: bool) -> int:
+def _paper_units(part: str) -> Callable[[int, bool, dict[str, Any]], int]:
+    def units(seed: int, _quick: bool, _settings: dict[str, Any]) -> int:
         from . import _steps as steps
 
         return steps.paper_units(part, seed)
 
     return units
+
+
+def _ode_units(seed: int, quick: bool, settings: dict[str, Any]) -> int:
+    from ._ode import units
+
+    return units(seed, quick, settings)
 
 
 EXPERIMENTS = ExperimentRegistry()
@@ -148,7 +155,7 @@ EXPERIMENTS.register(
 )  # fmt: skip
 EXPERIMENTS.register(
     Experiment("theorems", _S + "theorems", "the theorem checks: rates, synchronization, Lyapunov, phase",
-               "part 2: theorem checks", _ALL, lambda _s, _q: 11)
+               "part 2: theorem checks", _ALL, lambda _s, _q, _g: 11)
 )  # fmt: skip
 EXPERIMENTS.register(
     Experiment("spde", _S + "spde", "the SPDE solved as a density: solver checks (docs/spde.md)",
@@ -170,6 +177,6 @@ EXPERIMENTS.register(
 EXPERIMENTS.register(
     Experiment("ode", "sdeformer.experiments._ode:report",
                "the noise-free limit ODE against the discrete model: first order in the layer step (THEORY 3)",
-               "the noise-free limit: discrete model against the ODE", (), lambda _s, quick: 4 if quick else 6,
+               "the noise-free limit: discrete model against the ODE", (), _ode_units,
                "sdeformer.experiments._ode:SETTINGS")
 )  # fmt: skip
