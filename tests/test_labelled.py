@@ -73,3 +73,29 @@ def test_a_tuple_state_keeps_every_part():
     traj = sdf.Trajectory(x, torch.tensor([0, 1]), torch.tensor([0.0, 0.5]))
     ds = traj.to_xarray()
     assert set(ds.data_vars) == {"x", "x1"} and ds["x1"].shape == (2, 3, 1)
+
+
+def test_every_batch_api_returns_runs_that_label_as_one_dataset(tmp_path):
+    """``sweep_measure`` and ``run_jobs`` return the same ``Runs`` as ``run_sweep``: one entry per run in the input
+    order, labelled by its config or job key, ``to_xarray()`` with dim ``run``."""
+    from sdeformer.dynamics._engine import run_sweep, sweep_measure
+    from sdeformer.sweeps import Job, run_jobs
+
+    base = sdf.ModelConfig(tokens=4, dim=3, layers=4, width=16, dtype="float64")
+    configs = [base.replace(beta=b) for b in (1.0, 2.0, 3.0)]
+    energy = sweep_measure(configs, lambda traj: {"e": sdf.interaction_energy(traj.x[-1], 1.0)})
+    ds = energy.to_xarray()
+    assert ds["e"].dims == ("run",) and ds["beta"].values.tolist() == [1.0, 2.0, 3.0]
+    for k, traj in enumerate(run_sweep(configs)):  # the numbers of the runs, in the input order
+        assert float(ds["e"][k]) == pytest.approx(float(sdf.interaction_energy(traj.x[-1], 1.0)), rel=1e-12)
+    assert energy.stack()["e"].shape == (3,)
+    parts = run_jobs([Job(_ramp, {"stop": 3, "shift": s}, {"n": 3, "shift": s}) for s in (0, 1)], tmp_path)
+    jd = parts.to_xarray()
+    assert jd["a"].dims == ("run", "a_0") and jd["shift"].values.tolist() == [0, 1] and jd.attrs["n"] == 3
+    np.testing.assert_array_equal(jd["a"].values, [[0, 1, 2], [1, 2, 3]])
+    with pytest.raises(ValueError, match="'a' has another shape"):
+        type(parts)([{"a": np.zeros(2)}, {"a": np.zeros(3)}], [{}, {}]).to_xarray()
+
+
+def _ramp(stop: int, shift: int) -> dict[str, np.ndarray]:
+    return {"a": np.arange(stop) + shift}

@@ -70,7 +70,7 @@ def _ours(configs: list[ModelConfig], timing: dict) -> torch.Tensor:
         timing["test_s"] = timing.get("test_s", 0.0) + clock[-1] - mid
         return {"inside": inside}
 
-    inside = sweep_measure(configs, one_cluster)["inside"]  # (G, S)
+    inside = sweep_measure(configs, one_cluster).stack()["inside"]  # (G, S)
     betas = len({c.beta for c in configs})  # configs are beta-major: (beta, run)
     return inside.reshape(betas, len(configs) // betas, -1).mean(1).T
 

@@ -13,6 +13,7 @@ if TYPE_CHECKING:  # the public names: the one re-export list (lazy_exports load
     from ._coupling import depth_coupled, width_coupled
     from ._discrete import StochasticTransformer
     from ._engine import run_group, run_sweep, sweep_measure
+    from ._labels import Runs
     from ._loop import Observer, SaveAt, Trajectory, as_saveat, integrate
     from ._meanfield import run_clouds, sup_w2_sq
     from ._norms import NGPT, MixLN, PeriLN, PostLN, PreLN, SqrtScaling

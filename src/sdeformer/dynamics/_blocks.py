@@ -32,8 +32,10 @@ def noise_entry(cfg: Any) -> Entry:
 
 def check_solver(cfg: Any) -> None:
     """Raise ConfigError (naming ``solver``) unless ``cfg.solver`` is a registered scheme whose needs the parts
-    meet: a noise with a limit variance (the Ito correction of THEORY section 3)."""
-    SOLVERS[cfg.solver]  # ConfigError for an unknown name
+    meet: its entry's ``check``, and a noise with a limit variance (the Ito correction of THEORY section 3)."""
+    scheme = SOLVERS[cfg.solver]  # ConfigError for an unknown name
+    if scheme.check is not None:
+        scheme.check(cfg)
     entry = noise_entry(cfg)
     if cfg.mlp and "limit" not in entry.claims:
         raise ConfigError("solver", cfg.solver, f"needs a noise with a limit field; {cfg.noise!r} declares none")

@@ -16,7 +16,6 @@ from __future__ import annotations
 import functools
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
 
 import torch
 
@@ -25,7 +24,7 @@ from ..core._errors import ConfigError
 from ..core._rng import make_streams
 from ..core._threads import warn_threads
 from . import _blocks as blocks
-from ._labels import runs_dataset
+from ._labels import Runs
 from ._loop import TokenDynamics, Trajectory
 
 BATCHED_FIELDS = ("su", "sw", "attention_scale", "beta", "seed")  # the most a group may vary (MLP noise, softmax)
@@ -95,19 +94,6 @@ def _groups(
         yield idx, run_group([configs[i] for i in idx], device, tick, **mlp_options)
 
 
-class Runs(list):
-    """The result of ``run_sweep``: one ``Trajectory`` per config, in the input order (a list), with the configs
-    (``configs``); ``to_xarray()`` labels them as one ``xarray.Dataset`` (dims time x run x token x dim, the
-    config values that differ as coordinates along ``run``: ``labels.runs_dataset``)."""
-
-    def __init__(self, trajectories: Sequence[Trajectory], configs: Sequence[ModelConfig]):
-        super().__init__(trajectories)
-        self.configs = tuple(configs)
-
-    def to_xarray(self) -> Any:
-        return runs_dataset(self, [c.to_dict() for c in self.configs])
-
-
 def run_sweep(
     configs: Sequence[ModelConfig],
     device: str | torch.device = "cpu",
@@ -122,7 +108,7 @@ def run_sweep(
     for idx, traj in _groups(configs, device, progress, mlp_options):
         for k, i in enumerate(idx):
             out[i] = Trajectory(traj.x[:, k], traj.steps, traj.t, traj.stats)
-    return Runs(out, configs)  # type: ignore[arg-type]
+    return Runs(out, [c.to_dict() for c in configs])
 
 
 def sweep_measure(
@@ -131,14 +117,13 @@ def sweep_measure(
     device: str | torch.device = "cpu",
     progress: Callable[[int], None] | None = None,
     **mlp_options,
-) -> dict[str, torch.Tensor]:
+) -> Runs:
     """Run configs grouped as in ``run_sweep``; ``measure`` maps a batched Trajectory (``x``: (S, G, N, d)) to
-    tensors ``(G, ...)``, and each comes back as ``(len(configs), ...)`` in the input order (every group's
-    measurements must share their trailing shapes)."""
-    order: list[int] = []
-    parts: list[dict[str, torch.Tensor]] = []
+    tensors ``(G, ...)``. One mapping of tensors per config comes back, in the input order, labelled by its
+    config (``Runs``: ``stack()`` gives each name as ``(len(configs), ...)``, ``to_xarray()`` one Dataset)."""
+    out: list[dict[str, torch.Tensor] | None] = [None] * len(configs)
     for idx, traj in _groups(configs, device, progress, mlp_options):
-        order += idx
-        parts.append(measure(traj))
-    inverse = torch.argsort(torch.tensor(order))
-    return {key: torch.cat([p[key] for p in parts])[inverse] for key in parts[0]}
+        measured = measure(traj)
+        for k, i in enumerate(idx):
+            out[i] = {key: value[k] for key, value in measured.items()}
+    return Runs(out, [c.to_dict() for c in configs])

@@ -1,4 +1,6 @@
-"""Labelled results: a run's saved states as an ``xarray.Dataset`` (docs/design.md, "Results and caching").
+"""Labelled results: a run's saved states as an ``xarray.Dataset`` (docs/design.md, "Results and caching"), and
+``Runs``, the one result type of every batch API (``engine.run_sweep``, ``engine.sweep_measure``,
+``sweeps.run_jobs``; a sweep folder opens as the same kind of Dataset with ``sweeps.open_sweep``).
 
 xarray is the ecosystem's convention for labelled N-d results (NetCDF or Zarr on disk); it is imported only
 when a result is converted, so the library does not need it.
@@ -46,13 +48,25 @@ def trajectory_dataset(traj: Any, config: Mapping[str, Any] | None = None) -> An
     return xr.Dataset(data, coords=coords, attrs={k: float(v) for k, v in traj.stats.items()})
 
 
+def _label_runs(ds: Any, labels: Sequence[Mapping[str, Any]]) -> Any:
+    """``ds`` with the scalar label values that differ between runs as coordinates along ``run`` and those the
+    runs share as attributes."""
+    import numpy as np
+
+    keys = [k for k in labels[0] if all(k in c for c in labels)]
+    scalar = [k for k in keys if all(isinstance(c[k], (int, float, str, bool)) for c in labels)]
+    varying = [k for k in scalar if len({c[k] for c in labels}) > 1]
+    ds = ds.assign_coords({k: ("run", np.array([c[k] for c in labels])) for k in varying})
+    shared = {k: int(labels[0][k]) if isinstance(labels[0][k], bool) else labels[0][k] for k in scalar}
+    ds.attrs.update({k: v for k, v in shared.items() if k not in varying and k not in ds.dims})
+    return ds
+
+
 def runs_dataset(trajectories: Sequence[Any], configs: Sequence[Mapping[str, Any]]) -> Any:
     """Trajectories of several runs (``engine.run_sweep``: one per config, the same saved times and state shape)
     as one ``xarray.Dataset``: ``x`` with dims time x run x token x dim, the config values that differ between
     the runs as coordinates along ``run``, those they share as attributes. Raises ValueError for runs saved at
     other times or with other shapes (label them one by one with ``Trajectory.to_xarray``)."""
-    import numpy as np
-
     if not trajectories:
         raise ValueError("no runs to label")
     first = trajectories[0]
@@ -60,16 +74,48 @@ def runs_dataset(trajectories: Sequence[Any], configs: Sequence[Mapping[str, Any
         if not torch.equal(traj.t, first.t) or tuple(traj.x.shape) != tuple(first.x.shape):
             raise ValueError(f"run {k} is saved at other times or with another shape than run 0: label it alone")
     stacked = type(first)(torch.stack([t.x for t in trajectories], dim=1), first.steps, first.t, dict(first.stats))
-    ds = trajectory_dataset(stacked)  # x: (time, run, token, dim)
-    keys = [k for k in configs[0] if all(k in c for c in configs)]
-    scalar = [k for k in keys if all(isinstance(c[k], (int, float, str, bool)) for c in configs)]
-    varying = [k for k in scalar if len({c[k] for c in configs}) > 1]
-    ds = ds.assign_coords({k: ("run", np.array([c[k] for c in configs])) for k in varying})
-    ds.attrs.update(
-        {
-            k: int(configs[0][k]) if isinstance(configs[0][k], bool) else configs[0][k]
-            for k in scalar
-            if k not in varying
-        }
-    )
-    return ds
+    return _label_runs(trajectory_dataset(stacked), configs)  # x: (time, run, token, dim)
+
+
+def arrays_dataset(records: Sequence[Mapping[str, Any]], labels: Sequence[Mapping[str, Any]]) -> Any:
+    """Named arrays of several runs (one mapping per run, the same names and shapes) as one ``xarray.Dataset``:
+    each name with dims run x NAME_0 x NAME_1 ..., the labels as in ``runs_dataset``. Raises ValueError naming an
+    array whose shape differs between runs."""
+    import numpy as np
+    import xarray as xr
+
+    if not records:
+        raise ValueError("no runs to label")
+    data = {}
+    for name in records[0]:
+        arrays = [np.asarray(r[name].cpu() if isinstance(r[name], torch.Tensor) else r[name]) for r in records]
+        if any(a.shape != arrays[0].shape for a in arrays):
+            raise ValueError(f"array {name!r} has another shape in some runs: label the runs one by one")
+        data[name] = (("run", *(f"{name}_{j}" for j in range(arrays[0].ndim))), np.stack(arrays))
+    return _label_runs(xr.Dataset(data), labels)
+
+
+class Runs(list):
+    """The result of a batch API, one entry per run in the input order (a list): a ``loop.Trajectory``
+    (``engine.run_sweep``) or a mapping of named arrays (``engine.sweep_measure``, ``sweeps.run_jobs``), with
+    what labels each run (``labels``: a config's values or a job's key). ``to_xarray()`` labels them as one
+    ``xarray.Dataset`` with dim ``run`` (``runs_dataset`` or ``arrays_dataset``); ``stack()`` gives a mapping
+    entry's arrays stacked along a first run axis."""
+
+    def __init__(self, results: Sequence[Any], labels: Sequence[Mapping[str, Any]]):
+        super().__init__(results)
+        self.labels = [dict(label) for label in labels]
+
+    def to_xarray(self) -> Any:
+        if self and isinstance(self[0], Mapping):
+            return arrays_dataset(self, self.labels)
+        return runs_dataset(self, self.labels)
+
+    def stack(self) -> dict[str, Any]:
+        """{name: the runs' arrays of that name stacked along a new first axis} (tensors stay tensors)."""
+        import numpy as np
+
+        def join(values: list[Any]) -> Any:
+            return torch.stack(values) if isinstance(values[0], torch.Tensor) else np.stack(values)
+
+        return {name: join([r[name] for r in self]) for name in self[0]}

@@ -176,7 +176,7 @@ def _measure(traj: Trajectory) -> dict[str, torch.Tensor]:
 def simulate_panels(configs: Sequence[ModelConfig]) -> dict[str, np.ndarray]:
     """One job of the grid: panels of one MLP choice and one d (one batched run, ``sweep.sweep_measure``):
     layers (K, S), cos_counts (K, S, COSINE_BINS), energy (K, S), final_clusters and final_mean_cos (K,)."""
-    return {k: v.numpy() for k, v in sweep_measure(configs, _measure).items()}
+    return {k: v.numpy() for k, v in sweep_measure(configs, _measure).stack().items()}
 
 
 def grid_jobs(choice: str, seed: int, sizes: dict) -> list[Job]:

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ..dynamics._labels import Runs
 from ..io._cache import read_cached_npz, write_cached_npz
 from ..io._formats import to_jsonable
 
@@ -61,10 +62,11 @@ def run_jobs(
     folder: str | Path,
     executor: Any = None,
     progress: Callable[[int], None] | None = None,
-) -> list[dict[str, np.ndarray]]:
-    """The arrays of every job, in the order given: read from its part, or computed (missing parts only) on
-    ``executor`` (default: a ``LocalExecutor`` leaving torch's threads as they are). ``progress(units)`` is
-    called as each job finishes or is found done."""
+) -> Runs:
+    """The arrays of every job, in the order given, labelled by the job's key (``Runs``, the batch APIs' one
+    result type; ``to_xarray()`` where the jobs' arrays have the same shapes): read from its part, or computed
+    (missing parts only) on ``executor`` (default: a ``LocalExecutor`` leaving torch's threads as they are).
+    ``progress(units)`` is called as each job finishes or is found done."""
     from ._executors import LocalExecutor
 
     folder = Path(folder)
@@ -89,4 +91,5 @@ def run_jobs(
         results[job.id] = arrays
         if progress is not None:
             progress(job.units)
-    return [results[job.id] for job in jobs]
+    labels = [job.key if isinstance(job.key, dict) else {"job": job.id} for job in jobs]
+    return Runs([results[job.id] for job in jobs], labels)
