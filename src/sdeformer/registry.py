@@ -273,6 +273,17 @@ for _name, _cls, _doc in (
 _S = "sdeformer.dynamics._sde:"
 SOLVERS.register("projected", _S + "ProjectedEulerMaruyama", doc="Euler-Maruyama, then back to the sphere")
 SOLVERS.register("euler", _S + "EulerMaruyama", doc="plain Euler-Maruyama (|X| = 1 in mean only)")
+
+
+def _noise_free_post(cfg: Any) -> None:
+    if cfg.mlp or cfg.norm != "post":
+        raise ConfigError("solver", cfg.solver, "geodesic steps the noise-free Post-LN limit: noise off, norm post")
+
+
+SOLVERS.register(
+    "geodesic", _S + "GeodesicEuler", check=_noise_free_post,
+    doc="noise-free limit ODE along great circles (Euler in the angle on the circle)",
+)  # fmt: skip
 # BEYOND sections 7-9: ALiBi, graph masks, two species (the config's alibi, mask and cross)
 _MASKED = ("beta", "attention_scale", "causal", "mask", "cross")
 ATTENTIONS.register(

@@ -39,6 +39,26 @@ def _batch_param(value, x: torch.Tensor) -> torch.Tensor | float:
     return value if isinstance(value, (int, float)) else run_param(value, x, 2)
 
 
+def _small(nk: int, e: int, f: int) -> bool:
+    """Whether a run of ``nk`` keys (widths e, f) skips the fused kernel: nk <= SMALL_RUN, scores no larger
+    than its tokens (nk <= 4 max(e, f))."""
+    return nk <= SMALL_RUN and nk <= 4 * max(e, f)
+
+
+def _stacked(q3: torch.Tensor, k3: torch.Tensor, v3: torch.Tensor) -> torch.Tensor:
+    """softmax(q k^T) v of runs stacked as ``(B, N, .)``, in three plain operations ``(B, Nq, f)``."""
+    return torch.bmm(torch.softmax(torch.bmm(q3, k3.transpose(1, 2)), -1), v3)
+
+
+def _small_single(x: torch.Tensor, beta: float) -> torch.Tensor | None:
+    """The paper's softmax(beta <x_i, x_j>) x_j of one small run ``(N, d)`` as ``softmax_attention`` computes it
+    (the same operations, one view fewer); None for any other shape."""
+    if x.ndim != 2 or not _small(x.shape[0], x.shape[1], x.shape[1]):
+        return None
+    x3 = x.unsqueeze(0)  # (1, N, d)
+    return _stacked(x3 * beta, x3, x3).squeeze(0)
+
+
 SCORE_BUDGET = 2**26  # most query-key scores one fused-attention call may hold (256 MB in fp32)
 
 
@@ -63,16 +83,15 @@ def softmax_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, chun
     depends on the run's shape only, never on the batch, and an unbatched run is a stack of one: batched equals
     unbatched).
     """
+    if q.ndim == k.ndim == v.ndim == 2 and _small(k.shape[0], q.shape[1], v.shape[1]):
+        # one run: a stack of one (views, no reshape), as a batch's run is one bmm entry (the test below)
+        k3 = k.unsqueeze(0)  # (1, Nk, e)
+        return _stacked(q.unsqueeze(0), k3, k3 if v is k else v.unsqueeze(0)).squeeze(0)
     nk, e, f = k.shape[-2], q.shape[-1], v.shape[-1]
-    if nk <= SMALL_RUN and nk <= 4 * max(e, f) and q.shape[:-2] == k.shape[:-2] == v.shape[:-2]:
+    if _small(nk, e, f) and q.shape[:-2] == k.shape[:-2] == v.shape[:-2]:
         # as a stack of matrices (B, N, .) whatever the batch, so a run is one bmm entry batched or not
-        if q.ndim == 2:  # one run: a stack of one (views, no reshape)
-            k3 = k.unsqueeze(0)  # (1, Nk, e)
-            scores = torch.bmm(q.unsqueeze(0), k3.transpose(1, 2))  # (1, Nq, Nk)
-            return torch.bmm(torch.softmax(scores, -1), k3 if v is k else v.unsqueeze(0)).squeeze(0)
         q3, k3, v3 = q.reshape(-1, *q.shape[-2:]), k.reshape(-1, *k.shape[-2:]), v.reshape(-1, *v.shape[-2:])
-        out = torch.bmm(torch.softmax(torch.bmm(q3, k3.mT), -1), v3)  # (B, Nq, f)
-        return out.reshape(*q.shape[:-1], v.shape[-1])
+        return _stacked(q3, k3, v3).reshape(*q.shape[:-1], v.shape[-1])
     batch = _batch_shape(q, k, v)
     nq, nk, flat = q.shape[-2], k.shape[-2], max(1, math.prod(batch))
     q4, k4, v4 = (t.expand(batch + t.shape[-2:]).reshape(flat, 1, *t.shape[-2:]) for t in (q, k, v))  # (B, 1, N, .)
@@ -227,7 +246,8 @@ class SoftmaxAttention:
     def drift(self, x: torch.Tensor, source: RandomSource | None = None) -> torch.Tensor:
         """Attn_X(x_i) for every token. ``(..., N, d) -> (..., N, d)``."""
         if self._plain_beta is not None:  # the paper's Q^T K = beta I, V = I: no matrix, no per-run parameter
-            return softmax_attention(x * self._plain_beta, x, x)
+            small = _small_single(x, self._plain_beta)
+            return softmax_attention(x * self._plain_beta, x, x) if small is None else small
         q = x @ self.Q.mT.to(x) if self.Q is not None else x * _batch_param(self.beta, x)  # (..., N, d)
         k = x @ self.K.mT.to(x) if self.K is not None else x  # (..., N, d)
         v = x if self.V is None else x @ (self.V.mT if self.value_convention == "Vx" else self.V).to(x)  # (..., N, d)
