@@ -24,7 +24,7 @@ from ..core._errors import ConfigError
 from ..experiments._sync.settings import HELP as SYNC_HELP, SyncSettings as SYNC
 from ..io._progress import progress_bar
 from ._common import DEFAULT_JOBS, JobOptions, app, cli_errors, emit_json, err_console, job_executor, job_options
-from ._fields import architecture_options
+from ._fields import architecture_options, settings_options
 
 FORCE_HELP = "write into OUT even if it holds another config's run"
 
@@ -121,25 +121,14 @@ def rates(
 @cli_errors
 @job_options()
 @architecture_options()
+@settings_options("settings", SYNC, SYNC_HELP)
 def sync_check(
-    activation: str = typer.Option(SYNC.activation, help=SYNC_HELP["activation"]),
-    dim: int = typer.Option(SYNC.dim, help=SYNC_HELP["dim"]),
-    bias_std: float = typer.Option(SYNC.bias_std, help=SYNC_HELP["bias_std"]),
-    beta: float = typer.Option(SYNC.beta, help=SYNC_HELP["beta"]),
-    attention_scale: float = typer.Option(SYNC.attention_scale, help=SYNC_HELP["attention_scale"]),
-    runs: int = typer.Option(SYNC.runs, help=SYNC_HELP["runs"]),
-    tokens: int = typer.Option(SYNC.tokens, help=SYNC_HELP["tokens"]),
-    steps: int = typer.Option(SYNC.steps, help=SYNC_HELP["steps"]),
-    horizon: float = typer.Option(SYNC.horizon, help=SYNC_HELP["horizon"]),
-    width: int | None = typer.Option(SYNC.width, help=SYNC_HELP["width"]),
-    seed: int = typer.Option(SYNC.seed, help=SYNC_HELP["seed"]),
-    dtype: str = typer.Option(SYNC.dtype, help=SYNC_HELP["dtype"]),
-    power_factor: float = typer.Option(SYNC.power_factor, help=SYNC_HELP["power_factor"]),
     out: Path = typer.Option(
         Path("results/sync"), help="folder for parts/ (one per chunk of runs), energies.npz, sync.json, sync.png"
     ),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
     json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    settings: dict[str, Any] | None = None,
     parts: dict[str, Any] | None = None,
     jobs: JobOptions = DEFAULT_JOBS,
 ) -> None:
@@ -151,13 +140,13 @@ def sync_check(
     from ..experiments._sync import check as exp
     from ..plots._checks import energy_figure
 
-    settings = SYNC.of({**locals(), **(parts or {})}).check()  # the options that name a field of the settings
+    checked = SYNC.of({**(settings or {}), **(parts or {})}).check()
     with (
         job_executor(jobs.executor, jobs.workers, jobs.scheduler) as ex,
-        _claimed(out, {"command": "sync-check", **settings.numbers()}, force),
-        progress_bar(exp.settings_units(settings), "sync-check", enabled=not json) as advance,
+        _claimed(out, {"command": "sync-check", **checked.numbers()}, force),
+        progress_bar(exp.settings_units(checked), "sync-check", enabled=not json) as advance,
     ):
-        result = exp.run_and_write(out, settings, progress=advance, executor=ex)
+        result = exp.run_and_write(out, checked, progress=advance, executor=ex)
     energy_figure([result], out / "sync.png")
     if json:
         emit_json(result.to_json())
