@@ -24,8 +24,8 @@ def test_the_discrete_model_is_a_first_order_scheme_for_the_ode_and_a_10_percent
 def test_the_registered_experiment_writes_its_section_and_figure_and_reuses_its_cache(tmp_path, monkeypatch):
     monkeypatch.setattr(ode.OdeSettings, "quick", classmethod(lambda cls: TINY))
     experiment = EXPERIMENTS["ode"]
-    assert experiment.units(0, True, {}) == TINY.depths and "ode" in EXPERIMENTS.names()
-    assert experiment.units(0, True, {"depths": 9}) == 9  # the progress units follow a declared setting
+    assert experiment.progress_units(0, True, {}) == TINY.depths and "ode" in EXPERIMENTS.names()
+    assert experiment.progress_units(0, True, {"depths": 9}) == 9  # the progress units follow a declared setting
     sections = experiment.run(Context(tmp_path, quick=True))
     assert (tmp_path / "ode" / ode.FIGURE).stat().st_size > 0
     assert "Fitted order" in sections[0].paragraphs[0]

@@ -47,15 +47,16 @@ class Context:
 
 @dataclass(frozen=True)
 class Experiment:
-    """One registered experiment (module docstring). ``units(seed, quick, settings)``: its progress units (0: no
-    bar) for the declared ``settings`` given (``Experiment.settings``)."""
+    """One registered experiment (module docstring). ``units``: a function ``(seed, quick, settings) -> int`` (or
+    its ``"module:function"``) giving its progress units (0: no bar) for the declared ``settings`` given
+    (``Experiment.settings``); ``progress_units`` calls it."""
 
     name: str
     target: str
     doc: str
     stage: str
     groups: tuple[str, ...] = ()
-    units: Callable[[int, bool, dict[str, Any]], int] = field(default=lambda _seed, _quick, _settings: 0)
+    units: Callable[[int, bool, dict[str, Any]], int] | str = field(default=lambda _seed, _quick, _settings: 0)
     params: str = ""
 
     def declared(self) -> tuple[Param, ...]:
@@ -71,6 +72,14 @@ class Experiment:
             if name not in declared:
                 raise ConfigError("set", name, f"not a setting of {self.name}; its settings: {sorted(declared)}")
         return {name: declared[name].check(name, value) for name, value in given.items()}
+
+    def progress_units(self, seed: int, quick: bool, settings: dict[str, Any]) -> int:
+        """The experiment's progress units for these settings (``units``)."""
+        units = self.units
+        if isinstance(units, str):
+            module, _, attr = units.partition(":")
+            units = getattr(importlib.import_module(module), attr)
+        return units(seed, quick, settings)
 
     def run(self, ctx: Context) -> list[Any]:
         """The experiment's report sections, computed into ``ctx.out``."""
@@ -132,12 +141,6 @@ def _paper_units(part: str) -> Callable[[int, bool, dict[str, Any]], int]:
     return units
 
 
-def _ode_units(seed: int, quick: bool, settings: dict[str, Any]) -> int:
-    from ._ode import units
-
-    return units(seed, quick, settings)
-
-
 EXPERIMENTS = ExperimentRegistry()
 _S = "sdeformer.experiments._steps:"
 _PAPER, _ALL, _REPORT = ("all", "paper", "report"), ("all", "report"), ("report",)
@@ -177,6 +180,6 @@ EXPERIMENTS.register(
 EXPERIMENTS.register(
     Experiment("ode", "sdeformer.experiments._ode:report",
                "the noise-free limit ODE against the discrete model: first order in the layer step (THEORY 3)",
-               "the noise-free limit: discrete model against the ODE", (), _ode_units,
+               "the noise-free limit: discrete model against the ODE", (), "sdeformer.experiments._ode:units",
                "sdeformer.experiments._ode:SETTINGS")
 )  # fmt: skip

@@ -69,7 +69,7 @@ def reproduce(
     stage = _stage if show_progress else (lambda _text: None)  # one line per stage on stderr
     for experiment in chosen:
         stage(experiment.stage)
-        units = experiment.units(seed, quick, given)
+        units = experiment.progress_units(seed, quick, given)
         with _progress(experiment.name, units, show_progress) as advance:
             ctx = Context(out, seed, quick, executor, advance, stage, part, given)
             sections += experiment.run(ctx)
