@@ -95,7 +95,7 @@ def main() -> None:
         "stages_s": stages(tokenizer, model, sentences),
         "conditions_after": conditions(),
     }
-    write_json(args.out, result)
+    write_json(args.out, result, checksum=True)
     print(
         f"{tokens} tokens: plain {result['plain_tokens_per_s']['median']:.0f} tok/s, hooked "
         f"{result['hooked_tokens_per_s']['median']:.0f} tok/s, ratio {result['hooked_over_plain']['median']:.2f}x "

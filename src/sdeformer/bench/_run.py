@@ -73,6 +73,7 @@ def run_benchmarks(
             write_json(
                 Path(out) / f"{part}{suffix}.json",
                 {"machine": results["machine"], "rates": rates, "quick": quick, part: results[part]},
+                checksum=True,
             )
         if on_part is not None:
             on_part(part)

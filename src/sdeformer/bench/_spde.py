@@ -115,7 +115,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)
     result = bench_spde(args.quick, args.device, args.rounds)
-    write_json(args.out / f"spde{'_quick' if args.quick else ''}.json", result)
+    write_json(args.out / f"spde{'_quick' if args.quick else ''}.json", result, checksum=True)
     d = result["density"]
     print(f"time-step floor {result['floor']:.2e}; density K = {d['K']}: {d['seconds']['median']:.4f} s")
     for row in result["rows"]:

@@ -42,7 +42,8 @@ from typing import Any
 import psutil
 
 from sdeformer.config import load_config_file
-from sdeformer.io._formats import write_json
+from sdeformer.io._damage import recover
+from sdeformer.io._formats import read_json, write_json
 from sdeformer.sweeps import DaskExecutor, LocalExecutor, parse_spec, read, run
 
 from ._timing import conditions, ratio, spread
@@ -278,9 +279,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     result["load_average_before_after"] = [round(load[0], 2), round(os.getloadavg()[0], 2)]
     result["uptime_after"] = _uptime()
     result["cpus"] = os.cpu_count()
-    saved = json.loads(args.out.read_text()) if args.out.exists() else {}
+    saved = recover(args.out, read_json) or {}  # verified; a damaged file is moved aside (one line), not merged
     saved[key] = result
-    write_json(args.out, saved)
+    write_json(args.out, saved, checksum=True)
     json.dump({key: result}, sys.stdout, indent=2)
     sys.stdout.write("\n")
     return result

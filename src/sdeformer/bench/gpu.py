@@ -183,7 +183,7 @@ def main(argv: list[str] | None = None) -> dict:
     before = conditions()
     result = bench_gpu(device, args.tiny, budget, args.max_seconds)
     result["conditions"] = {"before": before, "after": conditions(), "pid": os.getpid()}
-    write_json(args.out / "gpu.json", result)
+    write_json(args.out / "gpu.json", result, checksum=True)
     atomic_write_text(args.out / "gpu.md", table(result))
     return result
 

@@ -5,7 +5,6 @@ works from an installed package as from a checkout; the results of a checkout go
 from __future__ import annotations
 
 import importlib
-import json as json_module
 from pathlib import Path
 from types import ModuleType
 
@@ -29,22 +28,32 @@ def claim_bench_folder(out: Path, parts: tuple[str, ...], device: str, threads: 
     conflict: running the other parts later fills the same folder. Another device or thread count would mix
     settings in one folder and is refused (ConfigError naming the folder) unless ``force``. A folder written
     before folders were claimed (no ``run.json``; only benchmark results, none recorded on another device, as
-    the committed ``benchmarks/results``) is taken over."""
+    the committed ``benchmarks/results``) is taken over. Results are read verified (``io._formats.read_json``:
+    their sha256 in ``_checksums/``, written by ``bench._run``); a damaged one is moved to ``OUT/damaged/``
+    (one line) and written again by this run."""
+    from ..io._checksums import CHECKSUMS, Damaged
     from ..io._claims import RUN_MARKER, claim_run_folder
+    from ..io._damage import DAMAGED, move_aside
+    from ..io._formats import read_json
 
     config = {"command": "bench", "device": device, "threads": threads}
     names = {f"{part}{suffix}.json" for part in (*parts, "sweeps") for suffix in ("", "_quick")}
 
     def ours(path: Path) -> bool:
+        if path.is_dir() and path.name in (CHECKSUMS, DAMAGED):  # the results' sha256 files, damaged ones kept
+            return True
         if not path.is_file() or path.name not in names:
             return False
         try:
-            recorded = json_module.loads(path.read_text(encoding="utf-8")).get("machine", {}).get("device")
+            recorded = read_json(path).get("machine", {}).get("device")
+        except Damaged as damage:  # moved aside under OUT/damaged (one line); this run writes the part again
+            move_aside(damage, out)
+            return True
         except (OSError, ValueError, AttributeError):
             return False
         return recorded in (None, device)
 
-    legacy = out.is_dir() and not (out / RUN_MARKER).exists() and all(ours(p) for p in out.iterdir())
+    legacy = out.is_dir() and not (out / RUN_MARKER).exists() and all(ours(p) for p in sorted(out.iterdir()))
     claim_run_folder(out, config, force=force or legacy)
     return out
 

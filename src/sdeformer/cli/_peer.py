@@ -12,13 +12,15 @@ from ._common import app, cli_errors, emit_json
 # the options each peer takes beyond --beta, --out, --compare, --json (others are refused naming the option)
 PHASE = ("seed", "random_kq", "random_v", "noanneal", "batch", "tokens", "dim", "betas", "betamin", "betamax")
 PHASE += ("maxtime", "step")  # the two phase-diagram peers' common options
-PEER_OPTIONS = {
+PEER_OPTIONS: dict[str, tuple[str, ...]] = {
     "litm": ("part", "scheme"),
     "dotm": ("part", "as_published"),
     "bruno": ("as_published",),
-    "simuformer": (*PHASE, "as_published", "norm", "heads", "checkpoints", "sequential"),
+    "simuformer": (*PHASE, "as_published", "norm", "heads", "checkpoints", "sequential", "no_softmax", "adjacent"),
     "glpr": (*PHASE, "use_softmax", "regen_period"),
 }
+for _peer in ("simuformer", "glpr"):  # the peers' other statistics and their raw step without softmax
+    PEER_OPTIONS[_peer] += ("rawstep", "plotdim", "cluster_sizes")
 TAKES = sorted({k for options in PEER_OPTIONS.values() for k in options})
 
 
@@ -48,6 +50,11 @@ def peer(
     checkpoints: int | None = typer.Option(None, help="simuformer: time checkpoints [200]"),
     use_softmax: bool = typer.Option(False, "--use-softmax", help="glpr: softmax (its default: exp(.) / N)"),
     regen_period: float | None = typer.Option(None, "--regen-period", help="glpr: redraw matrices every P [0: no]"),
+    no_softmax: bool = typer.Option(False, "--no-softmax", help="simuformer: weights exp(.) (no normalization)"),
+    rawstep: bool = typer.Option(False, "--rawstep", help="simuformer, glpr without softmax: the step not divided"),
+    adjacent: bool = typer.Option(False, "--adjacent", help="simuformer: the pairs (i, i + 1) only"),
+    plotdim: bool = typer.Option(False, "--plotdim", help="simuformer, glpr: the mean dimension of the span"),
+    cluster_sizes: bool = typer.Option(False, "--cluster-sizes", help="simuformer, glpr: median cluster count"),
     out: Path | None = typer.Option(None, help="write the peer's table layout into this folder"),
     compare: Path | None = typer.Option(None, help="the file the peer's script wrote: cells equal / total"),
     json: bool = typer.Option(False, "--json", help="print one JSON object"),
@@ -64,6 +71,16 @@ def peer(
     for key in given:
         if key not in allowed:
             raise ConfigError(key, given[key], f"not an option of {name}")
+    if name in ("simuformer", "glpr"):  # the two whose options size their arrays: bounded before any draw
+        from ._bounds import bound, peer_bytes
+
+        sizes = {k: v for k, v in given.items() if k not in ("seed", "as_published")}
+        s = {**peers.module(name).settings(**sizes), **({"betas": len(beta)} if beta else {})}
+        bound(
+            "batch/tokens/dim/heads",
+            tuple(s.get(k, 1) for k in ("batch", "tokens", "dim", "heads")),
+            peer_bytes(name, s),
+        )
     result = peers.run(name, beta=beta or None, **given)
     if out is not None:
         result["files"] = [str(p) for p in peers.write(name, result, out)]

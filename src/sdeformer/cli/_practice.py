@@ -69,6 +69,7 @@ def train(
     from ..practice._methods import get_methods
     from ..practice._suite import claim_suite_folder, run_suite, summarize
     from ..practice._tasks import task_config
+    from ._bounds import bound, train_bytes
 
     names = [n.strip() for n in method.split(",")]
     if method.strip() != "all" and (not all(names) or len(set(names)) != len(names)):
@@ -76,6 +77,7 @@ def train(
     positive_int("seeds", seeds)
     _threads(threads)
     cfg = task_config(task.value, steps, quick, context)
+    bound("context", cfg.context, train_bytes(cfg))  # before the data loads or a folder is claimed
     methods = get_methods(method)
     if out is not None:
         claim_suite_folder(out, cfg, methods, seeds, force)  # before any run: resume, or refuse other settings
@@ -141,6 +143,7 @@ def probe(
     from ..io._formats import write_json
     from ..practice._claims import claim_record
     from ..practice._probe import DEFAULT_TEXT, ProbeNoise, probe as run, probe_settings, record_settings
+    from ._bounds import bound, probe_bytes
 
     if text is not None and file is not None:
         raise ConfigError("text", text, "give --text or --file, not both")
@@ -151,6 +154,7 @@ def probe(
     positive_int("width", width)
     get_activation(activation)
     body = file.read_text(encoding="utf-8") if file is not None else (DEFAULT_TEXT if text is None else text)
+    bound("samples/width", (samples, width), probe_bytes(len(body), positive_int("samples", samples), width))
     names = {f.name for f in fields(ProbeNoise)}  # the probe's settings, as the options name them
     options: dict[str, Any] = {k: v for k, v in locals().items() if k in names}
     if out is not None:  # before the model loads: the file is tied to the settings its record keeps
@@ -217,6 +221,7 @@ def infer_practice(
     from ..io._formats import write_json
     from ..practice._claims import claim_record
     from ..practice._inference import find_char_model, inference_settings, record_settings, run
+    from ._bounds import bound, inference_bytes
 
     _threads(threads)
     positive_int("block", block)
@@ -227,7 +232,8 @@ def infer_practice(
         raise ConfigError("n", length, "contexts >= 0")
     folder = results or (DEFAULT_RESULTS / "long" if long else DEFAULT_RESULTS)
     lengths = [n for n in length if n > 0]
-    find_char_model(folder)  # a folder without the model is refused before anything is written there
+    cfg = find_char_model(folder)[1]  # a folder without the model is refused before anything is written there
+    bound("p/block/n", (max(batch_size), block, max(length)), inference_bytes(cfg, batch_size, block, lengths))
     settings = inference_settings(batch_size, block, lengths, repeats)
     claim_record(folder / "inference.json", settings, record_settings, "random-batch inference", force=force)
     result = run(folder, batch_size, block, lengths, repeats)

@@ -30,12 +30,17 @@ def real(
     from ..real import _load as load
     from ..real._measure import CONTROLS, settings
     from ..real._write import run_and_write, summary
+    from ._bounds import bound, real_bytes, shape_of
 
     settings(model, None if text is None else str(text), sentences, seed)  # bad numbers fail before any work
-    if text is not None:
-        load.text_sentences(text, sentences)  # an empty or unreadable file fails here
+    lines = None if text is None else load.text_sentences(text, sentences)  # an empty or unreadable file fails here
     loaded = load.load_model(model)  # a folder that is not a model fails here, before anything is written
     load.layout(loaded[1])  # so does a model whose sublayers are not found
+    shape = shape_of(loaded[1].config)  # sentences of at most the model's context (Shakespeare's: 128 tokens)
+    tokens = (
+        [load.SENTENCE_TOKENS[1]] * sentences if lines is None else [min(len(s) + 2, shape["tokens"]) for s in lines]
+    )
+    bound("sentences", sentences, real_bytes(tokens, shape))
     chosen = CONTROLS if controls else ("trained",)
     with progress_bar(sentences * len(chosen), "real", enabled=not json) as advance:
         if out is None:
