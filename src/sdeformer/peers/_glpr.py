@@ -32,7 +32,7 @@ from ..core._validate import nonneg_float, positive_float, positive_int
 from ..dynamics._norms.schemes import PostLN
 from ..io._atomic import atomic_write_bytes
 from . import cells
-from ._phase import heads, pair_fraction, run_segments
+from ._phase import heads, median_clusters, pair_fraction, run_segments, span_dimension
 
 CHECKPOINTS = 200  # the script's fixed time grid
 DEFAULTS = {  # phase-diagrams.py's defaults
@@ -49,6 +49,9 @@ DEFAULTS = {  # phase-diagrams.py's defaults
     "random_v": 0,
     "noanneal": 0,
     "regen_period": 0.0,
+    "rawstep": False,  # without softmax: keep the step (else divided by max(sqrt(beta) e^{beta - 1/2}, 1))
+    "plotdim": False,  # the statistic: the mean dimension of the tokens' span (``_phase.span_dimension``)
+    "cluster_sizes": False,  # its cluster_tensor: the median cluster count (``_phase.median_clusters``)
 }
 
 
@@ -63,6 +66,9 @@ def settings(**options) -> dict:
     s["step"] = positive_float("step", s["step"])
     s["maxtime"] = nonneg_float("maxtime", s["maxtime"]) or (30.0 if s["use_softmax"] else 1.0)
     s["regen_period"] = nonneg_float("regen_period", s["regen_period"])
+    for name in ("use_softmax", "rawstep", "plotdim", "cluster_sizes"):
+        if not isinstance(s[name], bool):
+            raise ConfigError(name, s[name], "true or false")
     for name, top in (("random_kq", 3), ("random_v", 3), ("noanneal", 2)):
         if s[name] not in range(top + 1):
             raise ConfigError(name, s[name], f"an integer 0..{top}")
@@ -96,8 +102,9 @@ def draw_matrices(g: torch.Generator, s: dict) -> tuple[torch.Tensor, torch.Tens
 
 
 def eta(beta: float, s: dict) -> float:
-    """The script's step: ``step``, divided by max(sqrt(beta) e^{beta - 1/2}, 1) without softmax."""
-    if s["use_softmax"]:
+    """The script's step: ``step``, divided by max(sqrt(beta) e^{beta - 1/2}, 1) without softmax (unless
+    ``rawstep``)."""
+    if s["use_softmax"] or s["rawstep"]:
         return s["step"]
     return s["step"] / max(np.sqrt(np.float64(beta)) * np.exp(np.float64(beta) - 1 / 2), 1)
 
@@ -119,8 +126,9 @@ def clock(h: float, s: dict) -> tuple[list[int], list[int]]:
             regen += s["regen_period"]
 
 
-def run_beta(beta: torch.Tensor, g: torch.Generator, shared, s: dict) -> list[float]:
-    """One beta: the peer's draws, the run in segments between redraws, its pair fraction per checkpoint."""
+def run_beta(beta: torch.Tensor, g: torch.Generator, shared, s: dict) -> list[tuple[float, float]]:
+    """One beta: the peer's draws, the run in segments between redraws; per checkpoint its pair fraction (or
+    span dimension, ``plotdim``) and its median cluster count (0 without ``cluster_sizes``)."""
     x = torch.nn.functional.normalize(
         torch.randn(s["batch"], s["tokens"], s["dim"], generator=g, dtype=torch.float64), dim=2
     )
@@ -134,8 +142,15 @@ def run_beta(beta: torch.Tensor, g: torch.Generator, shared, s: dict) -> list[fl
     record, redraws = clock(h, s)
     return run_segments(
         x, PostLN(), h, record, redraws, lambda: heads(beta, mats, s["use_softmax"]), redraw,
-        lambda y: pair_fraction(y, torch.float64),
+        lambda y: statistics(y, s),
     )  # fmt: skip
+
+
+def statistics(y: torch.Tensor, s: dict) -> tuple[float, float]:
+    """The script's ``check_stats`` in float64: (density or span dimension, median clusters or 0)."""
+    f64 = torch.float64
+    density = span_dimension(y, f64) if s["plotdim"] else pair_fraction(y, f64)
+    return density, median_clusters(y, f64) if s["cluster_sizes"] else 0.0
 
 
 def run(seed: int = 67280421310721, beta=None, **options) -> dict:
@@ -150,25 +165,27 @@ def run(seed: int = 67280421310721, beta=None, **options) -> dict:
         torch.randn(s["batch"], s["tokens"], s["dim"], generator=g, dtype=torch.float64)
         shared = draw_matrices(g, s)
     with torch.no_grad():
-        rows = [run_beta(b, g, shared, s) for b in betas]
+        cells = [run_beta(b, g, shared, s) for b in betas]
     return {
         "peer": "glpr",
         "settings": s,
         "betas": betas.tolist(),
         "times": torch.linspace(0, s["maxtime"], CHECKPOINTS, dtype=torch.float64).tolist(),
-        "density": rows,
+        "density": [[c[0] for c in row] for row in cells],
+        "cluster": [[c[1] for c in row] for row in cells],
     }
 
 
 def write(result: dict, folder: Path) -> list[Path]:
-    """The script's pickle: betas_list, times_list, density_tensor, cluster_tensor (zeros: its default), args."""
+    """The script's pickle: betas_list, times_list, density_tensor, cluster_tensor (zeros without cluster_sizes),
+    args."""
     density = torch.tensor(result["density"], dtype=torch.float64)
     table = {
         "args": dict(result["settings"]),
         "betas_list": torch.tensor(result["betas"], dtype=torch.float64),
         "times_list": torch.tensor(result["times"], dtype=torch.float64),
         "density_tensor": density,
-        "cluster_tensor": torch.zeros_like(density),
+        "cluster_tensor": torch.tensor(result["cluster"], dtype=torch.float64),
     }
     s = result["settings"]
     name = f"glpr_d{s['dim']}_n{s['tokens']}_V{s['random_v']}_KQ{s['random_kq']}_softmax{s['use_softmax']}.pkl"
@@ -176,9 +193,13 @@ def write(result: dict, folder: Path) -> list[Path]:
 
 
 def compare(result: dict, path: Path) -> dict:
-    """Cells of the script's ``density_tensor`` (its pickle) equal to ours: the same count of pairs."""
+    """Cells of the script's ``density_tensor`` (its pickle; with ``cluster_sizes`` its ``cluster_tensor`` too)
+    equal to ours: the same count."""
     with open(path, "rb") as fh:
         table = pickle.load(fh)  # the user's own result file of the peer's script
     if not isinstance(table, dict) or "density_tensor" not in table:
         raise ConfigError("compare", str(path), "the script's result pickle (with density_tensor)")
-    return cells(result["density"], torch.as_tensor(table["density_tensor"]).double().numpy(), 1e-12)
+    keys = ("density", "cluster") if result["settings"]["cluster_sizes"] else ("density",)
+    ours = np.concatenate([np.ravel(result[k]) for k in keys])
+    theirs = np.concatenate([torch.as_tensor(table[f"{k}_tensor"]).double().numpy().ravel() for k in keys])
+    return cells(ours, theirs, 1e-12)

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
+import numpy as np
 import torch
 
 from ..attention._softmax import MultiHeadAttention, SoftmaxAttention
@@ -17,21 +19,27 @@ from ..contracts import AttentionDrift
 from ..dynamics._discrete import StochasticTransformer
 from ..dynamics._loop import SaveAt
 
+T = TypeVar("T")  # what a statistic of the tokens gives
 THRESHOLD = 0.999  # both peers count pairs with cosine above this
 
 Matrices = list[tuple[torch.Tensor, torch.Tensor | None]]  # per head (BF, V or None for V = I), (pp, d, d) each
 
 
-def head(beta: torch.Tensor, bf: torch.Tensor, v: torch.Tensor | None, softmax: bool = True, causal: bool = False):
+def head(
+    beta: torch.Tensor, bf: torch.Tensor, v: torch.Tensor | None, softmax: bool = True, causal: bool = False, values=1.0
+):
     """One peer head: weights from beta x_i^T BF x_j (Q = (beta BF)^T, K = I), softmax-normalized or exp(.) / N
-    (``softmax=False``: ``UnnormalizedAttention``), values x_j @ V (the row convention). ``bf``, ``v``: ``(pp, d,
-    d)`` with pp = 1 (one matrix for every run) or the batch (one per run)."""
+    (``softmax=False``: ``UnnormalizedAttention``; ``values`` = N: exp(.) alone, simuformer's), values x_j @ V
+    (the row convention). ``bf``, ``v``: ``(pp, d, d)`` with pp = 1 (one matrix for every run) or the batch (one
+    per run)."""
     if bf.shape[0] == 1:
         bf, v = bf[0], None if v is None else v[0]
     q = (beta * bf).mT
     if softmax:
         return SoftmaxAttention(Q=q, V=v, value_convention="xV", causal=causal)
-    return UnnormalizedAttention(Q=q, V=None if v is None else v.mT, causal=causal)
+    if v is None:
+        return UnnormalizedAttention(Q=q, scale=values if values != 1 else None, causal=causal)
+    return UnnormalizedAttention(Q=q, V=v.mT * values if values != 1 else v.mT, causal=causal)
 
 
 @dataclass(frozen=True)
@@ -45,10 +53,10 @@ class StackedHeads:
         return self.inner.drift(x, source).mean(0)  # (H, ..., N, d) -> (..., N, d)
 
 
-def heads(beta: torch.Tensor, matrices: Matrices, softmax: bool = True, causal: bool = False):
+def heads(beta: torch.Tensor, matrices: Matrices, softmax: bool = True, causal: bool = False, values=1.0):
     """The peers' heads, averaged (a single head as it is; several softmax heads stacked, ``StackedHeads``)."""
     if len(matrices) == 1 or not softmax:
-        parts = [head(beta, bf, v, softmax, causal) for bf, v in matrices]
+        parts = [head(beta, bf, v, softmax, causal, values) for bf, v in matrices]
         return parts[0] if len(parts) == 1 else MultiHeadAttention(parts, combine="mean")
     bf = torch.stack([m[0] for m in matrices])  # (H, pp, d, d)
     v = None if matrices[0][1] is None else torch.stack([m[1] for m in matrices if m[1] is not None])
@@ -59,15 +67,38 @@ def heads(beta: torch.Tensor, matrices: Matrices, softmax: bool = True, causal: 
     return StackedHeads(SoftmaxAttention(Q=(beta * bf).mT, V=v, value_convention="xV", causal=causal))
 
 
-def pair_fraction(x: torch.Tensor, dtype: torch.dtype) -> float:
-    """The peers' statistic of tokens ``(B, N, d)``: off-diagonal pairs of all runs with cosine (in ``dtype``)
-    above 0.999, pooled, as the ``dtype`` number their tables hold."""
-    theta = torch.nn.functional.normalize(x.to(dtype), dim=-1)
-    above = torch.bmm(theta, theta.transpose(1, 2)) > THRESHOLD  # (B, N, N)
+def pair_fraction(x: torch.Tensor, dtype: torch.dtype, adjacent: bool = False) -> float:
+    """The peers' statistic of tokens ``(B, N, d)``: off-diagonal pairs (``adjacent``: the pairs (i, i + 1) only,
+    simuformer's ``--adjacent``) of all runs with cosine (in ``dtype``) above 0.999, pooled, as the ``dtype``
+    number their tables hold."""
+    above = _cosines(x, dtype) > THRESHOLD  # (B, N, N)
     b, n = above.shape[0], above.shape[1]
-    count = int(torch.count_nonzero(above)) - int(torch.count_nonzero(above.diagonal(dim1=1, dim2=2)))  # off-diagonal
-    fraction = count / (b * n * (n - 1))
-    return float(torch.tensor(fraction, dtype=dtype))
+    if adjacent:
+        count, total = int(torch.count_nonzero(above.diagonal(1, dim1=1, dim2=2))), b * (n - 1)
+    else:  # off-diagonal
+        diagonal = int(torch.count_nonzero(above.diagonal(dim1=1, dim2=2)))
+        count, total = int(torch.count_nonzero(above)) - diagonal, b * n * (n - 1)
+    return float(torch.tensor(count / total if total else 0.0, dtype=dtype))
+
+
+def _cosines(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """The peers' inner products of the unit tokens, in ``dtype``, ``(B, N, N)``."""
+    theta = torch.nn.functional.normalize(x.to(dtype), dim=-1)
+    return torch.bmm(theta, theta.transpose(1, 2))
+
+
+def span_dimension(x: torch.Tensor, dtype: torch.dtype) -> float:
+    """The peers' ``--plotdim`` statistic: the eigenvalues of the Gram matrix (``dtype``) above 1e-3, counted over
+    the runs and divided by their number (the mean dimension of the span of the tokens), as a ``dtype`` number."""
+    count = int(torch.count_nonzero(torch.linalg.eigvalsh(_cosines(x, dtype)) > 1e-3))
+    return float(torch.tensor(count / x.shape[0], dtype=dtype))
+
+
+def median_clusters(x: torch.Tensor, dtype: torch.dtype) -> float:
+    """The peers' ``--cluster_sizes`` statistic: per run the rank of the float32 0/1 matrix of cosines (``dtype``)
+    above 0.9999 (its number of clusters when they are separated), the median over the runs."""
+    ranks = torch.linalg.matrix_rank((_cosines(x, dtype) > 0.9999).float())  # (B,)
+    return float(np.median(ranks.numpy()))
 
 
 def run_segments(
@@ -78,8 +109,8 @@ def run_segments(
     redraws: list[int],
     attention_of: Callable[[], AttentionDrift],
     redraw: Callable[[], None],
-    statistic: Callable[[torch.Tensor], float],
-) -> list[float]:
+    statistic: Callable[[torch.Tensor], T],
+) -> list[T]:
     """``statistic`` of the states after the steps ``record`` (sorted; read by an observer, no state stored), from
     tokens ``x`` ``(B, N, d)``: the model ``norm`` with step ``step`` and ``attention_of()``, which ``redraw()``
     renews after each step in ``redraws``."""

@@ -26,6 +26,7 @@ import math
 import pickle
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from ..core._errors import ConfigError
@@ -33,7 +34,7 @@ from ..core._validate import positive_float, positive_int
 from ..dynamics._norms.schemes import NGPT, PeriLN, PostLN, PreLN
 from ..io._atomic import atomic_write_bytes
 from . import cells
-from ._phase import heads, pair_fraction, run_segments
+from ._phase import heads, median_clusters, pair_fraction, run_segments, span_dimension
 from ._published_radius import PublishedRadius
 
 TORCH_SEED = 67280421310721  # torch.initial_seed() of a fresh process: the peer never seeds
@@ -55,7 +56,13 @@ DEFAULTS = {  # runner.py's defaults
     "random_v": 0,
     "noanneal": 0,
     "sequential": False,
+    "no_softmax": False,  # weights exp(beta x_i^T BF x_j), no normalization (not even 1 / N)
+    "rawstep": False,  # no_softmax: keep the step (else divided by max(sqrt(beta) e^{beta - 1/2}, 1))
+    "adjacent": False,  # the pair fraction over the pairs (i, i + 1) only
+    "plotdim": False,  # the statistic: the mean dimension of the tokens' span (``_phase.span_dimension``)
+    "cluster_sizes": False,  # its cluster_tensor: the median cluster count (``_phase.median_clusters``)
 }
+FLAGS = ("sequential", "no_softmax", "rawstep", "adjacent", "plotdim", "cluster_sizes")
 
 
 def draw_matrices(g: torch.Generator, s: dict) -> tuple[torch.Tensor, torch.Tensor]:
@@ -94,14 +101,23 @@ def scheme(norm: str, as_published: bool):
     return PreLN() if norm == "preln" else PeriLN()
 
 
-def clock(s: dict) -> tuple[list[int], list[int]]:
-    """The peer's loop: the step after which each checkpoint is recorded, and the steps after which the matrices
-    are redrawn (mode 5)."""
+def eta(beta: torch.Tensor, s: dict):
+    """The peer's step: ``step``, divided by max(sqrt(beta) e^{beta - 1/2}, 1) with ``no_softmax`` unless
+    ``rawstep`` (in its numpy float64 arithmetic on the float32 beta)."""
+    if not s["no_softmax"] or s["rawstep"]:
+        return s["step"]
+    b = beta.item()
+    return s["step"] / max((np.sqrt(b) * np.exp(b - 0.5), 1))
+
+
+def clock(s: dict, h=None) -> tuple[list[int], list[int]]:
+    """The peer's loop at step ``h`` (default ``step``): the step after which each checkpoint is recorded, and
+    the steps after which the matrices are redrawn (mode 5)."""
     times = torch.linspace(0, s["maxtime"], s["checkpoints"])  # float32, as the peer's
     redraw = s["random_kq"] == 5 or s["random_v"] == 5
     t, k, last, record, redraws = 0.0, 0, -1, [], []
     while True:
-        t, k = t + s["step"], k + 1
+        t, k = t + (s["step"] if h is None else h), k + 1
         while len(record) < len(times) and bool(t >= times[len(record)]):
             record.append(k)
         if redraw and math.floor(t) > last:
@@ -123,32 +139,40 @@ def settings(**options) -> dict:
         s[name] = positive_int(name, s[name])
     for name in ("step", "maxtime"):
         s[name] = positive_float(name, s[name])
-    if not isinstance(s["sequential"], bool):
-        raise ConfigError("sequential", s["sequential"], "true or false")
+    for name in FLAGS:
+        if not isinstance(s[name], bool):
+            raise ConfigError(name, s[name], "true or false")
     for name, top in (("random_kq", 5), ("random_v", 5), ("noanneal", 2)):
         if s[name] not in range(top + 1):
             raise ConfigError(name, s[name], f"an integer 0..{top}")
     return s
 
 
-def run_beta(beta: torch.Tensor, g: torch.Generator, shared, s: dict, as_published: bool) -> list[float]:
-    """One beta of the sweep: the peer's draws, then the run in segments between redraws; its density per cell."""
+def run_beta(beta: torch.Tensor, g: torch.Generator, shared, s: dict, as_published: bool) -> list[tuple[float, float]]:
+    """One beta of the sweep: the peer's draws, then the run in segments between redraws; per cell its density
+    and its cluster statistic (0 without ``cluster_sizes``)."""
     x = torch.nn.functional.normalize(torch.randn(s["batch"], s["tokens"], s["dim"], generator=g), dim=2)
     mats = shared or [draw_matrices(g, s) for _ in range(s["heads"])]
     identity_v = s["random_v"] == 0
+    softmax, n = not s["no_softmax"], s["tokens"]
 
     def attention():
-        return heads(beta, [(bf, None if identity_v else v) for bf, v in mats], causal=s["sequential"])
+        chosen = [(bf, None if identity_v else v) for bf, v in mats]
+        return heads(beta, chosen, softmax=softmax, causal=s["sequential"], values=1.0 if softmax else n)
 
     def redraw():
         if not shared:  # noanneal 2 keeps its one draw
             mats[:] = [draw_matrices(g, s) for _ in range(s["heads"])]
 
-    record, redraws = clock(s)
+    def statistics(y: torch.Tensor) -> tuple[float, float]:
+        f32 = torch.float32
+        density = span_dimension(y, f32) if s["plotdim"] else pair_fraction(y, f32, s["adjacent"])
+        return density, median_clusters(y, f32) if s["cluster_sizes"] else 0.0
+
+    h = eta(beta, s)
+    record, redraws = clock(s, h)
     norm = scheme(s["norm"], as_published)
-    return run_segments(
-        x, norm, s["step"], record, redraws, attention, redraw, lambda y: pair_fraction(y, torch.float32)
-    )
+    return run_segments(x, norm, h, record, redraws, attention, redraw, statistics)
 
 
 def run(as_published: bool = False, seed: int = TORCH_SEED, beta=None, **options) -> dict:
@@ -162,14 +186,15 @@ def run(as_published: bool = False, seed: int = TORCH_SEED, beta=None, **options
         torch.randn(s["batch"], s["tokens"], s["dim"], generator=g)
         shared = [draw_matrices(g, s) for _ in range(s["heads"])]
     with torch.no_grad():
-        rows = [run_beta(b, g, shared, s, as_published) for b in betas]
+        cells = [run_beta(b, g, shared, s, as_published) for b in betas]
     return {
         "peer": "simuformer",
         "settings": s,
         "as_published": as_published,
         "betas": betas.tolist(),
         "times": torch.linspace(0, s["maxtime"], s["checkpoints"]).tolist(),
-        "density": rows,
+        "density": [[c[0] for c in row] for row in cells],
+        "cluster": [[c[1] for c in row] for row in cells],
     }
 
 
@@ -183,24 +208,26 @@ def file_name(s: dict) -> str:
 
 
 def write(result: dict, folder: Path) -> list[Path]:
-    """The peer's pickle: betas_list, times_list, density_tensor, cluster_tensor (zeros: its default), args."""
-    density_tensor = torch.tensor(result["density"])
+    """The peer's pickle: betas_list, times_list, density_tensor, cluster_tensor (zeros without cluster_sizes),
+    args."""
     table = {
         "betas_list": torch.tensor(result["betas"]),
         "times_list": torch.tensor(result["times"]),
-        "density_tensor": density_tensor,
-        "cluster_tensor": torch.zeros_like(density_tensor),
+        "density_tensor": torch.tensor(result["density"]),
+        "cluster_tensor": torch.tensor(result["cluster"]),
         "args": dict(result["settings"]),
     }
     return [atomic_write_bytes(folder / file_name(result["settings"]), pickle.dumps(table))]
 
 
 def compare(result: dict, path: Path) -> dict:
-    """Cells of the peer's ``density_tensor`` (its pickle) equal to ours: the same count of pairs (the fractions
-    are counts over B N (N - 1), so equal means exactly equal)."""
+    """Cells of the peer's ``density_tensor`` (its pickle; with ``cluster_sizes`` its ``cluster_tensor`` too) equal
+    to ours: the same count (the fractions are counts over the pairs, so equal means exactly equal)."""
     with open(path, "rb") as fh:
         table = pickle.load(fh)  # the user's own result file of the peer's script
     if not isinstance(table, dict) or "density_tensor" not in table:
         raise ConfigError("compare", str(path), "the peer's result pickle (with density_tensor)")
-    theirs = torch.as_tensor(table["density_tensor"]).double()
-    return cells(result["density"], theirs.numpy(), 1e-12)
+    keys = ("density", "cluster") if result["settings"]["cluster_sizes"] else ("density",)
+    ours = np.concatenate([np.ravel(result[k]) for k in keys])
+    theirs = np.concatenate([torch.as_tensor(table[f"{k}_tensor"]).double().numpy().ravel() for k in keys])
+    return cells(ours, theirs, 1e-12)
