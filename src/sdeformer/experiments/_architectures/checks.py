@@ -2,7 +2,8 @@
 part; ``experiments._architectures.report`` sizes, runs and reports them. Each check is a ``theory._checks.Check``
 (predicted and its source, measured, standard error, tolerance and its rule, the measured discretization bias)
 with a power record: a stated wrong input (``wrong``: a wrong prediction the measurement must reject), and the
-prediction moved by 10 % and 20 % for a deterministic check; the noisy graph rate re-runs its wrong models.
+prediction moved by 10 % and 20 % for a deterministic check; the ALiBi crossing and the noisy graph rate re-run
+their wrong models (lambda, the noise covariance x 1.1 and x 1.2), each judged with its own tolerance.
 """
 
 from __future__ import annotations
@@ -14,8 +15,6 @@ from dataclasses import replace
 import numpy as np
 import torch
 
-from ...attention import _retrieval as retrieval
-from ...attention._alibi import ALiBiAttention
 from ...attention._masks import MaskedAttention, graph_adjacency, spectral_gap
 from ...attention._softmax import SoftmaxAttention
 from ...core._kernel import kernel_theory
@@ -30,7 +29,7 @@ from ...observables import FIGURE_CLUSTER_COS, interaction_energy
 from ...theory._checks import SIGMAS, SIZES, Check, Power
 
 F64 = torch.float64
-BOOTSTRAP = 200  # resamples of the runs for the s.e. of a crossing time
+
 GRAPH_RELATIVE = 0.01  # allowance of the noiseless graph rates: O(eps^2) nonlinearity and O(e^{-gap T}) transients
 FIT_FROM = 0.25  # the rates are fitted over [FIT_FROM T, T] (after the faster graph modes have died out)
 DECAY = {"noiseless": 16.0, "noise": 20.0}  # horizons: log-spread decay predicted over [0, T] (above float64 floor)
@@ -47,79 +46,6 @@ def mlp_noise(width: int, strength: float = 1.0):
     """The paper's common noise (ReLU MLP, no biases), its covariance times ``strength``; None at 0."""
     field = MLPNoise("relu", width)
     return None if strength == 0 else (field if strength == 1 else Scaled(field, strength))
-
-
-# -- ALiBi retrieval profile (BEYOND section 7) ------------------------------------------------------------------
-
-
-def _pooled_slopes(samples: np.ndarray, tokens: int, sources: Sequence[int], lowest: float) -> np.ndarray:
-    """The measured end slope averaged over the last quarter of targets ``(T,)``, from samples ``(T, B, N, P)``."""
-    mean = samples.mean(1)  # (T, N, P)
-    src = np.asarray(sources)
-    out = []
-    for prof in mean:
-        per = []
-        for i in range(tokens - tokens // 4, tokens):
-            keep = src < i
-            pos = (src[keep] + 1) / (i + 1)
-            per.append(retrieval.end_slope((i + 1) * prof[i, keep], pos, lowest))
-        out.append(float(np.mean(per)))
-    return np.array(out)
-
-
-def alibi_profile(tokens: int, samples: int, times, *, beta=1.0, lam=1.0, dt=0.05, lowest=0.6, noise=None, seed=0):
-    """The retrieval profile of causal ALiBi on the circle, measured (``retrieval.measure``) and predicted: the
-    pooled end slopes against time, their zero crossing (bootstrap s.e.), the profile of the last token at each
-    time (measured and theory) and its mean attention weights over positions."""
-    slope = lam / tokens
-    layers = round(times[-1] / dt)
-    model = StochasticTransformer(layers, layers * dt, noise=noise, attention=ALiBiAttention(beta, 1.0, slope))
-    first = tokens - tokens // 4
-    sources = list(range(math.ceil(lowest * (first + 1)) - 1, tokens - 1))
-    gen = torch.Generator().manual_seed(seed)
-    theta0 = torch.rand(samples, tokens, generator=gen, dtype=F64) * 2 * math.pi  # (B, N)
-    seeds = [seed * 100_003 + b for b in range(samples)]
-    draws, states = retrieval.measure(model, theta0, times, sources, seeds)
-    draws = draws.numpy()
-    measured = _pooled_slopes(draws, tokens, sources, lowest)
-    rng = np.random.default_rng(seed)
-    resampled = (draws[:, rng.integers(0, samples, samples)] for _ in range(BOOTSTRAP))
-    boot = [retrieval.crossing(times, _pooled_slopes(d, tokens, sources, lowest)) for d in resampled]
-    targets = range(first, tokens)
-    predicted = retrieval.predicted_slopes(times, targets, tokens, beta, slope, lowest)
-    paper = retrieval.predicted_slopes(times, targets, tokens, beta, slope, lowest, kernel="paper")
-    fine = np.linspace(times[0] / 100, times[-1], 200)  # the wrong lambda turns over long before times[0]
-    unscaled = retrieval.predicted_slopes(fine, targets, tokens, beta, slope / tokens, lowest)
-    pos = (np.asarray(sources) + 1) / tokens
-    attention = ALiBiAttention(beta, 1.0, slope).weights(states)[0][..., -1, :].mean(1)  # (T, N)
-    return {
-        "tokens": tokens, "samples": samples, "beta": beta, "lam": lam, "times": list(times),
-        "measured_slopes": measured.tolist(), "predicted_slopes": predicted.tolist(),
-        "measured_crossing": retrieval.crossing(times, measured), "crossing_se": float(np.nanstd(boot)),
-        "predicted_crossing": retrieval.crossing(times, predicted), "t_crit": retrieval.threshold(beta, lam),
-        "paper_crossing": retrieval.crossing(times, paper), "unscaled_crossing": retrieval.crossing(fine, unscaled),
-        "t_crit_paper_kernel": retrieval.threshold(beta, lam, kernel="paper"),
-        "positions": pos.tolist(), "profile_measured": (tokens * draws.mean(1)[:, -1, :]).tolist(),
-        "profile_theory": [retrieval.profile(pos, beta, t, lam).tolist() for t in times],
-        "attention": attention.tolist(),
-    }  # fmt: skip
-
-
-def alibi_check(full: dict, half: dict) -> Check:
-    """Measured against predicted crossing of the pooled end slope (ALiBi threshold of arXiv:2605.09213), with
-    the halved token count as the discretization bias; wrong input: the ALiBi slope read as the paper's lambda
-    (not rescaled by N). The crossing predicted with the paper's unnormalized kernel rates is kept beside."""
-    bias = abs(full["measured_crossing"] - half["measured_crossing"])
-    check = Check(
-        model="alibi", setting={k: full[k] for k in ("tokens", "samples", "beta", "lam")},
-        quantity="recency turn-over time", predicted=full["predicted_crossing"],
-        source="pooled end slope of the truncated Fourier series (arXiv:2605.09213), softmax rates",
-        measured=full["measured_crossing"], standard_error=full["crossing_se"],
-        tolerance=SIGMAS * full["crossing_se"] + bias,
-        tolerance_rule="3 s.e. (bootstrap over runs) + |crossing(N) - crossing(N/2)| (token-halving bias)",
-        step_bias=bias, extra={"t_crit": full["t_crit"], "paper_kernel_crossing": full["paper_crossing"]},
-    )  # fmt: skip
-    return wrong(check, "lambda = the slope per token (not N x slope)", full["unscaled_crossing"])
 
 
 # -- graph masks: consensus rate against the spectral gap (BEYOND section 8) ------------------------------------

@@ -18,8 +18,9 @@ from ...core._threads import torch_threads
 from ...io._formats import write_json
 from ...io._report import Figure, Section, Table
 from ...observables import FIGURE_CLUSTER_COS
+from ...theory._checks import SIZES
 from .._results import Result
-from . import checks as ac
+from . import alibi as al, checks as ac
 
 FIGURES = {
     "alibi": "alibi_profile.png",
@@ -91,9 +92,14 @@ def run(out: Path | None = None, *, quick: bool = False, seed: int = 0) -> Archi
     start, p = time.perf_counter(), PLAN[quick]
     with torch_threads(1):  # many small runs: one thread is fastest
         a = p["alibi"]
-        alibi = ac.alibi_profile(a["tokens"], a["samples"], a["times"], seed=seed)
-        half = ac.alibi_profile(a["tokens"] // 2, a["samples"], a["times"], seed=seed + 1)
-        noisy = ac.alibi_profile(
+        alibi = al.alibi_profile(a["tokens"], a["samples"], a["times"], seed=seed)
+        half = al.alibi_profile(a["tokens"] // 2, a["samples"], a["times"], seed=seed + 1)
+        wrongs = {  # the wrong models of the crossing check: lambda x (1 + s), re-run at N and N/2
+            s: tuple(al.alibi_profile(n, a["samples"], a["times"], lam=1 + s, seed=seed + 2 + i)
+                     for i, n in enumerate((a["tokens"], a["tokens"] // 2)))
+            for s in SIZES
+        }  # fmt: skip
+        noisy = al.alibi_profile(
             a["tokens"], a["noise_samples"], a["times"], noise=ac.mlp_noise(NOISE_WIDTH), seed=seed
         )
         g = p["graphs"]
@@ -102,7 +108,7 @@ def run(out: Path | None = None, *, quick: bool = False, seed: int = 0) -> Archi
         s = p["species"]
         species = ac.species_runs(s["nx"], s["ny"], s["dim"], s["beta"], s["layers"], s["horizon"], s["width"],
                                   [seed * 31 + r for r in range(s["seeds"])])  # fmt: skip
-    checks = tuple(c.record() for c in [ac.alibi_check(alibi, half), *graphs, *levels])
+    checks = tuple(c.record() for c in [al.alibi_check(alibi, half, wrongs), *graphs, *levels])
     wall = time.perf_counter() - start
     result = ArchitecturesResult(checks, alibi, half, noisy, stairs, durations, species, wall, exponent)
     if out is not None:
