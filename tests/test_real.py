@@ -131,6 +131,77 @@ def test_real_kernel_r2_intervals_separate_theory_from_independent():
     assert np.all(t_hi > 0.9) and np.all(t_hi <= 1.0) and np.all(t_lo > i_hi + 10)
 
 
+@pytest.mark.parametrize("su, sw, share, negative", [(0.5, 1.0, 1.0, True), (0.1, 0.0, 0.5, False)])
+def test_real_kernel_fit_intervals_decide_lambda_bar_sign_and_share(su, sw, share, negative):
+    """The refits' lambda_bar interval lies on the planted kernel's side of 0 (THEORY section 2: the sign is the
+    theory's verdict), and partial noise's share interval reaches 1 when the field is common to all tokens and lies
+    below 1 when it is not (BEYOND section 1: rho < 1 keeps tokens apart)."""
+    from sdeformer.core._kernel import kernel_theory
+    from sdeformer.real._kernel_ci import r2_intervals
+
+    d = 6
+    assert (kernel_theory("gelu", d, su=su, sw=sw).lambda_bar < 0) == negative
+    cap = simulate(runs=64, tokens=16, dim=d, layers=2, beta=1.0, step=0.0001, su=su, sw=sw, share=share, width=256)
+    got = r2_intervals(kernel_sums(cap.mlp_in, cap.mlp_out, bins=10), d, draws=100)
+    fit = got["theory_fit" if share == 1 else "partial_fit"]
+    lo, hi = np.asarray(fit["lambda_bar"] if share == 1 else fit["lambda_bar_scaled"])
+    assert np.all(hi < 0) if negative else np.all(lo > 0), (lo, hi)
+    s_lo, s_hi = np.asarray(got["partial_fit"]["share"])
+    assert np.all(s_hi >= 1 - 1e-12) if share == 1 else np.all(s_hi < 0.9), (s_lo, s_hi)  # the verdict rho < 1
+
+
+def test_real_kernel_table_lambda_bar_matches_kernel_theory():
+    """The tabulated lambda_bar at sW = 0 minus (d - 3) sW^2 is KernelTheory's lambda_bar at (sU, sW)."""
+    from sdeformer.core._kernel import kernel_theory
+    from sdeformer.real._kernel_ci import SU_TABLE, _table
+
+    d = 12
+    _, k1, lam = _table(d, "gelu")
+    for k in (0, 10, 30):
+        th = kernel_theory("gelu", d, su=float(SU_TABLE[k]), sw=0.7)
+        assert abs(lam[k] - (d - 3) * 0.49 - th.lambda_bar) < 1e-9 * max(1.0, abs(th.lambda_bar))
+        assert abs(k1[k] + 0.49 - th.kappa1) < 1e-6 * th.kappa1
+
+
+def test_real_attention_sums_match_the_tangent_vectors():
+    """The n x n form of the attention sums equals sum <t, p>, |p|^2, |t|^2 computed from the d-dimensional
+    vectors p_i = m_i - x_i <x_i, m_i>, m = softmax(logits) x, causal or not, padding included."""
+    from sdeformer.real._attention import batch_sums, prepared
+
+    g = torch.Generator().manual_seed(2)
+    hidden = [torch.randn(3, n, 5, generator=g, dtype=torch.float64) for n in (4, 7, 6)]
+    attn = [torch.randn(2, h.shape[1], 5, generator=g, dtype=torch.float64) for h in hidden]
+    ((rows, batch),) = prepared(hidden, attn, chunk=8)
+    logits = torch.randn(batch[1].shape, generator=g, dtype=torch.float64)
+    for causal in (False, True):
+        got = batch_sums(logits, batch, causal)
+        for b, i in enumerate(rows):
+            n = attn[i].shape[1]
+            x = hidden[i][:2] / torch.linalg.vector_norm(hidden[i][:2], dim=-1, keepdim=True)
+            a = attn[i] / torch.linalg.vector_norm(hidden[i][:2], dim=-1, keepdim=True)
+            t = a - x * (x * a).sum(-1, keepdim=True)
+            lg = logits[b, :, :n, :n]
+            lg = lg.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), float("-inf")) if causal else lg
+            m = torch.softmax(lg, -1) @ x
+            p = m - x * (x * m).sum(-1, keepdim=True)
+            want = torch.stack([(t * p).sum((-1, -2)), (p * p).sum((-1, -2)), (t * t).sum((-1, -2))])
+            torch.testing.assert_close(got[b], want, rtol=1e-10, atol=1e-12)
+
+
+def test_real_fitted_distance_is_paired_and_parts_where_it_should():
+    """The fitted model's distance per layer: the mean of fitted - real over the same sentences with its interval;
+    an unchanged layer stays together (0 inside), a shifted one parts."""
+    from sdeformer.real._fitted import compare
+
+    rng = np.random.default_rng(0)
+    real = rng.normal(size=(64, 4)) * np.array([1.0, 5.0, 5.0, 5.0])  # a large spread over sentences
+    fitted = real + rng.normal(scale=0.01, size=real.shape) + np.array([0.0, 0.0, 0.5, 0.0])
+    got = compare({"mean_cos": real}, {"mean_cos": fitted})["mean_cos"]
+    lo, hi = np.asarray(got["difference_interval"])
+    assert got["parts_at"] == 2 and got["largest_at"] == 2
+    assert lo[2] > 0.45 and hi[2] < 0.55 and lo[1] < 0 < hi[1] and lo[3] < 0 < hi[3]
+
+
 def test_real_common_share_limits():
     g = torch.Generator().manual_seed(0)
     same = torch.randn(1, 1, 8, generator=g).expand(3, 50, 8)
@@ -174,18 +245,25 @@ def _planted_attention(a_matrix: torch.Tensor, runs: int = 48, tokens: int = 12,
 
 def test_real_full_qk_fit_beats_beta_identity_only_when_it_should():
     """Held out: a planted non-identity Q^T K is explained far better by the full d x d fit than by beta I; a planted
-    beta I is explained as well by both."""
-    from sdeformer.real._attention_full import fit_full
+    beta I is explained as well by both. The fit stops on its validation sentences: the chosen step is the best
+    validation step, and it stopped after ``PATIENCE`` steps without a gain above ``TOLERANCE`` (or at
+    ``MAX_STEPS``)."""
+    from sdeformer.real._attention_full import MAX_STEPS, PATIENCE, TOLERANCE, fit_full
 
     g = torch.Generator().manual_seed(5)
     skew = 3.0 * torch.randn(6, 6, generator=g) / 6**0.5
     for planted, full_wins in ((2.0 * torch.eye(6), False), (skew, True)):
-        hidden, attn = _planted_attention(planted)
+        hidden, attn = _planted_attention(planted, runs=72)
         beta = fit_attention(hidden, attn, resamples=0)["beta"]
-        got = fit_full(hidden, attn, beta, sentences=48, steps=60)
+        got = fit_full(hidden, attn, beta, sentences=72)
         full, base = got["explained"][0], got["beta_explained"][0]
         assert full > 0.95 and got["explained_interval"][0][0] <= full <= got["explained_interval"][1][0]
         assert (full - base > 0.2) if full_wins else (abs(full - base) < 0.02), (planted, full, base)
+        trace = np.asarray(got["trace_validation"])[:, 0]
+        assert len(trace) == got["steps"] + 1 and got["sentences"] == [24, 24, 24]
+        assert got["best_step"][0] == int(trace.argmax()) and got["explained_validation"][0] == trace.max()
+        gain = trace[-PATIENCE:].max() - trace[:-PATIENCE].max()  # one block: the last PATIENCE steps' gain
+        assert got["steps"] == MAX_STEPS or gain <= TOLERANCE
 
 
 runner = CliRunner()
@@ -223,6 +301,9 @@ def test_real_measure_record_names_and_lengths(tmp_path):
     assert min(record["common_share"]) > 0 and max(record["common_share"]) <= 1
     assert record["controls"]["shuffled"]["common_share"] != record["common_share"]
     assert set(record["fitted"]["statistics"]) == {"mean_cos", "energy", "effective_rank", "clusters"}
+    assert record["verdict"]["mean_cos_slope_interval"][0] <= record["verdict"]["mean_cos_slope"]
+    apart = record["controls"]["shuffled"]["separated"]
+    assert apart["mean_cos"] == [] or apart["mean_cos"][0] >= 1  # layer 0 (embeddings) is shared by both
     from sdeformer.real._write import INTERVALS, summary
 
     out = summary(record)

@@ -35,26 +35,41 @@ def statistics_figure(record: dict, path: Path) -> Path:
 
 
 def kernel_figure(record: dict, path: Path) -> Path:
-    """C_l(c) with its 95 % band, the fitted kappa(c)/kappa(1) and independent noise (0), three blocks."""
+    """C_l(c) with its 95 % band, the fitted kappa(c)/kappa(1) (rho = 1), partial noise rho kappa(c)/kappa(1) and
+    independent noise (0), three blocks; the pairs per bin as bars on a second axis."""
     from ..real._kernel import theory_curve
 
-    kern, layers = record["kernel"], int(record["layers"])
+    kern, layers, d = record["kernel"], int(record["layers"]), int(record["dim"])
     chosen = sorted({0, layers // 2, layers - 1})
-    fig, axes = plt.subplots(1, len(chosen), figsize=(4.2 * len(chosen), 3.6), squeeze=False)
+    fig, axes = plt.subplots(1, len(chosen), figsize=(4.4 * len(chosen), 3.8), squeeze=False)
     for ax, layer in zip(axes[0], chosen, strict=True):
         c = np.array(kern["curve"][layer], dtype=float)
         lo, hi = (np.array(kern[k][layer], dtype=float) for k in ("low", "high"))
         mid = np.array(kern["cosine"][layer], dtype=float)
+        count = np.array(kern["count"][layer], dtype=float)
         ok = np.isfinite(c) & np.isfinite(mid)
+        bars = ax.twinx()
+        edges = np.linspace(-1.0, 1.0, len(count) + 1)
+        bars.bar(edges[:-1], count, width=np.diff(edges), align="edge", color="0.85", zorder=0)
+        bars.set_yscale("log")
+        bars.set_ylabel("pairs per bin", color="0.5")
+        ax.set_zorder(bars.get_zorder() + 1)
+        ax.patch.set_visible(False)
         ax.errorbar(mid[ok], c[ok], yerr=[c[ok] - lo[ok], hi[ok] - c[ok]], fmt="o", ms=3, label="measured C(c)")
-        fit = kern["layers"][layer]["fit_theory"]
         grid = np.linspace(np.nanmin(mid[ok]), 1.0, 60)
-        ax.plot(grid, theory_curve(grid, int(record["dim"]), fit["su"], fit["sw"]), label="kappa(c)/kappa(1)")
+        row = kern["layers"][layer]
+        for key, label, style in (("fit_theory", "kappa/kappa(1)", "-"), ("fit_partial", "rho kappa/kappa(1)", "--")):
+            fit = row[key]
+            ax.plot(grid, fit["share"] * theory_curve(grid, d, fit["su"], fit["sw"]), style, label=label)
         ax.axhline(0.0, color="k", ls=":", label="independent noise")
-        ax.set_title(f"block {layer + 1}: R^2 {record['kernel_r2_theory'][layer]:.2f} (theory)")
+        ax.set_title(
+            f"block {layer + 1}: R^2 {record['kernel_r2_theory'][layer]:.2g} (theory), "
+            f"{record['kernel_r2_partial'][layer]:.2f} (partial)",
+            fontsize=9,
+        )
         ax.set_xlabel("cosine c of the MLP inputs")
         ax.set_ylabel("C(c) = E<f_i, f_j> / E|f|^2")
-    axes[0][0].legend(fontsize=8)
+    axes[0][0].legend(fontsize=7)
     return _save(fig, path)
 
 

@@ -33,48 +33,52 @@ def prepared(
     hidden: Sequence[torch.Tensor], attn: Sequence[torch.Tensor], chunk: int = CHUNK
 ) -> list[tuple[np.ndarray, tuple[torch.Tensor, ...]]]:
     """Per padded batch of sentences of similar length: (their indices, (x ``(B, L, n, d)``, cosines
-    ``(B, L, n, n)``, tangent target ``(B, L, n, d)``, token mask ``(B, 1, n)``)); padding tokens have x = t = 0."""
+    ``G = x x^T`` and ``T = t x^T`` ``(B, L, n, n)``, ``sum |t|^2`` ``(B, L)``, token mask ``(B, 1, n)``)), with
+    ``t`` the tangent target; padding tokens have x = t = 0. ``G``, ``T`` and the sums are float64."""
     order = np.argsort([a.shape[-2] for a in attn], kind="stable")
     out = []
     for start in range(0, len(order), chunk):
         rows = order[start : start + chunk]
-        hs, as_ = [hidden[i] for i in rows], [attn[i] for i in rows]
-        n = max(a.shape[-2] for a in as_)
-        layers, d = as_[0].shape[0], as_[0].shape[-1]
-        x = torch.zeros(len(as_), layers, n, d, dtype=torch.float32)
+        n = max(attn[i].shape[-2] for i in rows)
+        layers, d = attn[rows[0]].shape[0], attn[rows[0]].shape[-1]
+        x = torch.zeros(len(rows), layers, n, d, dtype=torch.float64)
         t = torch.zeros_like(x)
-        mask = torch.zeros(len(as_), 1, n, dtype=torch.bool)
-        for b, (h, a) in enumerate(zip(hs, as_, strict=True)):
-            h = h[:layers].float()
+        mask = torch.zeros(len(rows), 1, n, dtype=torch.bool)
+        for b, i in enumerate(rows):
+            h, a = hidden[i][:layers].double(), attn[i].double()
             norm = torch.linalg.vector_norm(h, dim=-1, keepdim=True)
-            xb, ab = h / norm, a.float() / norm
+            xb, ab = h / norm, a / norm
             k = a.shape[-2]
             x[b, :, :k], t[b, :, :k] = xb, ab - xb * (xb * ab).sum(-1, keepdim=True)
             mask[b, 0, :k] = True
-        out.append((rows, (x, x @ x.transpose(-1, -2), t, mask)))
+        xt = x.transpose(-1, -2)
+        out.append((rows, (x.float(), x @ xt, t @ xt, (t * t).sum((-1, -2)), mask)))
     return out
 
 
 def batch_sums(logits: torch.Tensor, batch: tuple[torch.Tensor, ...], causal: bool) -> torch.Tensor:
-    """Per sentence and block of one prepared batch: (sum <t, p>, sum |p|^2, sum |t|^2) ``(B, 3, L)`` for the
-    attention logits ``(B, L, n, n)`` (differentiable in them)."""
-    x, _, t, mask = batch
+    """Per sentence and block of one prepared batch: (sum <t, p>, sum |p|^2, sum |t|^2) ``(B, 3, L)`` (float64)
+    for the attention logits ``(B, L, n, n)`` (differentiable in them). With the softmax weights ``W``,
+    ``p_i = m_i - x_i <x_i, m_i>``, ``m_i = sum_j W_ij x_j`` and ``<t_i, x_i> = 0``, every sum lives in the
+    ``n x n`` cosines: ``<t_i, p_i> = (W T)``'s row sums, ``|p_i|^2 = (W G W^T)_ii - (sum_j W_ij G_ij)^2``."""
+    _, g, tx, tt, mask = batch
     n = logits.shape[-1]
     blocked = ~mask[:, :, None, :]  # (B, 1, 1, n): padding keys
     if causal:
         blocked = blocked | torch.ones(n, n, dtype=torch.bool).triu(1)
-    m = torch.softmax(logits.masked_fill(blocked, float("-inf")), dim=-1) @ x  # (B, L, n, d)
-    p = (m - x * (x * m).sum(-1, keepdim=True)) * mask[..., None]  # padding queries: 0
-    return torch.stack([(t * p).sum((-1, -2)), (p * p).sum((-1, -2)), (t * t).sum((-1, -2))], 1)
+    w = torch.softmax(logits.double().masked_fill(blocked, float("-inf")), dim=-1) * mask[..., None]  # (B, L, n, n)
+    xm = (w * g).sum(-1)  # (B, L, n): <x_i, m_i>, 0 for padding queries
+    pp = (((w @ g) * w).sum(-1) - xm * xm).sum(-1)
+    return torch.stack([(w * tx).sum((-1, -2)), pp, tt], 1)
 
 
 @torch.no_grad()
 def sentence_sums(batches, beta: np.ndarray, causal: bool, sentences: int) -> np.ndarray:
     """Per sentence: the three sums per block at the per-block ``beta`` ``(L,)``: ``(S, 3, L)``."""
     out = np.zeros((sentences, 3, len(beta)))
-    b = torch.as_tensor(beta, dtype=torch.float32)
+    b = torch.as_tensor(beta, dtype=torch.float64)
     for rows, batch in batches:
-        out[rows] = batch_sums(b[:, None, None] * batch[1], batch, causal).double().numpy()
+        out[rows] = batch_sums(b[:, None, None] * batch[1], batch, causal).numpy()
     return out
 
 
@@ -112,8 +116,8 @@ def fit_attention(
     seed: int = 0,
 ) -> dict:
     """beta_l, s_l and the explained fraction per block from the stream entering each block ``hidden[k][:L]`` and
-    the attention's outputs ``attn[k]`` ``(L, n, d)``: ``{"beta", "scale", "explained"}`` (L values each) and the
-    95 % intervals ``"beta_interval"``, ``"explained_interval"`` (``[low, high]``, L values each) over
+    the attention's outputs ``attn[k]`` ``(L, n, d)``: ``{"beta", "scale", "explained"}`` (L values each) and their
+    95 % intervals ``"beta_interval"``, ``"explained_interval"``, ``"scale_interval"`` (``[low, high]``) over
     ``resamples`` resamplings of sentences (none when 0)."""
     batches = prepared(hidden, attn)
     layers, s = attn[0].shape[0], len(attn)
@@ -127,8 +131,8 @@ def fit_attention(
     if resamples:
         rng = np.random.default_rng(seed)
         weights = np.stack([np.bincount(rng.integers(0, s, s), minlength=s) for _ in range(resamples)])  # (R, S)
-        b_draw, e_draw, _ = _maximise(local, np.tensordot(weights.astype(np.float64), per, axes=(1, 0)))
+        draws = _maximise(local, np.tensordot(weights.astype(np.float64), per, axes=(1, 0)))
         q = [(1 - LEVEL) / 2, (1 + LEVEL) / 2]
-        out["beta_interval"] = np.quantile(b_draw, q, axis=0).tolist()
-        out["explained_interval"] = np.quantile(e_draw, q, axis=0).tolist()
+        for name, draw in zip(("beta", "explained", "scale"), draws, strict=True):
+            out[f"{name}_interval"] = np.quantile(draw, q, axis=0).tolist()
     return out

@@ -2,11 +2,16 @@
 
 The family ``x_i -> s P_i sum_j softmax_j(<x_i, A x_j>) x_j`` (``V = s I``, ``A`` any ``d x d`` matrix; ``A = beta
 I`` is the theory's) is fitted to the tangent part of a real block's attention output ``t_i`` (``attention``) by
-maximising the explained fraction ``(sum <t, p>)^2 / (sum |p|^2 sum |t|^2)`` (``s`` in closed form) with Adam over
-all blocks at once, starting from the fitted ``beta_l I``. ``A`` has ``d^2`` parameters per block, so it is
-fitted on the even sentences of the first ``SENTENCES`` and its explained fraction is reported on the odd ones
-(held out), beside the ``beta_l I`` fit's on the same held-out sentences; the 95 % intervals resample the
-held-out sentences with ``A`` and ``beta_l`` fixed.
+maximising the explained fraction ``(sum <t, p>)^2 / (sum |p|^2 sum |t|^2)`` (``s`` in closed form) with Adam,
+all blocks at once (their parameters do not interact), starting from the fitted ``beta_l I``. ``A`` has ``d^2``
+parameters per block, so the first ``SENTENCES`` sentences are split three ways (index mod 3): ``A`` is fitted on
+the first third, stopped early on the second (per block, the ``A`` of the step with the best validation fraction;
+the fit ends when no block's best has risen by more than ``TOLERANCE`` for ``PATIENCE`` steps, or after
+``MAX_STEPS``), and
+scored on the last third (held out), beside the ``beta_l I`` fit's fraction on the same held-out sentences. The
+in-sample fraction keeps growing long after the validation fraction has peaked (the fit learns the fitting
+sentences, docs/real.md), so early stopping, not the in-sample optimum, is the convergence criterion. The 95 %
+intervals resample the held-out sentences with ``A`` and ``beta_l`` fixed.
 """
 
 from __future__ import annotations
@@ -19,8 +24,10 @@ import torch
 from ._attention import batch_sums, explained_fraction, prepared
 from ._stats import LEVEL, RESAMPLES
 
-SENTENCES = 48  # the first 48 sentences: 24 to fit A, 24 held out
-STEPS = 30  # Adam steps (not run to convergence: the in-sample fraction still grows)
+SENTENCES = 72  # the first 72 sentences: 24 to fit A, 24 to stop the fit, 24 held out
+MAX_STEPS = 200
+PATIENCE = 10  # steps without a validation gain above TOLERANCE in any block before the fit stops
+TOLERANCE = 1e-4  # of the explained fraction
 LEARNING_RATE = 0.1
 CHUNK = 8  # sentences per padded batch of the fit (sorted by length: little padding)
 
@@ -36,16 +43,24 @@ def _total(a: torch.Tensor, batches, causal: bool) -> torch.Tensor:
     return torch.stack([batch_sums(_logits(a, batch), batch, causal).sum(0) for _, batch in batches]).sum(0)
 
 
+def _fraction(total: torch.Tensor) -> torch.Tensor:
+    return total[0] ** 2 / (total[1] * total[2]).clamp_min(1e-300)
+
+
 def _held_out(batches, a: torch.Tensor, causal: bool, sentences: int, seed: int) -> dict:
     per = np.zeros((sentences, 3, a.shape[0]))
     with torch.no_grad():
         for rows, batch in batches:
-            per[rows] = batch_sums(_logits(a, batch), batch, causal).double().numpy()
+            per[rows] = batch_sums(_logits(a, batch), batch, causal).numpy()
     frac = explained_fraction(per.sum(0))
     rng = np.random.default_rng(seed)
     draws = np.stack([explained_fraction(per[rng.integers(0, sentences, sentences)].sum(0)) for _ in range(RESAMPLES)])
     lo, hi = np.quantile(draws, [(1 - LEVEL) / 2, (1 + LEVEL) / 2], axis=0)
     return {"explained": frac.tolist(), "interval": [lo.tolist(), hi.tolist()]}
+
+
+def _split(hidden, attn, rows: list[int], chunk: int):
+    return prepared([hidden[i] for i in rows], [attn[i] for i in rows], chunk)
 
 
 def fit_full(
@@ -55,35 +70,55 @@ def fit_full(
     causal: bool = False,
     *,
     sentences: int = SENTENCES,
-    steps: int = STEPS,
+    max_steps: int = MAX_STEPS,
+    patience: int = PATIENCE,
     seed: int = 0,
 ) -> dict:
-    """``{"explained_fit"`` (the fitting sentences), ``"explained"``, ``"explained_interval"`` (held out, full
-    ``A``), ``"beta_explained"``, ``"beta_explained_interval"`` (held out, ``beta_l I``), ``"sentences"``}``, L
-    values per list (intervals ``[low, high]``)."""
+    """``{"explained"``, ``"explained_interval"`` (held out, full ``A``), ``"beta_explained"``,
+    ``"beta_explained_interval"`` (held out, ``beta_l I``), ``"explained_fit"``, ``"explained_validation"`` (the
+    chosen ``A`` on the fitting and the stopping sentences), ``"best_step"`` (per block), ``"steps"`` (run),
+    ``"trace_fit"``, ``"trace_validation"`` (per step, per block), ``"sentences"`` (fit, stop, held out)}``."""
     use = min(sentences, len(attn))
-    fit_rows, test_rows = list(range(0, use, 2)), list(range(1, use, 2))
-    train = prepared([hidden[i] for i in fit_rows], [attn[i] for i in fit_rows], CHUNK)
-    test = prepared([hidden[i] for i in test_rows], [attn[i] for i in test_rows])
+    rows = [list(range(k, use, 3)) for k in range(3)]  # fit, stop, held out
+    train, valid = _split(hidden, attn, rows[0], CHUNK), _split(hidden, attn, rows[1], CHUNK)
+    test = _split(hidden, attn, rows[2], CHUNK * 4)
     d = attn[0].shape[-1]
     start = torch.as_tensor(list(beta), dtype=torch.float32)[:, None, None] * torch.eye(d)
     a = torch.nn.Parameter(start.clone())
     opt = torch.optim.Adam([a], lr=LEARNING_RATE)
-    for _ in range(steps):
+    best, best_value, best_step = start.clone(), np.full(len(beta), -np.inf), np.zeros(len(beta), dtype=int)
+    traces: tuple[list, list] = ([], [])
+    anchor, gained = best_value.copy(), 0  # per block the value of its last gain above TOLERANCE; that step
+    for step in range(max_steps + 1):
+        with torch.no_grad():
+            value = _fraction(_total(a, valid, causal)).numpy()
+        gain = value > anchor + TOLERANCE
+        anchor, gained = np.where(gain, value, anchor), step if gain.any() else gained
+        better = value > best_value
+        best[torch.from_numpy(better)] = a.detach()[torch.from_numpy(better)]
+        best_value, best_step = np.where(better, value, best_value), np.where(better, step, best_step)
         opt.zero_grad()
-        total = _total(a, train, causal)  # (3, L)
-        loss = -(total[0] ** 2 / (total[1] * total[2]).clamp_min(1e-30)).sum()
-        loss.backward()
+        fraction = _fraction(_total(a, train, causal))
+        traces[0].append(fraction.detach().numpy().tolist())
+        traces[1].append(value.tolist())
+        if step == max_steps or step - gained >= patience:
+            break
+        (-fraction.sum()).backward()
         opt.step()
     with torch.no_grad():
-        fitted = _total(a, train, causal)
-    full = _held_out(test, a.detach(), causal, len(test_rows), seed)
-    base = _held_out(test, start, causal, len(test_rows), seed)
+        fitted = _fraction(_total(best, train, causal)).numpy()
+    full = _held_out(test, best, causal, len(rows[2]), seed)
+    base = _held_out(test, start, causal, len(rows[2]), seed)
     return {
-        "explained_fit": explained_fraction(fitted.double().numpy()).tolist(),
         "explained": full["explained"],
         "explained_interval": full["interval"],
         "beta_explained": base["explained"],
         "beta_explained_interval": base["interval"],
-        "sentences": [len(fit_rows), len(test_rows)],
+        "explained_fit": fitted.tolist(),
+        "explained_validation": best_value.tolist(),
+        "best_step": best_step.tolist(),
+        "steps": len(traces[0]) - 1,
+        "trace_fit": traces[0],
+        "trace_validation": traces[1],
+        "sentences": [len(r) for r in rows],
     }

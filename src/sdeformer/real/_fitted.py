@@ -6,10 +6,10 @@ Block l of the fitted model, on the directions ``x`` of one sentence's real embe
     Y  = LN(x + s_l Attn_{beta_l}(x)),   x' = LN(Y + xi_l(Y)),   xi_l = sqrt(dt_l) (sqrt(rho_l) G + sqrt(1 - rho_l) G_i)
 
 with beta_l, s_l from the attention fit, (sU, sW, rho) from the partial-noise kernel fit and ``dt_l`` matching
-the real MLP output's size relative to its input, ``dt_l d kappa_l(1) = mean_i |f_i|^2 / |y_i|^2``. The distance
-per statistic is the largest gap over layers between the fitted model's mean and the real one, in units of the
-real statistic's interval half-width (gap / half-width), and the layer where it is largest. The fitted model
-runs from the first ``SENTENCES`` sentences.
+the real MLP output's size relative to its input, ``dt_l d kappa_l(1) = mean_i |f_i|^2 / |y_i|^2``. It runs from
+the first ``SENTENCES`` sentences' embeddings, one run each; the distance per statistic and layer is the mean over
+those sentences of (fitted - real) with its 95 % interval resampling sentences (paired: the same sentences, so
+their spread cancels), given the fitted parameters (their own uncertainty is not propagated).
 """
 
 from __future__ import annotations
@@ -25,23 +25,22 @@ from ..core._rng import Streams
 from ..core._sphere import project
 from ..noise._mlp import MLPNoise
 from ..noise._partial import PartialNoise
-from ._stats import layer_statistics
+from ._stats import STATISTICS, bootstrap, layer_values
 
 WIDTH = 1536
 SENTENCES = 64  # the fitted model runs from the first 64 sentences' embeddings (its bands: over those)
 
 
-def steps(mlp_in: Sequence[torch.Tensor], mlp_out: Sequence[torch.Tensor], record: dict) -> list[float]:
-    """dt_l per block from the relative size of the MLP's output (module docstring)."""
-    ratio = torch.stack(
-        [(f.double().pow(2).sum(-1) / y.double().pow(2).sum(-1)).mean(-1) for y, f in zip(mlp_in, mlp_out, strict=True)]
-    ).mean(0)  # (L,)
+def steps(mlp_in: Sequence[torch.Tensor], mlp_out: Sequence[torch.Tensor], record: dict, seed: int = 0):
+    """(dt_l per block, its 95 % interval ``[low, high]`` resampling sentences with the kernel fit fixed) from the
+    relative size of the MLP's output (module docstring)."""
+    pairs = zip(mlp_in, mlp_out, strict=True)
+    ratio = np.stack([(f.double().pow(2).sum(-1) / y.double().pow(2).sum(-1)).mean(-1).numpy() for y, f in pairs])
     d = int(record["dim"])
-    out = []
-    for layer, row in enumerate(record["kernel"]["layers"]):
-        fit = row["fit_partial"]
-        out.append(float(ratio[layer]) / (d * kernel_theory("gelu", d, su=fit["su"], sw=fit["sw"]).kappa1))
-    return out
+    fits = [row["fit_partial"] for row in record["kernel"]["layers"]]
+    scale = np.array([d * kernel_theory("gelu", d, su=f["su"], sw=f["sw"]).kappa1 for f in fits])
+    lo, hi = bootstrap(ratio, seed=seed) / scale
+    return (ratio.mean(0) / scale).tolist(), [lo.tolist(), hi.tolist()]
 
 
 @torch.no_grad()
@@ -63,27 +62,36 @@ def simulate_fitted(embeddings: Sequence[torch.Tensor], record: dict, dts: Seque
     return runs
 
 
-def compare(real: dict, fitted: dict) -> dict:
-    """Per statistic: the fitted model's means, the largest gap over layers in units of the real interval's
-    half-width, and its layer."""
+def compare(real: dict[str, np.ndarray], fitted: dict[str, np.ndarray], seed: int = 0) -> dict:
+    """Per statistic, from per-sentence values ``(S, L + 1)`` of the same sentences: the fitted model's mean per
+    layer and its 95 % band, the real mean, the difference fitted - real per layer with its 95 % interval
+    (resampling sentences), the first block whose interval excludes 0 (``parts_at``, None when none does) and the
+    block of the largest difference."""
     out = {}
-    for name, r in real.items():
-        mean, half = np.asarray(r["mean"]), (np.asarray(r["high"]) - np.asarray(r["low"])) / 2
-        gap = np.abs(np.asarray(fitted[name]["mean"]) - mean) / np.maximum(half, 1e-12)
+    for name, values in fitted.items():
+        diff = values - real[name]
+        band, gap = bootstrap(values, seed=seed), bootstrap(diff, seed=seed)
+        mean = diff.mean(0)
+        apart = [k for k in range(1, diff.shape[1]) if gap[0, k] > 0 or gap[1, k] < 0]
         out[name] = {
-            "fitted": fitted[name]["mean"],
-            "fitted_low": fitted[name]["low"],
-            "fitted_high": fitted[name]["high"],
-            "distance": float(gap[1:].max()),
-            "worst_layer": int(gap[1:].argmax()) + 1,
+            "fitted": values.mean(0).tolist(),
+            "fitted_low": band[0].tolist(),
+            "fitted_high": band[1].tolist(),
+            "real": real[name].mean(0).tolist(),
+            "difference": mean.tolist(),
+            "difference_interval": gap.tolist(),
+            "parts_at": apart[0] if apart else None,
+            "largest_at": int(np.abs(mean[1:]).argmax()) + 1,
         }
     return out
 
 
 def fitted_model(cap, record: dict, seed: int = 0) -> dict:
-    """The fitted stochastic transformer's per-layer statistics beside the real ones (``compare``), and dt_l."""
-    dts = steps(cap.mlp_in, cap.mlp_out, record)
-    runs = simulate_fitted([h[0] for h in cap.hidden[:SENTENCES]], record, dts, seed)
-    direction = {k: v for k, v in layer_statistics(runs, seed).items() if k != "norm"}  # the model lives on the sphere
-    real = {k: v for k, v in record["statistics"].items() if k != "norm"}
-    return {"dt": dts, "statistics": compare(real, direction)}
+    """The fitted stochastic transformer's per-layer statistics beside the real ones on the same sentences
+    (``compare``), and dt_l with its interval."""
+    dts, dt_interval = steps(cap.mlp_in, cap.mlp_out, record, seed)
+    real = cap.hidden[:SENTENCES]
+    runs = simulate_fitted([h[0] for h in real], record, dts, seed)
+    names = [k for k in STATISTICS if k != "norm"]  # the model lives on the sphere
+    statistics = compare(layer_values(real, names), layer_values(runs, names), seed)
+    return {"dt": dts, "dt_interval": dt_interval, "sentences": len(real), "statistics": statistics}

@@ -159,13 +159,16 @@ def fit_theory(
 
 
 def held_out(sums: KernelSums, d: int, activation: str = "gelu", seed: int = 0) -> dict:
-    """Per block: the curve of all sentences with its 95 % interval, the fits on even sentences and the R^2 on odd
-    ones of the theory (rho = 1), partial noise (rho free) and independent noise (C = 0); lambda_bar of the
-    theory's fitted kernel."""
+    """Per block: the curve of all sentences with its 95 % interval, ``C(1-)`` (``share_at_one``) with its
+    interval, the fits on even sentences and the R^2 on odd ones of the theory (rho = 1), partial noise (rho free)
+    and independent noise (C = 0); lambda_bar of the theory's fitted kernel, and lambda_bar / kappa(1) of both fits
+    (scale-free: the normalised curve fixes kappa's shape, not its size; same sign as lambda_bar)."""
     s = sums.count.shape[0]
     c, mid, count = sums.curve()
     rng = np.random.default_rng(seed)
-    draws = np.stack([sums.curve(rng.integers(0, s, s))[0] for _ in range(RESAMPLES // 5)])  # (R, L, B)
+    curves = [sums.curve(rng.integers(0, s, s)) for _ in range(RESAMPLES // 5)]
+    draws = np.stack([cur[0] for cur in curves])  # (R, L, B)
+    shares = np.array([[share_at_one(*(a[k] for a in cur)) for k in range(c.shape[0])] for cur in curves])  # (R, L)
     q = (1 - LEVEL) / 2
     lo, hi = np.nanquantile(draws, [q, 1 - q], axis=0)
     train, test = sums.curve(np.arange(0, s, 2)), sums.curve(np.arange(1, s, 2))
@@ -182,7 +185,7 @@ def held_out(sums: KernelSums, d: int, activation: str = "gelu", seed: int = 0) 
             kind: _r2(y, fit["share"] * theory_curve(t, d, fit["su"], fit["sw"], activation), w)
             for kind, fit in fits.items()
         }
-        th = kernel_theory(activation, d, su=fits["theory"]["su"], sw=fits["theory"]["sw"])
+        th = {kind: kernel_theory(activation, d, su=f["su"], sw=f["sw"]) for kind, f in fits.items()}
         layers.append(
             {
                 "r2_theory": r2["theory"],
@@ -190,7 +193,8 @@ def held_out(sums: KernelSums, d: int, activation: str = "gelu", seed: int = 0) 
                 "r2_independent": _r2(y, np.zeros_like(y), w),
                 "fit_theory": fits["theory"],
                 "fit_partial": fits["partial"],
-                "lambda_bar": float(th.lambda_bar),
+                "lambda_bar": float(th["theory"].lambda_bar),
+                **{f"lambda_bar_scaled_{k}": float(t.lambda_bar / t.kappa1) for k, t in th.items()},
                 "amplitude": float(sums.square[:, layer].sum() / sums.tokens[:, layer].sum() / d),
             }
         )
@@ -201,6 +205,8 @@ def held_out(sums: KernelSums, d: int, activation: str = "gelu", seed: int = 0) 
         "high": hi.tolist(),
         "cosine": mid.tolist(),
         "count": count.astype(int).tolist(),
+        "share": [share_at_one(c[k], mid[k], count[k]) for k in range(c.shape[0])],
+        "share_interval": np.quantile(shares, [q, 1 - q], axis=0).tolist(),
         "layers": layers,
     }
 

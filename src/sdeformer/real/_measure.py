@@ -19,9 +19,9 @@ import torch
 from ..core._errors import ConfigError
 from . import _load as load
 from ._attention import fit_attention
-from ._kernel import held_out, kernel_sums, nan_to_none, share_at_one
+from ._kernel import held_out, kernel_sums, nan_to_none
 from ._kernel_ci import r2_intervals
-from ._stats import layer_statistics, share_statistics, variance_law
+from ._stats import layer_values, share_statistics, slope, summarise, variance_law
 
 CONTROLS = ("trained", "shuffled", "untrained")
 ACTIVATION = "gelu"
@@ -58,47 +58,85 @@ def controlled(model: torch.nn.Module, control: str, seed: int = 0) -> torch.nn.
 
 def analyse(cap: load.Capture, d: int, causal: bool, seed: int = 0) -> dict[str, Any]:
     """The record's measured part from a ``Capture`` (any model, real or synthetic)."""
-    stats = layer_statistics(cap.hidden, seed)
+    values = layer_values(cap.hidden)
+    stats = {name: summarise(v, seed) for name, v in values.items()}
     share = share_statistics(cap.mlp_out, seed)
     sums = kernel_sums(cap.mlp_in, cap.mlp_out)
     kern = held_out(sums, d, ACTIVATION, seed)
-    c, mid, count = sums.curve()
     att = fit_attention(cap.hidden, cap.attn, causal, seed=seed)
     r2 = r2_intervals(sums, d, ACTIVATION, seed)
-    return {
+    out = {
         "mean_cos": stats["mean_cos"]["mean"],
         "common_share": share["mean"],
         "attention_beta": att["beta"],
         "attention_explained": att["explained"],
         "attention_scale": att["scale"],
-        "attention_beta_interval": att["beta_interval"],
-        "attention_explained_interval": att["explained_interval"],
-        "kernel_r2_theory": [row["r2_theory"] for row in kern["layers"]],
-        "kernel_r2_independent": [row["r2_independent"] for row in kern["layers"]],
-        "kernel_r2_partial": [row["r2_partial"] for row in kern["layers"]],
-        "kernel_r2_theory_interval": r2["theory"],
-        "kernel_r2_independent_interval": r2["independent"],
-        "kernel_r2_partial_interval": r2["partial"],
-        "kernel_share": [share_at_one(c[k], mid[k], count[k]) for k in range(c.shape[0])],
+        **{f"attention_{k}_interval": att[f"{k}_interval"] for k in ("beta", "explained", "scale")},
+        "kernel_share": kern["share"],
+        "kernel_share_interval": kern["share_interval"],
         "statistics": stats,
+        "mean_cos_slope": slope(values["mean_cos"], seed),
         "common_share_interval": [share["low"], share["high"]],
         "kernel": nan_to_none(kern),
+        "kernel_fit_intervals": {k: r2[f"{k}_fit"] for k in ("theory", "partial")},
         "variance_law": variance_law(cap.hidden, seed),
     }
+    for kind in ("theory", "independent", "partial"):
+        out[f"kernel_r2_{kind}"] = [row[f"r2_{kind}"] for row in kern["layers"]]
+        out[f"kernel_r2_{kind}_interval"] = r2[kind]
+    return out
 
 
 def verdict(record: dict, d: int) -> dict:
-    """The theory's reading of the fitted kernels: lambda_bar per block (THEORY section 2: synchronization needs
-    lambda_bar < 0) and whether the tokens' mean cosine grows with depth (slope per layer, its sign)."""
-    lam = [row["lambda_bar"] for row in record["kernel"]["layers"]]
-    cos = np.asarray(record["mean_cos"])
-    slope = float(np.polyfit(np.arange(len(cos)), cos, 1)[0])
+    """The theory's reading of the fitted kernels (THEORY section 2: synchronization needs lambda_bar < 0; BEYOND
+    section 1: a share rho < 1 keeps tokens apart) and whether the tokens' mean cosine grows with depth (its slope
+    per layer with its interval). Each per-block verdict is True or False when the 95 % interval decides it, None
+    when the interval holds 0 (or 1)."""
+    fits = record["kernel_fit_intervals"]
+    layers = record["kernel"]["layers"]
+
+    def below(interval: list[list[float]], level: float) -> list[bool | None]:
+        return [True if hi < level else False if lo >= level else None for lo, hi in zip(*interval, strict=True)]
+
+    lam = [row["lambda_bar"] for row in layers]
+    scaled = {k: [row[f"lambda_bar_scaled_{k}"] for row in layers] for k in ("theory", "partial")}
+    share = [row["fit_partial"]["share"] for row in layers]
+    slope_ = record["mean_cos_slope"]
     return {
         "lambda_bar": lam,
-        "theory_synchronizes": [x < 0 for x in lam],
-        "mean_cos_slope": slope,
-        "tokens_synchronize": slope > 0,
+        "lambda_bar_interval": fits["theory"]["lambda_bar"],
+        "theory_synchronizes": below(fits["theory"]["lambda_bar"], 0.0),
+        **{f"lambda_bar_scaled_{k}": v for k, v in scaled.items()},
+        **{f"lambda_bar_scaled_{k}_interval": fits[k]["lambda_bar_scaled"] for k in scaled},
+        "partial_synchronizes": below(fits["partial"]["lambda_bar_scaled"], 0.0),
+        "partial_share": share,
+        "partial_share_interval": fits["partial"]["share"],
+        "share_below_one": below(fits["partial"]["share"], 1.0),
+        "mean_cos_slope": slope_["mean"],
+        "mean_cos_slope_interval": [slope_["low"], slope_["high"]],
+        "tokens_synchronize": True if slope_["low"] > 0 else False if slope_["high"] <= 0 else None,
         "dim": d,
+    }
+
+
+SEPARATED = ("common_share", "attention_explained", "kernel_r2_theory", "kernel_r2_partial")
+
+
+def _intervals(part: dict) -> dict[str, np.ndarray]:
+    """The 95 % intervals ``(2, layers)`` of a record part's per-layer quantities and of the variance-law rate."""
+    out = {name: np.array([row["low"], row["high"]]) for name, row in part["statistics"].items()}
+    out.update({name: np.asarray(part[f"{name}_interval"]) for name in SEPARATED})
+    out["variance_lambda"] = np.asarray(part["variance_law"]["lambda_interval"])[:, None]
+    return out
+
+
+def separated(trained: dict, control: dict) -> dict[str, list[int]]:
+    """Per quantity, the layers (0-based index into its list) where the control's 95 % interval and the trained
+    model's are disjoint: which statistics tell the control apart."""
+    mine, theirs = _intervals(trained), _intervals(control)
+    return {
+        name: np.flatnonzero((theirs[name][1] < lo) | (theirs[name][0] > hi)).tolist()
+        for name, (lo, hi) in mine.items()
     }
 
 
@@ -139,6 +177,8 @@ def measure(
             part["fitted"] = fitted_model(cap, {**part, "dim": d}, seed)
             record.update(part)
         else:
+            if "statistics" in record:
+                part["separated"] = separated(record, part)
             record.setdefault("controls", {})[control] = part
     record["sentences"] = len(lines)
     record["note"] = f"{record.get('truncated', 0)} sentence(s) truncated to the model's context"

@@ -80,9 +80,18 @@ def summarise(values: np.ndarray, seed: int = 0) -> dict[str, list[float]]:
     return {"mean": values.mean(0).tolist(), "low": lo.tolist(), "high": hi.tolist()}
 
 
-def layer_statistics(hidden: Sequence[torch.Tensor], seed: int = 0) -> dict[str, dict[str, list[float]]]:
-    """Every statistic of ``STATISTICS`` per layer (L + 1 values) with its interval; ``hidden[k]`` ``(L+1, n, d)``."""
-    return {name: summarise(per_sentence(hidden, fn), seed) for name, fn in STATISTICS.items()}
+def layer_values(hidden: Sequence[torch.Tensor], names: Sequence[str] = tuple(STATISTICS)) -> dict[str, np.ndarray]:
+    """The statistics ``names`` of ``STATISTICS`` per sentence and layer ``(S, L + 1)``; ``hidden[k]``
+    ``(L+1, n, d)``."""
+    return {name: per_sentence(hidden, STATISTICS[name]) for name in names}
+
+
+def slope(values: np.ndarray, seed: int = 0) -> dict[str, float]:
+    """The least-squares slope over layers of the mean over sentences of ``values`` ``(S, layers)`` with its 95 %
+    interval (the slope is linear in the values: the mean of the per-sentence slopes)."""
+    per = np.polyfit(np.arange(values.shape[1], dtype=np.float64), values.T, 1)[0]  # (S,)
+    lo, hi = bootstrap(per, seed=seed)
+    return {"mean": float(per.mean()), "low": float(lo), "high": float(hi)}
 
 
 def share_statistics(mlp_out: Sequence[torch.Tensor], seed: int = 0) -> dict[str, list[float]]:

@@ -88,22 +88,37 @@ def _unclaim(out: Path, existed: bool, held: dict[Path, bytes | None]) -> None:
 INTERVALS = (  # [low, high] lists (95 %, resampling sentences) beside the per-block values
     "attention_beta",
     "attention_explained",
+    "attention_scale",
     "kernel_r2_theory",
     "kernel_r2_independent",
     "kernel_r2_partial",
+    "kernel_share",
 )
+TRACES = ("trace_fit", "trace_validation")  # the full Q^T K fit's per-step traces: in real.json, not in --json
 
 
 def summary(record: dict) -> dict[str, Any]:
-    """The names other tools rely on (each with its ``*_interval``), plus the settings, the full ``Q^T K`` fit and
-    the verdict."""
+    """The names other tools rely on (each with its ``*_interval``), plus the settings, the full ``Q^T K`` fit,
+    the fitted model's distances, the verdict and, per control, what tells it apart."""
     keys = (*SUMMARY_KEYS, "kernel_r2_partial", "attention_scale", "kernel_share", "common_share_interval")
     extra = {k: record[k] for k in ("settings", "model_type", "dim", "layers", "sentences", "tokens", "note")}
     out = {**{k: record[k] for k in keys}, **{f"{k}_interval": record[f"{k}_interval"] for k in INTERVALS}}
     cos = record["statistics"]["mean_cos"]
     out["mean_cos_interval"] = [cos["low"], cos["high"]]
     if "attention_full" in record:
-        out["attention_full"] = record["attention_full"]
+        out["attention_full"] = {k: v for k, v in record["attention_full"].items() if k not in TRACES}
+    if "fitted" in record:
+        out["fitted"] = record["fitted"]
+    out["variance_law"] = record["variance_law"]
+    out["controls"] = {
+        name: {
+            "mean_cos": part["mean_cos"],
+            "common_share": part["common_share"],
+            "variance_law": part["variance_law"],
+            "separated": part.get("separated"),
+        }
+        for name, part in record.get("controls", {}).items()
+    }
     return {**out, **extra, "verdict": record["verdict"]}
 
 
@@ -130,31 +145,52 @@ def report_section(result: dict, out: str | Path) -> list[Section]:
         ),
     ]
     columns = ["quantity", *[f"layer {k + 1}" for k in range(layers)]]
-    rows = [_row(k, result[k], result.get(f"{k}_interval")) for k in SUMMARY_KEYS if k != "mean_cos"]
+    keys = [k for k in (*SUMMARY_KEYS, "kernel_r2_partial", "kernel_share", "attention_scale") if k != "mean_cos"]
+    rows = [_row(k, result[k], result.get(f"{k}_interval")) for k in keys]
     full = result.get("attention_full")
     if full is not None:
         rows.append(_row("attention_explained, full Q^T K (held out)", full["explained"], full["explained_interval"]))
         rows.append(
             _row("attention_explained, beta I (held out)", full["beta_explained"], full["beta_explained_interval"])
         )
-    rows.append(_row("lambda_bar (fitted kernel)", result["verdict"]["lambda_bar"]))
+    verdict = result["verdict"]
+    rows.append(_row("lambda_bar (fitted kernel, rho = 1)", verdict["lambda_bar"], verdict["lambda_bar_interval"]))
+    rows.append(
+        _row(
+            "lambda_bar / kappa(1) (partial-noise fit)",
+            verdict["lambda_bar_scaled_partial"],
+            verdict["lambda_bar_scaled_partial_interval"],
+        )
+    )
+    rows.append(_row("rho (partial-noise fit)", verdict["partial_share"], verdict["partial_share_interval"]))
+    fitted = result.get("fitted")
+    if fitted is not None:
+        rows.append(_row("dt (fitted model)", fitted["dt"], fitted["dt_interval"]))
     law = result["variance_law"]
     text = [
         f"model {result['settings']['model']} ({result['model_type']}, d = {result['dim']}, {layers} blocks), "
         f"{result['sentences']} sentences, {result['tokens']} tokens; {result['note']}.",
         f"mean cosine per layer (embeddings first): {[round(v, 3) for v in result['mean_cos']]}; slope per layer "
-        f"{result['verdict']['mean_cos_slope']:.4f}.",
+        f"{verdict['mean_cos_slope']:.4f} [{verdict['mean_cos_slope_interval'][0]:.4f}, "
+        f"{verdict['mean_cos_slope_interval'][1]:.4f}]; the theory (lambda_bar < 0) predicts synchronization per "
+        f"block: {verdict['theory_synchronizes']} (None: the interval holds 0).",
         f"residual variance law v_l = alpha exp(lambda l): alpha = {law['alpha']:.4g}, lambda = {law['lambda']:.4g} "
         f"[{law['lambda_interval'][0]:.4g}, {law['lambda_interval'][1]:.4g}].",
     ]
-    for name, row in result.get("fitted", {}).get("statistics", {}).items():
+    for name, row in (fitted or {}).get("statistics", {}).items():
+        gaps = zip(row["difference"], *row["difference_interval"], strict=True)
         text.append(
-            f"fitted stochastic transformer vs real, {name}: largest gap {row['distance']:.3g} real half-intervals "
-            f"(at layer {row['worst_layer']})."
+            f"fitted stochastic transformer - real, {name} per layer: "
+            + ", ".join(f"{v:.3g} [{lo:.3g}, {hi:.3g}]" for v, lo, hi in gaps)
+            + f"; they part at layer {row['parts_at']}, the largest difference at layer {row['largest_at']}."
         )
     for name, part in result.get("controls", {}).items():
+        law = part["variance_law"]
+        apart = {k: v for k, v in part.get("separated", {}).items() if v}
         text.append(
             f"control {name}: mean_cos {[round(v, 3) for v in part['mean_cos']]}, common share "
-            f"{[round(v, 3) for v in part['common_share']]}, variance-law lambda {part['variance_law']['lambda']:.4g}."
+            f"{[round(v, 3) for v in part['common_share']]}, variance-law lambda {law['lambda']:.4g} "
+            f"[{law['lambda_interval'][0]:.4g}, {law['lambda_interval'][1]:.4g}]; intervals apart from the trained "
+            f"model's (layer indices): {apart}."
         )
     return [Section("Real transformer vs the theory", text, [Table(columns, rows, "per block")], figs)]
