@@ -15,7 +15,7 @@ PHASE += ("maxtime", "step")  # the two phase-diagram peers' common options
 PEER_OPTIONS: dict[str, tuple[str, ...]] = {
     "litm": ("part", "scheme"),
     "dotm": ("part", "as_published"),
-    "bruno": ("as_published",),
+    "bruno": ("part", "as_published"),
     "simuformer": (*PHASE, "as_published", "norm", "heads", "checkpoints", "sequential", "no_softmax", "adjacent"),
     "glpr": (*PHASE, "use_softmax", "regen_period"),
 }
@@ -29,7 +29,9 @@ TAKES = sorted({k for options in PEER_OPTIONS.values() for k in options})
 def peer(
     name: str = typer.Argument(..., help="litm, dotm, bruno, simuformer or glpr"),
     beta: list[float] | None = typer.Option(None, "--beta", help="beta (repeat for several) [the peer's own]"),
-    part: str | None = typer.Option(None, help="dotm: staircase or kinetic; litm: threshold or particles"),
+    part: str | None = typer.Option(
+        None, help="dotm: staircase or kinetic; litm: threshold or particles; bruno: particles or pde"
+    ),
     scheme: str | None = typer.Option(None, help="litm particles: geodesic (angle-Euler) or projected"),
     as_published: bool = typer.Option(False, "--as-published", help="the peer's published behaviour, defects kept"),
     seed: int | None = typer.Option(None, help="simuformer, glpr: torch's default-generator seed the peer ran with"),

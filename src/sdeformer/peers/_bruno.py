@@ -11,7 +11,7 @@ by Euler in the angle (``GeodesicEuler``). Linearized about the uniform state, F
 so the mode with the largest gamma_k sets the number of clusters first seen. The notebook's ``g_coeff`` divides
 by pi beta (pi times too small for its own particles): ``as_published`` reports that. ``run`` measures each
 mode's growth rate from the particles (the slope of log |mu_k(t)| while |mu_k| < ``LINEAR``, mu_k = (1/N) sum
-e^{-i k theta}) and the dominant mode, beside gamma_k.
+e^{-i k theta}) and the dominant mode, beside gamma_k; ``run(part="pde")`` the notebook's PDE (``_bruno_pde``).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from ..attention._variants import UnnormalizedAttention
 from ..core._errors import ConfigError
 from ..core._validate import positive_int
 from ..dynamics._sde import GeodesicEuler, LimitSDE
+from ..io._atomic import atomic_write_text
 from ..observables import exponential_rate
 
 BETAS = (1.0, 2.0, 5.0, 10.0, 20.0)
@@ -64,9 +65,18 @@ def measure(beta: float, tokens: int = 1000, modes: int = 10, seed: int = 0, ste
     return np.array(out)
 
 
-def run(beta=None, tokens: int = 1000, modes: int = 10, as_published: bool = False, seed: int = 0) -> dict:
+def run(
+    beta=None, tokens: int = 1000, modes: int = 10, as_published: bool = False, seed: int = 0, part: str = "particles"
+) -> dict:
     """Per beta (default 1, 2, 5, 10, 20): gamma_k, the measured rates, the dominant mode (largest gamma_k) and
-    its measured rate over gamma_k (published gamma: over gamma_k / pi)."""
+    its measured rate over gamma_k (published gamma: over gamma_k / pi). ``part="pde"``: the notebook's PDE
+    (``peers._bruno_pde``)."""
+    if part == "pde":
+        from ._bruno_pde import run as pde
+
+        return pde(beta, as_published)
+    if part != "particles":
+        raise ConfigError("part", part, "particles or pde")
     rows = []
     for b in np.atleast_1d(BETAS if beta is None else beta):
         theory, measured = rates(float(b), modes, as_published), measure(float(b), tokens, modes, seed)
@@ -79,18 +89,19 @@ def run(beta=None, tokens: int = 1000, modes: int = 10, as_published: bool = Fal
                 "dominant_rate_ratio": float(measured[np.argmax(theory)] / theory.max()),
             }
         )
-    return {"peer": "bruno", "as_published": as_published, "tokens": tokens, "runs": rows}
+    return {"peer": "bruno", "part": "particles", "as_published": as_published, "tokens": tokens, "runs": rows}
 
 
 def write(result: dict, folder: Path) -> list[Path]:
-    """``rates.csv``: beta, k, gamma_k, measured rate."""
-    path = folder / "rates.csv"
-    lines = ["beta,k,gamma,measured"]
+    """``rates.csv``: beta, k, gamma_k, measured rate (the PDE: ``pde_rates.csv``, the rates of the cos and sin
+    parts)."""
+    pde = result.get("part") == "pde"
+    path, columns = (folder / "pde_rates.csv", ("cos", "sin")) if pde else (folder / "rates.csv", ("measured",))
+    lines = [",".join(("beta", "k", "gamma", *columns))]
     for r in result["runs"]:
-        for k, (g, m) in enumerate(zip(r["gamma"], r["measured"], strict=True), 1):
-            lines.append(f"{r['beta']:g},{k},{g:.10g},{m:.10g}")
-    path.write_text("\n".join(lines) + "\n")
-    return [path]
+        for k, values in enumerate(zip(r["gamma"], *(r[c] for c in columns), strict=True), 1):
+            lines.append(f"{r['beta']:g},{k}," + ",".join(f"{v:.10g}" for v in values))
+    return [atomic_write_text(path, "\n".join(lines) + "\n")]
 
 
 def compare(result: dict, path: Path) -> dict:
