@@ -36,7 +36,7 @@ from ..registry import NORMS, SOLVERS, Params
 from ._loop import TokenDynamics
 from ._norms.limit_sde import SchemeSDE
 from ._norms.schemes import PostLN
-from ._step_guard import check_step
+from ._step_guard import check_scheme, check_step
 
 
 class NoField:
@@ -148,7 +148,8 @@ class Solver(TokenDynamics):
         super().__init__(steps, horizon)
         self.sde = sde
         self.clock = 0
-        self.step_checked = False  # the step-size rule (``step_guard.check_step``) is checked on the first step
+        self.checked: set[type] = set()  # the phases whose step-size rule (``_step_guard``) was checked
+        self.step_checked = False  # True: the caller checks the rule for the run (the density solver's particles)
 
     def begin(self, start: int) -> None:
         self.clock = start
@@ -170,8 +171,9 @@ class Solver(TokenDynamics):
 
 class EulerMaruyama(Solver):
     """X + b(X) dt + P_X dW(X) (THEORY section 3): plain Euler-Maruyama, strong order 1/2, weak order 1
-    (|X| = 1 only in mean). Stable range: (d-1) k dt <= 1 and dt beta |s| <= 1 (``step_guard``: the Ito factor
-    1 - (d-1) k dt / 2 and explicit Euler's dt L < 2); outside it the first step warns (RuntimeWarning).
+    (|X| = 1 only in mean). Stable range: (d-1) f^2 k dt <= 1 and f dt beta |s| <= 1 (``_step_guard``: the Ito
+    factor 1 - (d-1) k dt / 2 and explicit Euler's dt L < 2; f the scheme's speed, 1 for Post-LN); outside it
+    the first step (and a Mix-LN run's first step after its switch) warns (RuntimeWarning).
 
     The attention drift and the noise share one tangent projection, P_X (dW + dt Attn(X)), and the field gives
     its increment and variance from one evaluation (``increment_and_variance``)."""
@@ -184,10 +186,14 @@ class EulerMaruyama(Solver):
         dt, sde = self.dt, self.sde
         t, self.clock = self.clock * dt, self.clock + 1
         if sde.norm_sde is not None:
+            phase = type(sde.norm_sde.norm.phase(t))  # Mix-LN: checked again at its switch to Pre-LN
+            if not self.step_checked and phase not in self.checked:
+                self.checked.add(phase)
+                check_scheme(sde.norm_sde, x, t, dt)
             return sde.norm_sde.step(x, t, dt, source, self.projected)
         dw, var = sde.field.increment_and_variance(x, dt, source)  # (..., N, d), (..., N, 1) or ()
-        if not self.step_checked:
-            self.step_checked = True
+        if not self.step_checked and not self.checked:
+            self.checked.add(PostLN)
             check_step(x.shape[-1], var, dt, sde.attention)
         attn = sde.attention_drift(x, source)  # (..., N, d) or None
         if attn is not None:
@@ -220,6 +226,9 @@ class GeodesicEuler(Solver):
     def step(self, x: Any, source: RandomSource) -> Any:
         """One step ``(..., N, d) -> (..., N, d)``."""
         self.clock += 1
+        if not self.step_checked and not self.checked:
+            self.checked.add(PostLN)
+            check_step(x.shape[-1], 0.0, self.dt, self.sde.attention)
         attn = self.sde.attention_drift(x, source)
         if attn is None:
             return x
