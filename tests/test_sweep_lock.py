@@ -14,7 +14,7 @@ import os
 import signal
 import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
 
 import pytest
@@ -33,16 +33,19 @@ HOLD = (
     "fcntl.flock(fd, fcntl.LOCK_EX)\n"
     "os.write(fd, str(os.getpid()).encode())\n"
     "print('held', flush=True)\n"
-    "time.sleep(float(sys.argv[2]))\n"
+    "sys.stdin.readline() if sys.argv[2] == 'told' else time.sleep(float(sys.argv[2]))\n"
 )
 cli = CliRunner()
 
 
-def hold(out: Path, seconds: float) -> subprocess.Popen:
-    """Another process holding the folder's lock for ``seconds``."""
+def hold(out: Path, seconds: float | str) -> subprocess.Popen:
+    """Another process holding the folder's lock for ``seconds`` (``"told"``: until a line on its stdin)."""
     out.mkdir(parents=True, exist_ok=True)
     proc = subprocess.Popen(
-        [sys.executable, "-c", HOLD, str(out / LOCK_FILE), str(seconds)], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", HOLD, str(out / LOCK_FILE), str(seconds)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
     return proc
@@ -76,13 +79,24 @@ def test_second_writer_refused_then_runs_once_the_holder_is_gone(tmp_path):
 
 
 def test_a_waiting_writer_waits_for_the_holder(tmp_path):
+    """Ordered by events, not timed: the waiter cannot be inside while the holder holds, however long the machine
+    takes to schedule either, and gets in once the holder lets go."""
     out = tmp_path / "out"
-    holder = hold(out, 1.5)
-    start = time.perf_counter()
-    with writer(out, wait=True):
-        waited = time.perf_counter() - start
-    holder.wait()
-    assert waited > 0.5
+    holder = hold(out, "told")
+    inside = threading.Event()
+
+    def waiter() -> None:
+        with writer(out, wait=True):
+            inside.set()
+
+    thread = threading.Thread(target=waiter, daemon=True)
+    thread.start()
+    assert not inside.wait(0.5)  # still held: nobody else is inside (true at any load)
+    assert holder.stdin is not None
+    holder.stdin.write("go\n")
+    holder.stdin.flush()  # the holder exits and the kernel drops its lock
+    thread.join(120)
+    assert inside.is_set() and holder.wait(120) == 0
 
 
 def test_lock_is_reentrant_in_one_process(tmp_path):
