@@ -4,7 +4,8 @@ n = 5, d = 2 against a plain torch loop doing the same arithmetic.
 
 The peers' scripts are run from scratch copies that the benchmark does not ship: ``SDEFORMER_PEERS`` (default
 ``/tmp/peers``) holds ``dotm/`` (HugoKoubbi/2024-transformers-dotm), ``litm/`` (borjanG/2026-lost-in-the-
-middle), ``simuformer/`` (nikitus20/simuformer) and ``glpr/`` (borjanG/2023-transformers-rotf); a peer whose
+middle), ``simuformer/`` (nikitus20/simuformer), ``glpr/`` (borjanG/2023-transformers-rotf) and ``bruno/``
+(gbruno16/transformers-metastability, its notebook's cells 1 and 15 run unchanged); a peer whose
 copy is absent is skipped with a message. Only the scripts' computations are timed (their
 plotting sections are cut off; dotm's staircase runs ``time_rescale_3`` at one beta to the collapse).
 
@@ -14,6 +15,8 @@ plotting sections are cut off; dotm's staircase runs ``time_rescale_3`` at one b
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import sys
@@ -23,9 +26,17 @@ from pathlib import Path
 import torch
 
 from sdeformer.attention._softmax import SoftmaxAttention
+from sdeformer.attention._variants import UnnormalizedAttention
 from sdeformer.dynamics._discrete import StochasticTransformer
 from sdeformer.dynamics._loop import SaveAt
-from sdeformer.peers import _dotm as dotm, _glpr as glpr, _litm as litm, _simuformer as simuformer
+from sdeformer.dynamics._sde import GeodesicEuler, LimitSDE
+from sdeformer.peers import (
+    _bruno_pde as bruno_pde,
+    _dotm as dotm,
+    _glpr as glpr,
+    _litm as litm,
+    _simuformer as simuformer,
+)
 
 from ._timing import conditions, interleaved, ratio, spread
 
@@ -84,6 +95,60 @@ def _litm_particles() -> dict | None:
     p = litm.PARTICLES
     args = (p["tokens"], p["beta"], p["lam"], p["horizon"], p["dt"], p["seed"], "clusters")
     return {"peer": lambda: ns["simulate"](*args), "sdeformer": lambda: litm.particles()}
+
+
+BRUNO_PARTICLES = {"beta": 5.0, "N": 1000, "dt": 1e-4, "T": 0.01}  # its ParticlesSimulation, 100 Euler steps
+BRUNO_PDE = {"n_points": 1001, "T": 0.05, "beta": 5.0}  # its PDESimulation at a tenth of its grid, linear window
+
+
+def _notebook_cell(index: int) -> dict | None:
+    """The namespace of cell ``index`` of Bruno's notebook (its classes), run unchanged (plots discarded)."""
+    path = PEERS / "bruno" / "experiments.ipynb"
+    if not path.exists():
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    cell = json.loads(path.read_text())["cells"][index]
+    namespace: dict = {"__name__": "peer"}
+    exec(compile("".join(cell["source"]), str(path), "exec"), namespace)
+    namespace["plt"].show = lambda *a, **k: namespace["plt"].close("all")
+    return namespace
+
+
+def _quiet(fn):
+    """``fn`` with its progress bars (stderr) discarded."""
+
+    def call():
+        with contextlib.redirect_stderr(io.StringIO()):
+            return fn()
+
+    return call
+
+
+def _bruno_particles() -> dict | None:
+    ns = _notebook_cell(1)
+    if ns is None:
+        return None
+    p = BRUNO_PARTICLES
+    torch.manual_seed(0)
+    sim = ns["ParticlesSimulation"](torch.float64, torch.device("cpu"), p["T"], p["beta"], p["dt"], p["N"])
+    model = GeodesicEuler(LimitSDE(None, UnnormalizedAttention(p["beta"])), round(p["T"] / p["dt"]), p["T"])
+    x0 = torch.stack([sim.theta0.cos(), sim.theta0.sin()], -1)
+    return {"peer": _quiet(sim.run), "sdeformer": lambda: model.run(x0).x}
+
+
+def _bruno_pde() -> dict | None:
+    ns = _notebook_cell(15)
+    if ns is None:
+        return None
+    p, cpu = BRUNO_PDE, torch.device("cpu")
+
+    def peer():
+        torch.manual_seed(0)
+        return ns["PDESimulation"](p["n_points"], p["T"], p["beta"], 10**9, 0.01, torch.double, cpu).run()
+
+    return {"peer": _quiet(peer), "sdeformer": lambda: bruno_pde.measure(p["beta"], p["n_points"])}
 
 
 # the phase-diagram peers at their default batch, tokens and dimension, over a shorter sweep (their full default
@@ -178,6 +243,8 @@ def bench_peers(rounds: int = 3, only: str = "") -> dict:
         ("dotm staircase.py (beta 2000)", _dotm_staircase),
         ("litm t_crit curve", _litm),
         ("litm particles (its RK4; sdeformer angle-Euler)", _litm_particles),
+        ("bruno particles (N 1000, beta 5, 100 angle-Euler steps)", _bruno_particles),
+        ("bruno PDE (its Lax-Friedrichs on 1000 points; sdeformer's density solver, 16 modes)", _bruno_pde),
         ("simuformer 1 head (512 x 64 x 16, 2 betas, T 5)", lambda: _simuformer(1)),
         ("simuformer 8 heads (512 x 64 x 16, 2 betas, T 5)", lambda: _simuformer(8)),
         ("glpr softmax (2048 x 32 x 2, beta 4, T 30)", lambda: _glpr("softmax")),
