@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+from hang_guard import HANG_S
 
 HEAVY = ("torch", "matplotlib", "numpy")
 
@@ -25,7 +26,7 @@ print(','.join(m for m in {heavy!r} if m in sys.modules))
 )
 def test_help_imports_no_heavy_module(args: list[str]) -> None:
     code = _PROBE.format(args=args, heavy=HEAVY)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=HANG_S)
     assert out.stdout.strip() == "", f"`sdeformer {' '.join(args)}` imported {out.stdout.strip()}"
 
 
@@ -38,7 +39,7 @@ def test_package_import_is_lazy_but_complete() -> None:
         "assert not missing, missing\n"
         "assert sdf.kernel_theory is kernel_theory and 'torch' in sys.modules\n"
     )
-    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=HANG_S)
 
 
 def test_unknown_attribute_is_an_attribute_error() -> None:

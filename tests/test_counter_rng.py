@@ -14,6 +14,7 @@ import sys
 import numpy as np
 import pytest
 import torch
+from hang_guard import HANG_S
 from scipy import stats
 
 import sdeformer.core._counter as counter
@@ -99,7 +100,7 @@ def test_same_seed_same_numbers_in_another_process_and_whatever_the_global_rng()
         "import hashlib, torch; from sdeformer.core._counter import CounterStreams; torch.manual_seed(9);"
         "print(hashlib.sha256(CounterStreams([5, 6], (2,)).randn((1000,)).numpy().tobytes()).hexdigest())"
     )
-    other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=HANG_S)
     assert other.stdout.strip() == hashlib.sha256(here).hexdigest()
 
 

@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hang_guard import HANG_S
 
 from sdeformer.bench import gpu
 
@@ -56,5 +57,5 @@ def test_no_time_left_skips_every_setting_and_says_so(tmp_path, one_thread):
 def test_the_shell_script_runs_the_module(tmp_path):
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     cmd = [str(ROOT / "benchmarks" / "gpu.sh"), str(tmp_path), "--device", "cpu", "--tiny", "--max-seconds", "0"]
-    subprocess.run(cmd, check=True, capture_output=True, timeout=120, env=env)
+    subprocess.run(cmd, check=True, capture_output=True, timeout=HANG_S, env=env)
     assert (tmp_path / "gpu.md").read_text().count("skipped: time") == _settings()
