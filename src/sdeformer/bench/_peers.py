@@ -38,7 +38,7 @@ from sdeformer.peers import (
     _simuformer as simuformer,
 )
 
-from ._timing import conditions, interleaved, ratio, spread
+from ._timing import conditions, finish, interleaved, ratio, spread
 
 PEERS = Path(os.environ.get("SDEFORMER_PEERS", "/tmp/peers"))
 STAIR_BETA, STAIR_ITER = 2000.0, 10_100  # the peer collapses after 10082 steps at beta = 2000
@@ -276,10 +276,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)
     result = bench_peers(args.rounds, args.only)
-    print(f"load average before: {result['conditions']['load_average']}, torch threads {torch.get_num_threads()}")
-    if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(result, indent=1))
+    finish(result, args.out)
 
 
 if __name__ == "__main__":

@@ -12,12 +12,14 @@ average before every round and torch's thread count.
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import resource
 import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 import torch
@@ -177,3 +179,14 @@ def floor_seconds(normals: float, flops: float, rates: dict, qr: float = 0.0) ->
     """The floor of a workload: drawing its normals, its matmul flops and its QR flops (``qr``) at this machine's
     fp32 rates (LAPACK's QR of a tall matrix runs at a fraction of the matmul rate: it is priced at its own)."""
     return normals / rates["randn_fp32_per_s"] + flops / rates["matmul_fp32_flops"] + qr / rates["qr_fp32_flops"]
+
+
+def finish(result: dict, out: Path | None) -> None:
+    """A benchmark module's last step: print the load it ran under, and write ``result`` as JSON to ``out``
+    (atomically; None: not written)."""
+    print(f"load average before: {result['conditions']['load_average']}, torch threads {torch.get_num_threads()}")
+    if out is not None:
+        from ..io._atomic import atomic_write_text
+
+        out.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(out, json.dumps(result, indent=1))
