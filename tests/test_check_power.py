@@ -67,6 +67,8 @@ def test_a_wrong_model_is_judged_with_its_own_tolerance():
     assert judged.smallest_error_caught == 0.2 and judged.verdict == "holds"
     missed = right.with_powers(lambda s: "", {0.1: _check(0.3, 0.5), 0.2: _check(0.4, 0.5)})
     assert missed.verdict == "not resolved" and missed.record()["sign_only"]
+    unmeasured = right.with_powers(lambda s: "", {0.1: _check(math.nan, math.nan), 0.2: _check(0.6, math.nan)})
+    assert not any(p.caught for p in unmeasured.powers) and unmeasured.verdict == "not resolved"
 
 
 def test_step_bias_from_coupled_runs_is_resolved_far_below_the_measurement(one_thread):

@@ -58,6 +58,18 @@ def _spde_report(with_se: bool = True):
             }
         ],  # fmt: skip
         chaos={"w2": [w2]},
+        covariance=[
+            {
+                "setting": {"dim": 2, "paths": 3200},
+                "measured": 1.01,
+                "standard_error": 0.02,
+                "step_bias": 0.02,
+                "tolerance": 0.08,
+                "smallest_error_caught": 0.1,
+                "verdict": "holds",
+                "powers": [{"size": 0.1, "measured": 1.14, "tolerance": 0.085}],
+            }
+        ],  # fmt: skip
         convergence=[conv],
         resolution={"first_unresolved_time": 0.2, "error_resolved": 1e-9, "error_after": 1e-3},
     )
@@ -65,8 +77,8 @@ def _spde_report(with_se: bool = True):
 
 def test_every_table_of_the_spde_part_carries_its_uncertainties():
     section = spde_study.section(_spde_report())
-    assert len(section.tables) == 5 and all(t.from_runs for t in section.tables)
-    assert [unqualified(t) for t in section.tables] == [[]] * 5
+    assert len(section.tables) == 6 and all(t.from_runs for t in section.tables)
+    assert [unqualified(t) for t in section.tables] == [[]] * 6
     html = "".join(_table_html(t) for t in section.tables)
     assert "0.03 (0.003)" in html  # the initial part with its s.e.
 

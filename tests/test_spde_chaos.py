@@ -72,3 +72,17 @@ def test_every_spde_record_says_its_power(one_thread):
     assert qmc["smallest_error_caught"] in (0.1, 0.2) and qmc["holds"]
     worse = check_records(SimpleNamespace(rates=[{"rel_error": 0.195}], moments=report.moments, chaos={}))[0]
     assert worse["smallest_error_caught"] is None and not worse["holds"]
+
+
+def test_the_w2_density_is_resolved_on_every_path_and_an_unresolved_one_is_said(one_thread):
+    """The W_2 check's density (degree ``DEGREE``) stays resolved at every step on all 32 paths; at degree 32 a
+    path concentrates below resolution, its row says so, and a record built on it cannot hold."""
+    from sdeformer.spde._chaos import _falls, _unresolved
+    from sdeformer.spde._solver import DensitySolver
+
+    right = chaos_w2(_solver(), (50, 100), 32, saves=1).rows()[0]
+    assert right["resolved_paths"] == 32 and right["max_tail_share"] < 1e-3
+    coarse = DensitySolver(_solver().field, 32, 20, 0.5, beta=2.0)
+    row = chaos_w2(coarse, (50, 100), 32, saves=1).rows()[0]
+    assert row["resolved_paths"] < 32 and row["max_tail_share"] > 1e-3
+    assert not _falls(row) and "below resolution" in _unresolved(row, (50, 100))

@@ -74,3 +74,16 @@ def test_sphere_w2_refuses_the_circle():
     solver = DensitySolver(mlp_noise(2, "relu", 0.5, 0.5, modes=2, scale=0.3), 8, 2, 0.1)
     with pytest.raises(ValueError, match="2-sphere"):
         chaos_w2_sphere(solver, (10,), 1)
+
+
+def test_the_sphere_check_of_reproduce_spde_says_its_power_is_not_measured(one_thread):
+    """Every sphere record names W_2 and its slope, reports its resolution, and is sign_only with the reason
+    (its wrong models run on the circle), so it never says 'holds'."""
+    from sdeformer.spde._chaos_sphere import sphere_check
+
+    out = sphere_check(quick=True, runs=2)
+    assert set(out["slope"]) == {"iid", "qmc"}
+    for r in out["w2"]:
+        assert r["check"] == "propagation_of_chaos_sphere" and r["sup_w2"][1] < r["sup_w2"][0]
+        assert r["sign_only"] and "circle" in r["reason"] and not r["holds"] and r["verdict"] == "not resolved"
+        assert r["resolved_paths"] == 2 and r["slope"] == out["slope"][r["particles"]]

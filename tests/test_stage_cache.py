@@ -53,12 +53,14 @@ def counted(monkeypatch):
     monkeypatch.setattr(sp.study, "resolution_example", stand_in("resolution", {"resolved": True}))
     monkeypatch.setattr(sp.study, "check_records", lambda report: [])
     monkeypatch.setattr(sp, "w2_check", stand_in("w2", {"slope": -1.0}))
+    monkeypatch.setattr(sp, "sphere_check", stand_in("w2_sphere", {"slope": -1.0}))
+    monkeypatch.setattr(sp, "covariance_records", stand_in("covariance", [{"x": 1.0}]))
     return calls
 
 
 def test_a_finished_spde_report_reruns_without_computing(tmp_path, counted):
     first = sp.run_and_write(tmp_path, quick=True, seed=0)
-    assert set(counted.values()) == {1} and len(counted) == 6
+    assert set(counted.values()) == {1} and len(counted) == 8
     again = sp.run_and_write(tmp_path, quick=True, seed=0)
     assert again == first and set(counted.values()) == {1}  # nothing recomputed
     sp.run_and_write(tmp_path, quick=True, seed=1)  # another seed: every stage again

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from ._chaos import Chaos
+from ._chaos import Chaos, tracked_run
 from ._fields import mlp_noise
 from ._initial import von_mises_fisher
 from ._solver import DensitySolver
@@ -98,16 +98,14 @@ def chaos_w2_sphere(
         iid = vmf_points(rng.random((runs, n)), 2 * math.pi * rng.random((runs, n)), concentration)
         qmc = np.broadcast_to(qmc_vmf(n, concentration), (runs, n, 3))
         clouds += [torch.from_numpy(np.ascontiguousarray(iid)), torch.from_numpy(np.ascontiguousarray(qmc))]
-    traj = solver.run(
-        c0.expand(runs, -1).clone(), seed=seed, saveat=max(1, solver.steps // saves), particles=tuple(clouds)
-    )
+    traj, tail = tracked_run(solver, c0.expand(runs, -1).clone(), seed, max(1, solver.steps // saves), clouds)
     points, mass = density_atoms(solver, traj.x[0], atoms * max(sizes))  # (K, 3), (S, runs, K)
     w2 = np.zeros((2, len(sizes), mass.shape[0], runs))
     for j, cloud in enumerate(traj.x[1:]):
         for s in range(mass.shape[0]):
             for r in range(runs):
                 w2[j % 2, j // 2, s, r] = w2_sphere(cloud[s, r].numpy(), points, b=mass[s, r])
-    return Chaos(tuple(int(n) for n in sizes), ("iid", "qmc"), traj.t.numpy(), w2, dim=3)
+    return Chaos(tuple(int(n) for n in sizes), ("iid", "qmc"), traj.t.numpy(), w2, dim=3, tail=tail)
 
 
 def grid_error(solver: DensitySolver, c: torch.Tensor, atoms: int) -> float:
@@ -117,16 +115,48 @@ def grid_error(solver: DensitySolver, c: torch.Tensor, atoms: int) -> float:
     return w2_sphere(coarse[0], fine[0], coarse[1], fine[1])
 
 
+DEGREE = 24  # the density's degree: every one of the 32 paths resolved at every step (at 16 one path is not)
+
+
 def sphere_table(sizes: Sequence[int] = (100, 300, 1000), runs: int = 32, seed: int = 0, atoms: int = 4) -> dict:
     """The measurement of docs/spde.md section 9 on the sphere: softmax beta = 2, ReLU noise (sU = sW = 0.5,
-    degree 2) at amplitude 0.3, density degree 16, 20 steps to T = 0.3, von Mises-Fisher start (concentration 1),
-    W_2^2 at t = 0, T/2, T over ``runs`` noise paths: ``w2`` (the rows of ``Chaos.rows``, with their fitted
-    ``slope``) and ``grid_error`` (the atoms' quantisation error at the start for ``atoms`` N / 4 and ``atoms`` N
-    points, N the largest size: about 1 / K)."""
+    degree 2) at amplitude 0.3, density degree ``DEGREE``, 20 steps to T = 0.3, von Mises-Fisher start
+    (concentration 1), W_2^2 at t = 0, T/2, T over ``runs`` noise paths: ``w2`` (the rows of ``Chaos.rows``, with
+    their fitted ``slope``), ``slope`` per particle kind and ``grid_error`` (the atoms' quantisation error at the
+    start for ``atoms`` N / 4 and ``atoms`` N points, N the largest size: about 1 / K)."""
     field = mlp_noise(3, "relu", 0.5, 0.5, modes=2, scale=0.3)
-    solver = DensitySolver(field, 16, 20, 0.3, beta=2.0)
+    solver = DensitySolver(field, DEGREE, 20, 0.3, beta=2.0)
     c0 = von_mises_fisher(solver.basis, 1.0)
     top = atoms * max(sizes) // 4
     errors = {top // 4: grid_error(solver, c0, top // 4), top: grid_error(solver, c0, top)}
-    chaos = chaos_w2_sphere(solver, sizes, runs, seed=seed, saves=2, atoms=atoms)
-    return {"w2": chaos.rows(), "grid_error": errors, "atoms": atoms * max(sizes)}
+    rows = chaos_w2_sphere(solver, sizes, runs, seed=seed, saves=2, atoms=atoms).rows()
+    return {"w2": rows, "slope": {r["particles"]: r["slope"] for r in rows}, "grid_error": errors,
+            "atoms": atoms * max(sizes)}  # fmt: skip
+
+
+def sphere_check(quick: bool = False, seed: int = 0, runs: int = 32) -> dict:
+    """The sphere's propagation of chaos in ``reproduce spde`` (``sphere_table`` at N = 100, 300, 1000; quick
+    N = 50, 100): per particle kind a record that holds when every path is resolved and the 95% intervals of
+    the slopes of sup_t W_2^2 and of the part the dynamics adds lie below the slope of r_d(N). Its power is not
+    measured here: the wrong densities (noise covariance x 1.1, x 1.2) are run on the circle (``w2_check``),
+    where the transport is exact; on the sphere each would cost as much again. So each record is ``sign_only``
+    with that reason: a rate check, like the circle's i.i.d. record where its wrong models are not caught.
+    Without POT (the ``theory`` extra) no record, and ``skipped`` says why."""
+    try:
+        _ot()
+    except ImportError as err:  # the optional extra: the part runs without it and says what is missing
+        return {"w2": [], "slope": {}, "skipped": str(err)}
+    table = sphere_table((50, 100) if quick else (100, 300, 1000), runs, seed)
+    records = []
+    for row in table["w2"]:
+        resolved = row["resolved_paths"] == row["paths"]
+        falls = max(row["slope_ci"][1], row["dynamics_slope_ci"][1]) < row["bound_slope"]
+        why = "" if falls else "; the slopes' 95% intervals reach the r_d slope (the atoms' quantisation floor)"
+        records.append(
+            {"check": "propagation_of_chaos_sphere", **row, "holds": False, "falls_faster_than_r_d": falls,
+             "resolved": resolved, "quantity": "the density's noise covariance", "smallest_error_caught": None,
+             "sign_only": True, "grid_error": table["grid_error"], "verdict": "not resolved",
+             "reason": "wrong models run on the circle only (exact transport there; on the sphere each costs the "
+             f"check again){why}"}
+        )  # fmt: skip
+    return {"w2": records, "slope": table["slope"], "grid_error": table["grid_error"], "atoms": table["atoms"]}

@@ -121,10 +121,11 @@ class Check:
 
     def with_powers(self, label: Callable[[float], str], wrongs: dict[float, Check]) -> Check:
         """This check with the power records of ``wrongs`` (relative size -> the wrong model's own Check, with
-        the same prediction): caught when the wrong model fails its own tolerance; ``power`` is the smallest
+        the same prediction): caught when the wrong model fails its own tolerance, both finite (a wrong model
+        with no measurement, e.g. no crossing in its time window, is not caught); ``power`` is the smallest
         caught (else the largest size)."""
         powers = tuple(
-            Power(label(s), w.measured, w.standard_error, not w.accepts(w.measured), s, w.tolerance)
+            Power(label(s), w.measured, w.standard_error, _finite(w) and not w.accepts(w.measured), s, w.tolerance)
             for s, w in sorted(wrongs.items())
         )
         caught = [p for p in powers if p.caught]
@@ -136,6 +137,10 @@ class Check:
         out = asdict(self)
         out.pop("extra")
         return {**out, **self.extra, **power_fields(self), "verdict": self.verdict, "holds": self.holds}
+
+
+def _finite(check: Check) -> bool:
+    return math.isfinite(check.measured) and math.isfinite(check.tolerance)
 
 
 def power_fields(check: Check) -> dict:

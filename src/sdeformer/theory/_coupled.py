@@ -44,7 +44,7 @@ class Recorder:
         return z
 
 
-class _Summed:
+class Summed:
     """A source that returns (a_k + b_k) / sqrt(2) for its k-th call, from two recorded fine steps."""
 
     def __init__(self, first: list[torch.Tensor], second: list[torch.Tensor], batch: tuple[int, ...]):
@@ -103,7 +103,7 @@ def coupled(
         half = len(tape.draws)
         states[0] = fine(states[0], tape)
         sf.observe(k * h, states[0])
-        states[1] = coarse(states[1], _Summed(tape.draws[:half], tape.draws[half:], source.batch))
+        states[1] = coarse(states[1], Summed(tape.draws[:half], tape.draws[half:], source.batch))
         sc.observe(k * h, states[1])
         if k % DROP_EVERY == 0 and (resized := _drop((sf, sc), states, source)) is not None:
             source = resized

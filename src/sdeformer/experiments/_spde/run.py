@@ -31,7 +31,9 @@ from ...io._report import Section
 from ...spde import _budget as budget
 from ...spde._budget import beta_value
 from ...spde._chaos import w2_check
+from ...spde._chaos_sphere import sphere_check
 from ...spde._coupled import record
+from ...spde._covariance import covariance_records
 from ...spde._diagnostics import (
     TAIL_TOL,
     density_map,
@@ -47,6 +49,7 @@ from ...spde._initial import sample_vmf, von_mises_fisher
 from ...spde._solver import ATTENTIONS, DensitySolver
 from .._results import Result, cached_stage
 from . import study as study
+from .tables import study_code
 
 KEEP_POINTS = 400  # tokens of the cloud kept per saved time (for the figures)
 
@@ -247,22 +250,8 @@ class SpdeReport(Result):
     showcase: dict[str, str]
     quick: bool
     chaos: dict[str, Any] = field(default_factory=dict)  # ``spde._chaos.w2_check``: ``w2`` rows, fitted ``slope``
-
-
-def study_code() -> str:
-    """A hash of the source of the report's SPDE checks and of this package's version: the cached parts of
-    ``run_and_write`` belong to it (a changed check or release recomputes them)."""
-    import hashlib
-    import inspect
-
-    from ... import __version__
-    from ...spde import _chaos as chaos
-
-    try:
-        text = "".join(inspect.getsource(m) for m in (study, chaos)) + __version__
-    except (OSError, TypeError):  # no source files (a frozen install): the version alone
-        text = __version__
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    sphere: dict[str, Any] = field(default_factory=dict)  # ``spde._chaos_sphere.sphere_check``: the same on S^2
+    covariance: list[dict[str, Any]] = field(default_factory=list)  # ``spde._covariance.covariance_check`` records
 
 
 def run_and_write(out: Path, quick: bool = False, seed: int = 0) -> SpdeReport:
@@ -289,6 +278,8 @@ def run_and_write(out: Path, quick: bool = False, seed: int = 0) -> SpdeReport:
         showcase,
         quick,
         stage("w2", lambda: w2_check(quick, seed)),
+        stage("w2_sphere", lambda: sphere_check(quick, seed)),
+        stage("covariance", lambda: covariance_records(quick, seed)),
     )
     write_json(out / "checks.json", study.check_records(report))
     write_json(out / "spde_report.json", report)

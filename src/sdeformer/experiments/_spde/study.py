@@ -12,6 +12,8 @@ import numpy as np
 
 from ...io._formats import write_npz
 from ...io._report import Figure, Section, Table
+from ...spde._chaos import DEGREE as CHAOS_DEGREE
+from ...spde._chaos_sphere import DEGREE as SPHERE_DEGREE
 from ...spde._checks import measured_rates, moment_check
 from ...spde._coupled import particle_convergence, record
 from ...spde._diagnostics import TAIL_TOL, low_mode_distance, resolution, tail_share
@@ -19,6 +21,7 @@ from ...spde._fields import mlp_noise
 from ...spde._initial import von_mises_fisher
 from ...spde._solver import DensitySolver
 from ...spde._theory import dominant_mode
+from .tables import SETTING, covariance_table, w2_table
 
 BETAS = (1.0, 2.0, 5.0, 10.0, 20.0)
 RATE_RTOL = 0.01  # the rate check's relative tolerance (the Euler bias O(rate dt) is below it)
@@ -89,16 +92,16 @@ def moment_rows(quick: bool, seed: int) -> list[dict[str, Any]]:
     return rows
 
 
-SETTING = "a setting"  # why a table column needs no uncertainty
 NOISELESS = "a deterministic (noise-free) run"
 CONVERGENCE_PATHS = 32  # noise paths of the Fourier-distance convergence rows
 
 
 def convergence_rows(out: Path, quick: bool, seed: int) -> list[dict[str, Any]]:
     """Error against N (10^2 .. 10^4; quick 10^3) on the circle and the sphere over ``CONVERGENCE_PATHS`` noise
-    paths (the slope's bootstrap resamples them), written to ``convergence_d*.npz`` for the figure."""
+    paths (the slope's bootstrap resamples them), written to ``convergence_d*.npz`` for the figure; the density at
+    the degrees of the W_2 checks, at which every path stays resolved."""
     rows = []
-    for dim, modes, top in ((2, 32, 3 if quick else 4), (3, 16, 3 if quick else 4)):
+    for dim, modes, top in ((2, CHAOS_DEGREE, 3 if quick else 4), (3, SPHERE_DEGREE, 3 if quick else 4)):
         solver = DensitySolver(
             _noise(dim, 0.5 if dim == 2 else 0.3, 3 if dim == 2 else 2), modes, 20, 0.5 if dim == 2 else 0.3, beta=2.0
         )
@@ -191,42 +194,6 @@ def section(report) -> Section:
         from_runs=True,
         exact={"noise scale": SETTING, "k": "closed form", "max |z|": "a z-score: in units of its standard error"},
     )
-    w2 = Table(
-        [
-            "particles",
-            "N",
-            "sup_t W2^2 (95% CI)",
-            "initial part (s.e.)",
-            "dynamics adds (s.e.)",
-            "slope (95% CI)",
-            "r_d slope",
-        ],
-        [
-            [
-                r["particles"],
-                f"{n:g}",
-                f"{m:.3g} [{lo:.3g}, {hi:.3g}]",
-                f"{i:.3g} ({ise:.2g})",
-                f"{a:.3g} ({s:.2g})",
-                f"{r['slope']:.3f} [{r['slope_ci'][0]:.3f}, {r['slope_ci'][1]:.3f}]",
-                r["bound_slope"],
-            ]
-            for r in report.chaos.get("w2", [])
-            for n, m, (lo, hi), i, ise, a, s in zip(
-                r["N"],
-                r["sup_w2"],
-                r["sup_w2_ci"],
-                r["initial_w2"],
-                r["initial_w2_se"],
-                r["dynamics_added"],
-                r["dynamics_added_se"],
-            )  # fmt: skip
-        ],
-        "Propagation of chaos on the circle: sup over saved times of W_2^2 between the particles and the density "
-        "on the same noise path (exact quantile form), over the paths' mean with 1.96 s.e.",
-        from_runs=True,
-        exact={"N": SETTING, "r_d slope": "closed form"},
-    )
     conv = Table(
         ["d", "degree", "N", "runs", "slope", "95% interval", "bound slope"],
         [
@@ -269,7 +236,7 @@ def section(report) -> Section:
     return Section(
         "The SPDE: density solver and particles on one noise path",
         paragraphs,
-        [_rate_table(report), dom, mom, w2, conv],
+        [_rate_table(report), dom, mom, covariance_table(report), w2_table(report), conv],
         figs,
     )
 
@@ -279,7 +246,8 @@ def check_records(report) -> list[dict[str, Any]]:
     ``smallest_error_caught`` (the smallest of 10 % and 20 % it rejects) or ``sign_only`` with a ``reason``.
     Rates (1 % relative tolerance, deterministic): the theory moved by s is rejected when s exceeds 1 % plus the
     largest measured error. Moments (|z| <= Z_TOL): the wrong models it is tested against are the Laplacian
-    counted twice and the Stratonovich form read as Ito, not a 10-20 % covariance error. W_2: ``chaos.w2_check``."""
+    counted twice and the Stratonovich form read as Ito, not a 10-20 % covariance error; the covariance read from
+    the degree energies carries it (``spde._covariance``). W_2: ``chaos.w2_check`` and ``chaos_sphere.sphere_check``."""
     worst = max(r["rel_error"] for r in report.rates)
     smallest = min((s for s in (0.1, 0.2) if s > RATE_RTOL + worst), default=None)
     rates = {"check": "linear_rates", "quantity": "noise-free growth rate of each degree", "tolerance": RATE_RTOL}
@@ -295,4 +263,5 @@ def check_records(report) -> list[dict[str, Any]]:
         "reason": "catches a doubled or missing Laplacian (tests/test_spde_solver.py); a 10-20 % noise covariance "
         "error is not resolved by |z| <= 4.5 at these path counts",
     }
-    return [rates, moments, *report.chaos.get("w2", [])]
+    sphere = getattr(report, "sphere", {}).get("w2", [])
+    return [rates, moments, *getattr(report, "covariance", []), *report.chaos.get("w2", []), *sphere]

@@ -1,0 +1,78 @@
+"""The SPDE report's tables of the checks that carry a constant (docs/spde.md sections 8-9): the noise covariance
+read from the degree energies, with its power, and propagation of chaos in W_2 on the circle and the sphere."""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import sys
+
+from ... import __version__
+from ...io._report import Table
+from ...spde import _chaos as chaos, _chaos_sphere as chaos_sphere, _covariance as covariance
+
+SETTING = "a setting"  # why a table column needs no uncertainty
+
+
+def _caught(record: dict) -> str:
+    size = record.get("smallest_error_caught")
+    return f"{size:.0%}" if size is not None else "none up to 20 % (sign only)"
+
+
+def covariance_table(report) -> Table:
+    """The noise covariance scale read from E_l against 1 (``spde._covariance``), the wrong models' readings
+    with their own tolerances, and the smallest error caught."""
+    rows = []
+    for r in getattr(report, "covariance", []):
+        wrong = "; ".join(f"x {1 + p['size']:g}: {p['measured']:.3f} (tol. {p['tolerance']:.3f})" for p in r["powers"])
+        s = r["setting"]
+        rows.append(
+            [s["dim"], s["paths"], f"{r['measured']:.3f} +- {r['standard_error']:.3f}", f"{r['step_bias']:.3f}",
+             f"{r['tolerance']:.3f}", wrong, _caught(r), r["verdict"]]
+        )  # fmt: skip
+    return Table(
+        ["d", "paths", "covariance read (s.e.)", "step bias", "tolerance", "wrong models (own tolerance)",
+         "smallest error caught", "verdict"],
+        rows,
+        "The noise covariance read from the degree energies (docs/spde.md section 8): the density at h and h/2 on "
+        "one Brownian path; the wrong models (covariance x 1.1, x 1.2) re-run and judged with their own tolerance",
+        from_runs=True,
+        exact={"step bias": "coupled h, h/2: its s.e. is inside the tolerance", "tolerance": "3 s.e. + |step bias|"},
+    )  # fmt: skip
+
+
+def w2_table(report) -> Table:
+    """sup_t W_2^2 per N with its interval, the initial and dynamics parts, the slope with its bootstrap
+    interval beside r_d's, for the circle (``w2_check``) and the sphere (``sphere_check``)."""
+    records = [*report.chaos.get("w2", []), *getattr(report, "sphere", {}).get("w2", [])]
+    rows = [
+        [3 if r.get("check") == "propagation_of_chaos_sphere" else 2, r["particles"], f"{n:g}",
+         f"{m:.3g} [{lo:.3g}, {hi:.3g}]", f"{i:.3g} ({ise:.2g})", f"{a:.3g} ({s:.2g})",
+         f"{r['slope']:.3f} [{r['slope_ci'][0]:.3f}, {r['slope_ci'][1]:.3f}]", r["bound_slope"], _caught(r)]
+        for r in records
+        for n, m, (lo, hi), i, ise, a, s in zip(r["N"], r["sup_w2"], r["sup_w2_ci"], r["initial_w2"],
+                                                r["initial_w2_se"], r["dynamics_added"], r["dynamics_added_se"])
+    ]  # fmt: skip
+    return Table(
+        ["d", "particles", "N", "sup_t W2^2 (95% CI)", "initial part (s.e.)", "dynamics adds (s.e.)",
+         "slope (95% CI)", "r_d slope", "smallest error caught"],
+        rows,
+        "Propagation of chaos: sup over saved times of W_2^2 between the particles and the density on the same "
+        "noise path (circle: exact quantile form; sphere: POT's exact solver against the density's atoms), over "
+        "the paths' mean with 1.96 s.e.",
+        from_runs=True,
+        exact={"N": SETTING, "r_d slope": "closed form"},
+    )  # fmt: skip
+
+
+def study_code() -> str:
+    """A hash of the source of the report's SPDE checks and of this package's version: the cached parts of
+    ``run._spde.run_and_write`` belong to it (a changed check or release recomputes them)."""
+    from . import study
+
+    try:
+        modules = (study, sys.modules[__name__], chaos, chaos_sphere, covariance)
+        text = "".join(inspect.getsource(m) for m in modules) + __version__
+    except (OSError, TypeError):  # no source files (a frozen install): the version alone
+        text = __version__
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
