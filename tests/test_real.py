@@ -274,6 +274,7 @@ runner = CliRunner()
     [
         (["--model", "NOT_A_FOLDER"], "not a model folder"),
         (["--sentences", "1"], "sentences"),
+        (["--threads", "0"], "threads"),
         (["--text", "EMPTY"], "holds no sentence"),
     ],
 )

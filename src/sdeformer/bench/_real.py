@@ -10,7 +10,7 @@ attention fit with intervals, the full Q^T K fit, the fitted stochastic transfor
 docs/real.md, not to source.
 
     python -m sdeformer.bench._real                  # writes benchmarks/results/real.json
-    python -m sdeformer.bench._real --sentences 64 --rounds 2
+    python -m sdeformer.bench._real --sentences 64 --rounds 2 --threads 2
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from pathlib import Path
 
 import torch
 
+from sdeformer.core._threads import torch_threads
 from sdeformer.io._formats import write_json
 from sdeformer.real import _load as load
 from sdeformer.real._measure import analyse, verdict
@@ -49,15 +50,16 @@ def stages(tokenizer, model, sentences: list[str]) -> dict[str, float]:
     cap = load.capture(tokenizer, model, sentences, BATCH)
     out["capture"] = time.perf_counter() - start
     start = time.perf_counter()
-    part = analyse(cap, d, lay.causal)
-    part["verdict"] = verdict(part, d)
-    out["statistics_kernel_attention"] = time.perf_counter() - start
-    start = time.perf_counter()
-    fit_full(cap.hidden, cap.attn, part["attention_beta"], lay.causal)
-    out["attention_full"] = time.perf_counter() - start
-    start = time.perf_counter()
-    fitted_model(cap, {**part, "dim": d})
-    out["fitted_model"] = time.perf_counter() - start
+    with torch_threads(1):  # as real._measure: the analysis on one thread
+        part = analyse(cap, d, lay.causal)
+        part["verdict"] = verdict(part, d)
+        out["statistics_kernel_attention"] = time.perf_counter() - start
+        start = time.perf_counter()
+        fit_full(cap.hidden, cap.attn, part["attention_beta"], lay.causal)
+        out["attention_full"] = time.perf_counter() - start
+        start = time.perf_counter()
+        fitted_model(cap, {**part, "dim": d})
+        out["fitted_model"] = time.perf_counter() - start
     out["total"] = sum(out.values())
     return out
 
@@ -68,7 +70,13 @@ def main() -> None:
     parser.add_argument("--sentences", type=int, default=256)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (sdeformer real's default: 1)")
     args = parser.parse_args()
+    with torch_threads(args.threads):
+        _bench(args)
+
+
+def _bench(args: argparse.Namespace) -> None:
     tokenizer, model = load.load_model(args.model)
     sentences = load.shakespeare_sentences(args.sentences, tokenizer)
     tokens = sum(len(tokenizer(s)["input_ids"]) for s in sentences)
@@ -85,6 +93,7 @@ def main() -> None:
     secs = record["seconds"]
     result = {
         "model": str(args.model),
+        "threads": torch.get_num_threads(),
         "sentences": len(sentences),
         "tokens": tokens,
         "conditions_before": before,

@@ -21,11 +21,14 @@ def real(
     out: Path | None = typer.Option(None, help="run directory (resumable; tied to the settings): json, png"),
     force: bool = typer.Option(False, "--force", help="overwrite a run directory that holds other settings"),
     json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    threads: int = typer.Option(1, help="torch CPU threads of the forward passes (the analysis runs on 1)"),
 ) -> None:
     """Measure the residual stream, the MLP's kernel and common share, the attention's fit and the variance law of
     a real model per layer, against the theory's kappa and independent noise."""
     import tempfile
 
+    from ..core._threads import torch_threads
+    from ..core._validate import positive_int
     from ..io._progress import progress_bar
     from ..real import _load as load
     from ..real._measure import CONTROLS, settings
@@ -33,6 +36,7 @@ def real(
     from ._bounds import bound, real_bytes, shape_of
 
     settings(model, None if text is None else str(text), sentences, seed)  # bad numbers fail before any work
+    positive_int("threads", threads)
     lines = None if text is None else load.text_sentences(text, sentences)  # an empty or unreadable file fails here
     loaded = load.load_model(model)  # a folder that is not a model fails here, before anything is written
     load.layout(loaded[1])  # so does a model whose sublayers are not found
@@ -42,7 +46,7 @@ def real(
     )
     bound("sentences", sentences, real_bytes(tokens, shape))
     chosen = CONTROLS if controls else ("trained",)
-    with progress_bar(sentences * len(chosen), "real", enabled=not json) as advance:
+    with torch_threads(threads), progress_bar(sentences * len(chosen), "real", enabled=not json) as advance:
         if out is None:
             with tempfile.TemporaryDirectory() as tmp:
                 record = run_and_write(

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from ..core._errors import ConfigError
+from ..core._threads import torch_threads
 from . import _load as load
 from ._attention import fit_attention
 from ._kernel import held_out, kernel_sums, nan_to_none
@@ -165,16 +166,9 @@ def measure(
     record: dict[str, Any] = {"settings": cfg, "model_type": lay.model_type, "dim": d, "layers": len(lay.attn)}
     for control in controls:
         cap = load.capture(tokenizer, controlled(net, control, seed), lines, progress=progress)
-        part = analyse(cap, d, lay.causal, seed)
-        part["verdict"] = verdict(part, d)
-        part["truncated"] = cap.truncated
-        part["tokens"] = int(sum(h.shape[-2] for h in cap.hidden))
+        with torch_threads(1):  # many small tensors: one intra-op thread is fastest, and far faster on a busy machine
+            part = _analysed(cap, d, lay, control, seed)
         if control == "trained":
-            from ._attention_full import fit_full
-            from ._fitted import fitted_model
-
-            part["attention_full"] = fit_full(cap.hidden, cap.attn, part["attention_beta"], lay.causal, seed=seed)
-            part["fitted"] = fitted_model(cap, {**part, "dim": d}, seed)
             record.update(part)
         else:
             if "statistics" in record:
@@ -183,3 +177,19 @@ def measure(
     record["sentences"] = len(lines)
     record["note"] = f"{record.get('truncated', 0)} sentence(s) truncated to the model's context"
     return record
+
+
+def _analysed(cap: load.Capture, d: int, lay: load.Layout, control: str, seed: int) -> dict[str, Any]:
+    """``analyse`` with the verdict, the counts and, for the trained model, the full ``Q^T K`` fit and the fitted
+    stochastic transformer."""
+    part = analyse(cap, d, lay.causal, seed)
+    part["verdict"] = verdict(part, d)
+    part["truncated"] = cap.truncated
+    part["tokens"] = int(sum(h.shape[-2] for h in cap.hidden))
+    if control == "trained":
+        from ._attention_full import fit_full
+        from ._fitted import fitted_model
+
+        part["attention_full"] = fit_full(cap.hidden, cap.attn, part["attention_beta"], lay.causal, seed=seed)
+        part["fitted"] = fitted_model(cap, {**part, "dim": d}, seed)
+    return part
