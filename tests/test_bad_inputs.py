@@ -297,7 +297,7 @@ def test_energy_has_no_cancellation_near_sync():
     assert e64 == pytest.approx(float((1 - g).sum() / 72 * math.e), rel=1e-3)  # first order: e (1 - g)
 
 
-# -- issue 21: tracebacks, late failures and silent acceptances that became one line -------------------------
+# -- tracebacks, late failures and silent acceptances that became one line -------------------------
 @pytest.mark.parametrize(
     "args,param",
     [

@@ -1,4 +1,4 @@
-"""The peers' phase-diagram benchmark (issue 18, point 4) compares like with like: the plain script, sdeformer
+"""The peers' phase-diagram benchmark compares like with like: the plain script, sdeformer
 per beta and all beta in one batch give the same one-cluster fractions at every saved time."""
 
 import torch

@@ -1,4 +1,4 @@
-"""Benchmarks that hold on a busy machine (issue 18, point 3): contenders interleaved over rounds, per-round
+"""Benchmarks that hold on a busy machine: contenders interleaved over rounds, per-round
 ratios that a changing load cancels out of, the load and thread count recorded, one torch thread unless
 asked, the rng part's table, and the engine's warning for oversubscribed threads. Speeds are never tested."""
 

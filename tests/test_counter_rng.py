@@ -1,4 +1,4 @@
-"""Counter-based normals (``core._counter``, issue 18): the Philox known answers, the bitwise guarantees (batched
+"""Counter-based normals (``core._counter``): the Philox known answers, the bitwise guarantees (batched
 equals unbatched, any grouping, chunking and thread count, another process), resuming from the counter, the
 layout (which bit of a block feeds which float32 normal), the law (moments, KS, tail frequencies) and
 independence (neighbouring seeds, consecutive draws, the lanes of one block), each check shown to fail for a

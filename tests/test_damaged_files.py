@@ -1,4 +1,4 @@
-"""Damaged files are never read back (issue 21): a sweep's Parquet parts and the cached ``.npz`` parts carry a
+"""Damaged files are never read back: a sweep's Parquet parts and the cached ``.npz`` parts carry a
 sha256 (``store.checksum_path``) and Parquet page checksums; a part that fails either, or cannot be parsed, is
 left out, moved into ``damaged/`` (kept byte for byte), reported in one line and recomputed by the next run.
 

@@ -1,4 +1,4 @@
-"""Every command that writes a folder is tied to its settings (issue 12, "nothing lost").
+"""Every command that writes a folder is tied to its settings ("nothing lost").
 
 For bench, train, probe, infer-practice and report-practice: a second invocation with another setting into the
 same output exits 2 with one line naming the user's path (never a temporary file), ``--force`` proceeds, and

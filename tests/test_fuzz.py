@@ -194,7 +194,7 @@ def test_fuzz_seeds_deep(seed):
     check_seed(seed)
 
 
-# -- sweep specs and the sweep command line (issue 21) -------------------------------------------------------
+# -- sweep specs and the sweep command line -------------------------------------------------------
 # mostly valid sizes, so that runs happen too; 10**12 is refused on any machine (memory)
 SIZES = st.sampled_from([2, 3, 4] * 8 + [-1, 0, 1, 2.5, 10**12, 2**63, "4", None, True])
 SPEC_VALUES = st.one_of(

@@ -1,6 +1,6 @@
-"""benchmarks/gpu.py and gpu.sh (issue 18, GPU readiness) end to end on the CPU at tiny sizes, so the script is
-known to work before a GPU runs it: every setting of the grid is in the JSON and the table, timed with both
-random sources or skipped with its reason (memory over the budget, no time left)."""
+"""The GPU benchmark (``python -m sdeformer.bench gpu``) and benchmarks/gpu.sh end to end on the CPU at tiny
+sizes, so the script is known to work before a GPU runs it: every setting of the grid is in the JSON and the
+table, timed with both random sources or skipped with its reason (memory over the budget, no time left)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from hang_guard import HANG_S
 
-from sdeformer.bench import gpu
+from sdeformer.bench import _gpu as gpu
 
 ROOT = Path(__file__).resolve().parents[1]
 

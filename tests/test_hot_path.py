@@ -1,4 +1,4 @@
-"""The engine's hot path (issue 18, points 2 and 4): the heap keeps freed blocks (no fresh pages per layer),
+"""The engine's hot path: the heap keeps freed blocks (no fresh pages per layer),
 plain-Python broadcasting, in-place activations, observables that share one cosine matrix per chunk of saved
 states. Each fast path must give the numbers of the slow one bit for bit."""
 

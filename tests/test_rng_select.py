@@ -1,4 +1,4 @@
-"""The random source selected by name (issue 18): ``core._rng.make_streams``, ``ModelConfig.rng``, the engine, the
+"""The random source selected by name: ``core._rng.make_streams``, ``ModelConfig.rng``, the engine, the
 checkpointed run, sweep specs and the CLI. With rng="counter" a batched engine run equals the unbatched runs
 bit for bit in any grouping, and a resumed run equals an uninterrupted one; the default keeps its numbers
 (the pinned values of tests/test_checks_jobs.py) and its config hashes."""
@@ -91,7 +91,7 @@ def test_the_cli_takes_rng_and_exits_2_for_a_bad_name():
 
 
 def test_the_generator_loop_on_a_gpu_warns_once_and_the_cpu_never():
-    """On a GPU the per-run generator loop is one launch per run and draw (issue 18): say so, once."""
+    """On a GPU the per-run generator loop is one launch per run and draw: say so, once."""
     import warnings
 
     from sdeformer.core._rng import GPU_LOOP_RUNS, launch_warning

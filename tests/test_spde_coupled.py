@@ -1,4 +1,4 @@
-"""Particles and the density on one noise path (check 3 of issue 19) and the resolution report (check 4);
+"""Particles and the density on one noise path and the resolution report;
 docs/spde.md sections 6 and 9."""
 
 import numpy as np

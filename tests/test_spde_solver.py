@@ -1,5 +1,5 @@
-"""The density solver's invariants and its linear theory (docs/spde.md sections 5-8; checks 1, 2 and 5 of
-issue 19). Every check is shown to fail for a named wrong model."""
+"""The density solver's invariants and its linear theory (docs/spde.md sections 5-8).
+Every check is shown to fail for a named wrong model."""
 
 import math
 

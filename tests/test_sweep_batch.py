@@ -1,4 +1,4 @@
-"""``batch: auto`` (issue 18, point 2): tasks sized from a memory budget per task, the same numbers as any
+"""``batch: auto``: tasks sized from a memory budget per task, the same numbers as any
 fixed batch (batching changes no run's values)."""
 
 import numpy as np

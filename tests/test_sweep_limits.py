@@ -1,4 +1,4 @@
-"""No spec can exhaust the machine (issue 21): a sweep counts its runs from the axes before expanding anything
+"""No spec can exhaust the machine: a sweep counts its runs from the axes before expanding anything
 and refuses more than ``--max-runs`` (``limits.MAX_RUNS``); it estimates one task's memory the way ``simulate``
 does and refuses what cannot fit; every replicate seed follows the one seed rule. Each refusal is one line, in
 well under a second, and leaves no folder behind.

@@ -1,4 +1,4 @@
-"""One writer per sweep folder, and the folder claimed like every other command's (issue 21).
+"""One writer per sweep folder, and the folder claimed like every other command's.
 
 A second ``sweep run`` into a folder whose writer's lock (``OUT/.lock``, ``fcntl.flock``) is held is refused at
 once with one line naming the holder (or waits, ``writer(wait=True)``); the lock goes with its holder, even

@@ -150,7 +150,7 @@ def _sigint_handler() -> object:
 
 def test_loopback_workers_leave_ctrl_c_to_the_driver():
     """Ctrl-C reaches the terminal's whole process group: the loopback cluster's workers ignore it (no worker
-    tracebacks, issue 21), the driver prints one line and closes them. A fresh cluster: a worker the nanny
+    tracebacks), the driver prints one line and closes them. A fresh cluster: a worker the nanny
     restarts after a kill (another test here) keeps distributed's own handler."""
     with DaskExecutor(workers=2) as ex:
         handlers: dict = ex.client.run(_sigint_handler)  # pyright: ignore[reportAssignmentType]  (sync client)

@@ -1,4 +1,4 @@
-"""The synchronization verdicts for every architecture part (issue 20; BEYOND section 11): sync-check and phase run
+"""The synchronization verdicts for every architecture part (BEYOND section 11): sync-check and phase run
 their models with --norm, --alibi, --mask, --causal, --cross, record them in their folder's config, and say "not
 applicable", with the reason, exactly where ``experiments._sync.architecture`` says the theorem's assumptions fail;
 the Post-LN default keeps its numbers and its verdict."""

@@ -1,5 +1,5 @@
 """Benchmark part ``phase``: the peers' (beta, t) phase diagram, attention only (Geshkovski et al.'s set-up:
-N = 32 tokens, 128 runs per beta, 5 beta x 2 d, the one-cluster test at every saved time; issue 18, point 4).
+N = 32 tokens, 128 runs per beta, 5 beta x 2 d, the one-cluster test at every saved time).
 
 Contenders, interleaved over rounds, each giving the fraction of runs in one cluster at every saved time:
 

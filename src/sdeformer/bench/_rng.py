@@ -4,7 +4,7 @@ of the same count from one generator (the floor: what the machine's own sampler 
 stream). Each run draws ``SHAPE`` (an MLP's U at m = 256, d = 8) per call; the three contenders are
 interleaved over the rounds; a timing repeats its call until it has drawn ``PER_TIMING`` normals (at most
 ``MAX_CALLS`` calls).
-Target (issue 18): the counter within 2x of the floor at batch >= 1024. The counter's cost per draw, apart
+Target: the counter within 2x of the floor at batch >= 1024. The counter's cost per draw, apart
 from the normals, is ~130 torch ops (Philox and the transform per chunk, 25 per-stream ops per call): what a
 batch of one pays on a CPU, and what a GPU pays once per draw for the whole batch (docs/benchmarks.md,
 "Counter-based randomness").

@@ -4,7 +4,7 @@ measurement (load average, threads: ``conditions``), extra peak memory, the mach
 rates.
 
 On a shared machine one run of a comparison is not evidence: the load of the other jobs moves a single
-timing by 10-80x (issue 18). So every benchmark runs its contenders A B C, B C A, C A B, ... (each round
+timing by 10-80x. So every benchmark runs its contenders A B C, B C A, C A B, ... (each round
 starts with the next one, so no place in a round is favoured), reports min / median / max of each and the
 ratio of two contenders within each round (both saw about the same load), and records the 1-minute load
 average before every round and torch's thread count.

@@ -1,0 +1,30 @@
+"""``python -m sdeformer.bench PROGRAM [ARGS]``: one benchmark program of this package, run with its own
+arguments (``python -m sdeformer.bench peers --rounds 5``; ``python -m sdeformer.bench PROGRAM --help``).
+``sdeformer bench`` runs the suite of parts; these programs time what the suite does not (docs/benchmarks.md)."""
+
+from __future__ import annotations
+
+import runpy
+import sys
+
+PROGRAMS = {
+    "gpu": "GPU readiness: the engine from 64 to 65,536 tokens beside the device's peaks (benchmarks/gpu.sh)",
+    "peers": "sdeformer against the peers' public scripts, interleaved rounds (docs/peers.md)",
+    "real": "sdeformer real: the hooks' cost and the default run's time (docs/real.md)",
+    "small_runs": "small single runs against a plain numpy loop (docs/peers.md)",
+    "spde": "the density solver against particle clouds at matched error (docs/spde.md)",
+    "sweeps": "the sweep executors, local against Dask (docs/scaling.md)",
+}
+
+
+def main(argv: list[str]) -> None:
+    if not argv or argv[0] not in PROGRAMS:
+        listing = "\n".join(f"  {name:<11} {doc}" for name, doc in PROGRAMS.items())
+        print(f"usage: python -m sdeformer.bench PROGRAM [ARGS]\nprograms:\n{listing}", file=sys.stderr)
+        raise SystemExit(0 if argv[:1] in (["-h"], ["--help"]) else 2)
+    sys.argv = [f"python -m sdeformer.bench {argv[0]}", *argv[1:]]
+    runpy.run_module(f"sdeformer.bench._{argv[0]}", run_name="__main__", alter_sys=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
