@@ -30,7 +30,7 @@ thread unless asked, and reports min / median / max, the ratio of two contenders
 load average before each round (``timing.interleaved``, ``timing.ratio``): on a shared machine a single
 timing moves by 10-80x. ``timing.py`` holds the measuring tools (interleaved rounds, spreads, per-round
 ratios, the conditions, peak memory, machine info, sampling and matmul rates). ``sweeps.py`` (run as
-``python -m sdeformer.bench._sweeps``) times the sweep executors the same way.
+``python -m sdeformer.bench sweeps``) times the sweep executors the same way.
 Speeds are never tested; correctness of each fast path is (tests/test_attention_fast.py,
 tests/test_sampling_shortcut.py, tests/test_perf.py).
 """
