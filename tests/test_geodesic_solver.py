@@ -1,6 +1,6 @@
-"""The geodesic step of the noise-free limit ODE as a named solver (``solver: geodesic``; THEORY section 3 without
-noise): a config reaches it, it steps the angle by dt theta' on the circle (the peers' angle-Euler step), and a
-config it cannot step is refused in one line naming ``solver``."""
+"""The noise-free limit ODE's named solvers (THEORY section 3 without noise): ``solver: geodesic`` steps the angle by
+dt theta' on the circle (the peers' angle-Euler step), ``solver: rk4`` is fourth order; a config reaches each, and
+a config they cannot step is refused in one line naming ``solver``."""
 
 from __future__ import annotations
 
@@ -42,7 +42,21 @@ def test_on_the_circle_each_step_moves_the_angle_by_dt_times_its_velocity():
         torch.testing.assert_close(moved, dt * velocity, rtol=0, atol=1e-12)
 
 
+def test_rk4_is_fourth_order_and_a_config_reaches_it():
+    """Halving the step divides the error at T by 2^4 (against a run at 1/16 of the step)."""
+    cfg = sdf.ModelConfig(**{**BASE, "layers": 10}, solver="rk4")
+    x0 = cfg.initial_tokens()
+    sde = LimitSDE(None, SoftmaxAttention(3.0, 1.0))
+    assert torch.equal(cfg.build().run(x0).final, make_solver(sde, 10, 2.0, "rk4").run(x0).final)
+    exact = make_solver(sde, 160, 2.0, "rk4").run(x0).final
+    errors = [float((make_solver(sde, n, 2.0, "rk4").run(x0).final - exact).abs().max()) for n in (10, 20, 40)]
+    for coarse, fine in zip(errors, errors[1:]):
+        assert 12 < coarse / fine < 20  # 2^4 = 16
+    assert torch.allclose(torch.linalg.vector_norm(exact, dim=-1), torch.ones(6, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("scheme", ["geodesic", "rk4"])
 @pytest.mark.parametrize("change", [dict(noise="mlp"), dict(norm="pre")])
-def test_a_config_the_geodesic_step_cannot_run_is_refused_naming_solver(change):
+def test_a_config_a_noise_free_step_cannot_run_is_refused_naming_solver(change, scheme):
     with pytest.raises(ConfigError, match="solver"):
-        sdf.ModelConfig(**{**BASE, **change}, solver="geodesic")
+        sdf.ModelConfig(**{**BASE, **change}, solver=scheme)

@@ -89,6 +89,14 @@ def test_particles_follow_the_peers_rk4_over_its_first_snapshot():
     assert _angle_gap(torch.atan2(x[IDX, 1], x[IDX, 0]).numpy(), RK4_T02) < 2e-4
 
 
+def test_the_rk4_step_follows_the_peers_rk4_to_rounding_over_its_first_snapshot():
+    """The default step, fourth order as the peer's: the two RK4 (sdeformer's in R^2 then projected, the peer's in
+    the angle) part by O(dt^4) only (the full run: 3264 / 3264 cells, largest difference 4.2e-12, docs/peers.md)."""
+    sde = LimitSDE(None, PositionalALiBiAttention(1.0, 1.0))
+    x = make_solver(sde, 80, 0.2, "rk4").run(_tokens(), saveat=SaveAt(final_only=True)).final
+    assert _angle_gap(torch.atan2(x[IDX, 1], x[IDX, 0]).numpy(), RK4_T02) < 1e-10
+
+
 @pytest.mark.slow
 def test_particle_preset_reaches_the_peers_final_state(tmp_path):
     result = peers.run("litm", part="particles")

@@ -277,13 +277,16 @@ SOLVERS.register("euler", _S + "EulerMaruyama", doc="plain Euler-Maruyama (|X| =
 
 def _noise_free_post(cfg: Any) -> None:
     if cfg.mlp or cfg.norm != "post":
-        raise ConfigError("solver", cfg.solver, "geodesic steps the noise-free Post-LN limit: noise off, norm post")
+        raise ConfigError("solver", cfg.solver, "a scheme of the noise-free Post-LN limit: noise off, norm post")
 
 
 SOLVERS.register(
     "geodesic", _S + "GeodesicEuler", check=_noise_free_post,
     doc="noise-free limit ODE along great circles (Euler in the angle on the circle)",
 )  # fmt: skip
+SOLVERS.register(
+    "rk4", _S + "RungeKutta4", check=_noise_free_post, doc="noise-free limit ODE, classical Runge-Kutta, fourth order"
+)
 # BEYOND sections 7-9: ALiBi, graph masks, two species (the config's alibi, mask and cross)
 _MASKED = ("beta", "attention_scale", "causal", "mask", "cross")
 ATTENTIONS.register(

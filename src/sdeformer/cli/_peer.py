@@ -32,7 +32,7 @@ def peer(
     part: str | None = typer.Option(
         None, help="dotm: staircase or kinetic; litm: threshold or particles; bruno: particles or pde"
     ),
-    scheme: str | None = typer.Option(None, help="litm particles: geodesic (angle-Euler) or projected"),
+    scheme: str | None = typer.Option(None, help="litm particles: rk4 (its step), geodesic (angle-Euler) or projected"),
     as_published: bool = typer.Option(False, "--as-published", help="the peer's published behaviour, defects kept"),
     seed: int | None = typer.Option(None, help="simuformer, glpr: torch's default-generator seed the peer ran with"),
     norm: str | None = typer.Option(None, help="simuformer: postln, preln, periln or ngpt [preln]"),

@@ -209,7 +209,19 @@ class ProjectedEulerMaruyama(EulerMaruyama):
     projected = True
 
 
-class GeodesicEuler(Solver):
+class NoiseFreeSolver(Solver):
+    """A solver of the noise-free Post-LN limit ODE only (THEORY section 3 without noise): raises ConfigError
+    (naming ``scheme``) for an SDE with a noise field or another normalization scheme."""
+
+    name = ""
+
+    def __init__(self, sde: LimitSDE, steps: int, horizon: float):
+        super().__init__(sde, steps, horizon)
+        if sde.field is not NO_FIELD or sde.norm_sde is not None:
+            raise ConfigError("scheme", self.name, "the noise-free Post-LN limit only (LimitSDE(None, attention))")
+
+
+class GeodesicEuler(NoiseFreeSolver):
     """The noise-free limit ODE stepped along great circles: X <- cos(|v| dt) X + sin(|v| dt) v / |v|,
     v = P_X Attn(X) (the exponential map of the sphere; THEORY section 3 without noise). On the circle this is
     Euler in the angle, theta <- theta + dt theta' (the step of the peers that integrate angles); the projected
@@ -217,11 +229,7 @@ class GeodesicEuler(Solver):
     ConfigError for an SDE with a noise field or another normalization scheme (no geodesic step is defined)."""
 
     strong_order = weak_order = 1.0
-
-    def __init__(self, sde: LimitSDE, steps: int, horizon: float):
-        super().__init__(sde, steps, horizon)
-        if sde.field is not NO_FIELD or sde.norm_sde is not None:
-            raise ConfigError("scheme", "geodesic", "the noise-free Post-LN limit only (LimitSDE(None, attention))")
+    name = "geodesic"
 
     def step(self, x: Any, source: RandomSource) -> Any:
         """One step ``(..., N, d) -> (..., N, d)``."""
@@ -237,6 +245,32 @@ class GeodesicEuler(Solver):
         angle = speed * self.dt
         direction = v / speed.clamp_min(torch.finfo(v.dtype).tiny)
         return project(torch.cos(angle) * x + torch.sin(angle) * direction)
+
+
+class RungeKutta4(NoiseFreeSolver):
+    """The noise-free limit ODE X' = P_X Attn(X) by the classical fourth-order Runge-Kutta step in R^d, then back
+    to the sphere (THEORY section 3 without noise). The ODE keeps |X| = 1 (d|X|^2/dt = 2 <X, Attn> (1 - |X|^2)),
+    so the stages need no projection and the step is fourth order: the peers that step their angles by RK4 agree
+    to O(dt^4)."""
+
+    strong_order = weak_order = 4.0
+    name = "rk4"
+
+    def step(self, x: Any, source: RandomSource) -> Any:
+        """One step ``(..., N, d) -> (..., N, d)`` (four evaluations of the attention)."""
+        self.clock += 1
+        if isinstance(self.sde.attention, NoAttention):
+            return x
+        dt = self.dt
+
+        def velocity(y: torch.Tensor) -> torch.Tensor:
+            return tangent(y, self.sde.attention.drift(y, source))  # (I - y y^T) Attn(y)
+
+        k1 = velocity(x)
+        k2 = velocity(x + dt / 2 * k1)
+        k3 = velocity(x + dt / 2 * k2)
+        k4 = velocity(x + dt * k3)
+        return project(x + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4))
 
 
 def make_solver(sde: LimitSDE, steps: int, horizon: float, scheme: str = "projected") -> Solver:

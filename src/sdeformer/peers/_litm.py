@@ -10,8 +10,9 @@ rescaled position, N times sdeformer's per-token ``alibi`` slope (``retrieval.pa
 ``part="particles"``: its ``generate_alibi_particle_circle_dynamics.py``: N = 64 angles from its "clusters" start
 (seed 17: four clusters at 0.1 pi .. 1.9 pi, spread 0.075), weights over positions only, strictly causal, token 0
 fixed (``attention._alibi.PositionalALiBiAttention``), beta = 1, lambda = 1, T = 10, dt = 0.0025; the peer steps
-RK4 in the angles, sdeformer the noise-free limit ODE by the angle-Euler (geodesic) step
-(``dynamics._sde.GeodesicEuler``; ``scheme="projected"``: LN(x + dt v)). Statistic: the angles in [0, 2 pi) at the
+RK4 in the angles, sdeformer the noise-free limit ODE by the classical RK4 step (``dynamics._sde.RungeKutta4``,
+the default: fourth order, as the peer's), or the angle-Euler (geodesic) step (``scheme="geodesic"``,
+``dynamics._sde.GeodesicEuler``; ``scheme="projected"``: LN(x + dt v)). Statistic: the angles in [0, 2 pi) at the
 peer's snapshot times t = 0.2 k, k = 0..50 (``(51, N)``).
 """
 
@@ -28,7 +29,7 @@ from ..attention._alibi import PositionalALiBiAttention
 from ..attention._retrieval import threshold
 from ..core._errors import ConfigError
 from ..dynamics._loop import SaveAt
-from ..dynamics._sde import GeodesicEuler, LimitSDE, make_solver
+from ..dynamics._sde import LimitSDE, make_solver
 from ..io._atomic import atomic_write_bytes
 from . import cells
 
@@ -46,14 +47,14 @@ def clusters_start(tokens: int, seed: int) -> np.ndarray:
     return np.mod(centers[labels] + np.random.default_rng(seed).normal(0.0, 0.075, size=tokens), 2 * math.pi)
 
 
-def particles(beta: float = 1.0, scheme: str = "geodesic") -> dict:
+def particles(beta: float = 1.0, scheme: str = "rk4") -> dict:
     """The peer's particle run; the angles at its snapshot times ``(51, N)`` and the final ones."""
     p = PARTICLES
     theta = torch.tensor(clusters_start(p["tokens"], p["seed"]))
     x0 = torch.stack([theta.cos(), theta.sin()], -1)  # (N, 2)
     steps = round(p["horizon"] / p["dt"])
     sde = LimitSDE(None, PositionalALiBiAttention(beta, p["lam"]))
-    solver = GeodesicEuler(sde, steps, p["horizon"]) if scheme == "geodesic" else make_solver(sde, steps, p["horizon"])
+    solver = make_solver(sde, steps, p["horizon"], scheme)  # rk4, geodesic (angle-Euler) or projected
     every = steps // (SNAPSHOTS - 1)
     x = solver.run(x0, saveat=SaveAt(every=every)).x  # (51, N, 2)
     angles = torch.remainder(torch.atan2(x[..., 1], x[..., 0]), 2 * math.pi)
@@ -67,14 +68,14 @@ def run(
     n_max: int = 20,
     tokens: int = 64,
     part: str = "threshold",
-    scheme: str = "geodesic",
+    scheme: str = "rk4",
 ) -> dict:
     """t_crit at each ``beta`` in the paper's time and in sdeformer's softmax time, the peer's curve, and the
     ALiBi slope per token (sdeformer's ``alibi``) of the peer's ``lam`` at ``tokens`` positions; ``part=
     "particles"``: the particle run (``particles``, its beta: the first of ``beta``, else 1)."""
     if part == "particles":
-        if scheme not in ("geodesic", "projected"):
-            raise ConfigError("scheme", scheme, "geodesic or projected")
+        if scheme not in ("geodesic", "rk4", "projected"):
+            raise ConfigError("scheme", scheme, "geodesic, rk4 or projected")
         first = float(np.atleast_1d(beta)[0]) if beta is not None else PARTICLES["beta"]
         return {"peer": "litm", "part": part, "beta": first, **particles(first, scheme)}
     if part != "threshold":
