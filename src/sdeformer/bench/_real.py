@@ -6,11 +6,12 @@ the same batches with ``output_hidden_states`` and forward hooks on every block'
 over ``--rounds`` rounds (``timing.interleaved``: on a shared machine one timing moves a lot); reported per round
 and as tokens per second, with the per-round ratio hooked / plain. Then one pass of each stage of the trained
 model's measurement (capture, per-layer statistics, kernel and its held-out R^2 with intervals, the beta I
-attention fit with intervals, the full Q^T K fit, the fitted stochastic transformer) and their sum. Numbers go to
-docs/real.md, not to source.
+attention fit with intervals, the full Q^T K fit, the fitted stochastic transformer) and their sum. Everything at
+``--threads`` torch threads (default 1, as ``sdeformer real``), the analysis on one. Numbers go to docs/real.md,
+not to source.
 
-    python -m sdeformer.bench._real                  # writes benchmarks/results/real.json
-    python -m sdeformer.bench._real --sentences 64 --rounds 2 --threads 2
+    python -m sdeformer.bench real                   # writes benchmarks/results/real.json
+    python -m sdeformer.bench real --sentences 64 --rounds 2 --threads 2
 """
 
 from __future__ import annotations

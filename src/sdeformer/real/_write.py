@@ -135,8 +135,16 @@ def report_section(result: dict, out: str | Path) -> list[Section]:
     out = Path(out)
     layers = int(result["layers"])
     figs = [
-        Figure(statistics_figure(result, out / "real_statistics.png"), "per-layer statistics, real vs controls"),
-        Figure(kernel_figure(result, out / "real_kernel.png"), "C_l(c) vs kappa(c)/kappa(1) vs independent noise"),
+        Figure(
+            statistics_figure(result, out / "real_statistics.png"),
+            "per-layer statistics, real vs controls and the fitted stochastic transformer (first 64 sentences), "
+            "95 % bands",
+        ),
+        Figure(
+            kernel_figure(result, out / "real_kernel.png"),
+            "C_l(c) with 95 % intervals vs kappa(c)/kappa(1), partial noise rho kappa(c)/kappa(1) and independent "
+            "noise, three blocks; grey bars: pairs per bin",
+        ),
         Figure(share_figure(result, out / "real_share.png"), "common share rho_l of the MLP output per layer"),
         Figure(
             attention_figure(result, out / "real_attention.png"),
@@ -178,9 +186,9 @@ def report_section(result: dict, out: str | Path) -> list[Section]:
         f"[{law['lambda_interval'][0]:.4g}, {law['lambda_interval'][1]:.4g}].",
     ]
     for name, row in (fitted or {}).get("statistics", {}).items():
-        gaps = zip(row["difference"], *row["difference_interval"], strict=True)
+        gaps = list(zip(row["difference"], *row["difference_interval"], strict=True))[1:]  # layer 0: shared start
         text.append(
-            f"fitted stochastic transformer - real, {name} per layer: "
+            f"fitted stochastic transformer - real on the same sentences, {name}, layers 1-{layers}: "
             + ", ".join(f"{v:.3g} [{lo:.3g}, {hi:.3g}]" for v, lo, hi in gaps)
             + f"; they part at layer {row['parts_at']}, the largest difference at layer {row['largest_at']}."
         )
