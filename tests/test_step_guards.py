@@ -3,6 +3,7 @@ range warn once (f the normalization scheme's speed, beta and |s| read from any 
 the density solver then reports the whole run below resolution."""
 
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -109,6 +110,10 @@ def test_attention_scales_come_from_matrices_heads_and_wrappers():
         assert beta == 2.0 and beta * value == pytest.approx(lipschitz)  # sum_h beta_h |s_h| (averaged)
     assert attention_scales(RandomBatchAttention(SoftmaxAttention(7.0, 1.0), 2)) == (7.0, 1.0)
     assert attention_scales(None) == (0.0, 0.0)
+    q, k = torch.diag(torch.tensor([2.0, 0.1, 0.1])), torch.diag(torch.tensor([0.1, 2.0, 2.0]))
+    assert attention_scales(SoftmaxAttention(Q=q, K=k))[0] == pytest.approx(0.2)  # |Q^T K|, not |Q| |K| = 4
+    plugin = SimpleNamespace(heads=4, inner="not an attention", beta="learned")  # a plugin's own attributes
+    assert attention_scales(plugin) == (0.0, 0.0)
     # a scheme that normalizes the attention's output moves a token by f dt: the values' scale drops out
     assert step_ratios(3, 0.0, 0.5, SoftmaxAttention(2.0, 10.0), normalized=True)[1] == pytest.approx(1.0)
 

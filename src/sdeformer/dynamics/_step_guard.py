@@ -57,21 +57,27 @@ def attention_scales(attention: object) -> tuple[float, float]:
     if attention is None:
         return 0.0, 0.0
     heads = getattr(attention, "heads", None)
-    if heads is not None:  # MultiHeadAttention: the drifts add (or average)
+    if isinstance(heads, (list, tuple)) and heads:  # MultiHeadAttention: the drifts add (or average)
         parts = [attention_scales(h) for h in heads]
         share = 1.0 / len(parts) if getattr(attention, "combine", "sum") == "mean" else 1.0
         beta, lipschitz = max(b for b, _ in parts), share * sum(b * v for b, v in parts)  # sum_h beta_h |s_h|
         return beta, lipschitz / beta if beta > 0 else 0.0
     inner = getattr(attention, "inner", None)
-    if inner is not None:  # random-batch attention, stacked heads: the inner attention's scales
+    if callable(getattr(inner, "drift", None)):  # random-batch attention, stacked heads: the inner attention's
         return attention_scales(inner)
     q, k = getattr(attention, "Q", None), getattr(attention, "K", None)
     if q is not None or k is not None:
-        qk = _norm(q) * _norm(k)  # |Q^T K| <= |Q| |K|
+        if isinstance(q, torch.Tensor) and isinstance(k, torch.Tensor):
+            qk = _norm(q.mT @ k.to(q))  # |Q^T K|
+        else:
+            qk = _norm(q if q is not None else k)  # the other is the identity
         value = _norm(getattr(attention, "V", None)) * (largest(getattr(attention, "scale", None)) or 1.0)
         return qk, value
     beta, scale = getattr(attention, "beta", None), getattr(attention, "scale", None)
-    return (0.0, 0.0) if beta is None else (largest(beta), 1.0 if scale is None else largest(scale))
+    try:
+        return (0.0, 0.0) if beta is None else (largest(beta), 1.0 if scale is None else largest(scale))
+    except (TypeError, ValueError):  # a plugin's own kind of beta or scale: no scale to read
+        return 0.0, 0.0
 
 
 def step_ratios(
