@@ -242,7 +242,7 @@ def bench_peers(rounds: int = 3, only: str = "") -> dict:
         ("dotm kinetic.py", _dotm_kinetic),
         ("dotm staircase.py (beta 2000)", _dotm_staircase),
         ("litm t_crit curve", _litm),
-        ("litm particles (its RK4; sdeformer angle-Euler)", _litm_particles),
+        ("litm particles (RK4 both)", _litm_particles),
         ("bruno particles (N 1000, beta 5, 100 angle-Euler steps)", _bruno_particles),
         ("bruno PDE (its Lax-Friedrichs on 1000 points; sdeformer's density solver, 16 modes)", _bruno_pde),
         ("simuformer 1 head (512 x 64 x 16, 2 betas, T 5)", lambda: _simuformer(1)),
