@@ -21,7 +21,16 @@ if TYPE_CHECKING:  # the public names: the one re-export list (lazy_exports load
     from ._norms.moments import Moments, measured_moments, predicted_moments
     from ._norms.rates import TOLERANCE, clustering_check, predicted_law, radius_check, radius_constant, radius_slope
     from ._norms.schemes import Normalization, unit
-    from ._sde import NO_FIELD, EulerMaruyama, GeodesicEuler, LimitSDE, ProjectedEulerMaruyama, make_solver, norm_scheme
+    from ._sde import (
+        NO_FIELD,
+        EulerMaruyama,
+        GeodesicEuler,
+        LimitSDE,
+        ProjectedEulerMaruyama,
+        RungeKutta4,
+        make_solver,
+        norm_scheme,
+    )
     from ._species import SpeciesNoise, TwoSpecies, cross_energy, species_observables
     from ._step_guard import ATTENTION_LIMIT, NOISE_LIMIT, check_step, step_ratios
 
