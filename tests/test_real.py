@@ -289,6 +289,39 @@ def test_real_cli_bad_input_one_line(tmp_path, args, words):
     assert not (out / "real.json").exists()
 
 
+def test_real_separated_lists_layers_with_disjoint_intervals():
+    """A control is told apart where its interval and the trained model's do not overlap (touching is not apart)."""
+    from sdeformer.real._measure import SEPARATED, separated
+
+    def part(lows, highs, law):
+        row = {"low": lows, "high": highs}
+        return {
+            "statistics": {"mean_cos": row},
+            **{f"{name}_interval": [lows, highs] for name in SEPARATED},
+            "variance_law": {"lambda_interval": law},
+        }
+
+    trained = part([0.0, 1.0, 2.0], [0.5, 1.5, 2.5], [0.1, 0.2])
+    control = part([0.6, 1.5, 1.0], [0.9, 2.0, 2.2], [0.2, 0.3])
+    got = separated(trained, control)
+    assert got["mean_cos"] == [0] and got["common_share"] == [0] and got["variance_lambda"] == []
+    assert separated(trained, part([0.0, 1.6, 3.0], [0.1, 1.7, 4.0], [0.3, 0.4]))["mean_cos"] == [1, 2]
+
+
+def test_real_two_sentences_hold_none_out_and_say_so(tmp_path):
+    """The smallest corpus (2 sentences): the full Q^T K fit has no held-out sentence, so its held-out fractions are
+    None (not 0), and the report section still renders."""
+    from sdeformer.real._write import report_section
+
+    text = tmp_path / "s.txt"
+    text.write_text("\n".join(SENTENCES[:2]), encoding="utf-8")
+    record = measure("tiny", text, 2, loaded=(WordTokenizer(), tiny("bert")))
+    full = record["attention_full"]
+    assert full["sentences"] == [1, 1, 0] and full["explained"] == [None] * record["layers"]
+    (section,) = report_section(record, tmp_path)
+    assert any(row[0].startswith("attention_explained, full") and row[1] == "-" for row in section.tables[0].rows)
+
+
 def test_real_measure_record_names_and_lengths(tmp_path):
     """The whole record on a tiny causal (GPT-2) model: the names other tools rely on, their lengths."""
     kind = "gpt2"

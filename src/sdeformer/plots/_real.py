@@ -111,7 +111,7 @@ def attention_figure(record: dict, path: Path) -> Path:
             y = np.asarray(full[key], dtype=float)
             x = np.arange(1, len(y) + 1)
             ax.plot(x, y, style, marker="x", label=f"trained, {label}, held out")
-            ax.fill_between(x, *full[f"{key}_interval"], color="k", alpha=0.1)
+            ax.fill_between(x, *np.asarray(full[f"{key}_interval"], dtype=float), color="k", alpha=0.1)  # None: NaN
     ax.set_xlabel("block")
     ax.set_ylabel("explained fraction of the tangent output")
     ax.legend(fontsize=7)

@@ -48,6 +48,10 @@ def _fraction(total: torch.Tensor) -> torch.Tensor:
 
 
 def _held_out(batches, a: torch.Tensor, causal: bool, sentences: int, seed: int) -> dict:
+    """The explained fraction per block on ``batches`` and its interval; None where no sentence is held out."""
+    if sentences == 0:
+        none = [None] * a.shape[0]
+        return {"explained": none, "interval": [none, none]}
     per = np.zeros((sentences, 3, a.shape[0]))
     with torch.no_grad():
         for rows, batch in batches:

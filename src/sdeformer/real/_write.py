@@ -125,7 +125,8 @@ def summary(record: dict) -> dict[str, Any]:
 def _row(name: str, values: list, interval: list | None = None) -> list:
     if interval is None:
         return [name, *[round(v, 4) if isinstance(v, float) else v for v in values]]
-    return [name, *[f"{v:.4g} [{lo:.4g}, {hi:.4g}]" for v, lo, hi in zip(values, *interval, strict=True)]]
+    cells = zip(values, *interval, strict=True)
+    return [name, *["-" if v is None else f"{v:.4g} [{lo:.4g}, {hi:.4g}]" for v, lo, hi in cells]]
 
 
 def report_section(result: dict, out: str | Path) -> list[Section]:
