@@ -11,7 +11,7 @@ PROGRAMS = {
     "gpu": "GPU readiness: the engine from 64 to 65,536 tokens beside the device's peaks (benchmarks/gpu.sh)",
     "peers": "sdeformer against the peers' public scripts, interleaved rounds (docs/peers.md)",
     "real": "sdeformer real: the hooks' cost and the default run's time (docs/real.md)",
-    "small_runs": "small single runs against a plain numpy loop (docs/peers.md)",
+    "small_runs": "many small runs in one batch against the randn floor of their normals (docs/benchmarks.md)",
     "spde": "the density solver against particle clouds at matched error (docs/spde.md)",
     "sweeps": "the sweep executors, local against Dask (docs/scaling.md)",
 }

@@ -6,7 +6,7 @@ Contenders, interleaved A B A B over rounds (``timing.interleaved``): the run wi
 default source (one generator per run), the same batch without noise (attention and normalization only: the
 part of the time that is not the noise), and the floor. Reported: seconds, and per round each over the floor.
 
-    python -m sdeformer.bench._small_runs [--rounds 5] [--runs 4096] [--out FILE]
+    python -m sdeformer.bench small_runs [--rounds 5] [--runs 4096] [--out FILE]
 """
 
 from __future__ import annotations
