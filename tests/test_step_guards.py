@@ -68,7 +68,7 @@ FIELD = GaussianField("relu", 0.3, 0.3)  # k = 0.30 in d = 3: (d-1) k dt = 0.60 
 def saturated(norm, radius: float = 1.0, steps: int = 1, attention=None, scheme: str = "projected") -> int:
     """How many saturation warnings one run of the limit SDE of ``norm`` gives from tokens of norm ``radius``."""
     x = radius * torch.nn.functional.normalize(torch.randn(2, 6, 3, dtype=torch.float64), dim=-1)
-    field = None if scheme == "geodesic" else FIELD
+    field = None if scheme in ("geodesic", "rk4") else FIELD
     solver = make_solver(LimitSDE(field, attention, norm, horizon=float(steps)), steps, float(steps), scheme)
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
@@ -118,10 +118,10 @@ def test_attention_scales_come_from_matrices_heads_and_wrappers():
     assert step_ratios(3, 0.0, 0.5, SoftmaxAttention(2.0, 10.0), normalized=True)[1] == pytest.approx(1.0)
 
 
-@pytest.mark.parametrize("scheme", ["projected", "geodesic"])
+@pytest.mark.parametrize("scheme", ["projected", "geodesic", "rk4"])
 def test_a_strong_attention_saturates_every_solver(scheme):
     """dt beta |s| = 3 x 1 from Q = 3 I (no beta given): the matrix's scale is read; the noise-free geodesic
-    scheme checks it too."""
+    and RK4 schemes check it too (RK4 against its own bound, 2.78: 3 is outside it, 0.5 inside)."""
     strong = SoftmaxAttention(Q=3 * torch.eye(3, dtype=torch.float64))
     assert saturated(None, attention=strong, scheme=scheme) == 1
     assert saturated(None, attention=SoftmaxAttention(Q=0.5 * torch.eye(3, dtype=torch.float64)), scheme=scheme) == 0

@@ -36,7 +36,7 @@ from ..registry import NORMS, SOLVERS, Params
 from ._loop import TokenDynamics
 from ._norms.limit_sde import SchemeSDE
 from ._norms.schemes import PostLN
-from ._step_guard import check_scheme, check_step
+from ._step_guard import RK4_ATTENTION_LIMIT, check_scheme, check_step
 
 
 class NoField:
@@ -262,6 +262,9 @@ class RungeKutta4(NoiseFreeSolver):
         if isinstance(self.sde.attention, NoAttention):
             return x
         dt = self.dt
+        if not self.step_checked and not self.checked:
+            self.checked.add(PostLN)
+            check_step(x.shape[-1], 0.0, dt, self.sde.attention, attention_limit=RK4_ATTENTION_LIMIT)
 
         def velocity(y: torch.Tensor) -> torch.Tensor:
             return tangent(y, self.sde.attention.drift(y, source))  # (I - y y^T) Attn(y)

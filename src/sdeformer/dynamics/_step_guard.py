@@ -14,7 +14,8 @@ normalization schemes; docs/spde.md section 12).
   is stable for dt L < 2 (L the Lipschitz constant); the rule keeps a factor 2 inside. Matrices give beta =
   |Q^T K| and |s| = |V| (spectral norms, the largest over runs), heads add (or average), a random-batch or
   stacked wrapper reads its inner attention; a scheme that normalizes the attention's output (Peri-LN, nGPT)
-  moves a token by f dt, so a = f dt beta. An attention that draws its matrices itself reads 0.
+  moves a token by f dt, so a = f dt beta. An attention that draws its matrices itself reads 0. The noise-free
+  RK4 step re-evaluates the weights inside the step: its bound is RK4's stability interval, a <= 2.78.
 
 ``step_ratios`` gives (q, a); ``check_step`` warns (one-line RuntimeWarning) when q > NOISE_LIMIT or
 a > ATTENTION_LIMIT, and returns whether the step is saturated; ``check_scheme`` reads f and k of a scheme's
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 
 NOISE_LIMIT = 1.0  # q: an rms tangent step of one radian; the Ito factor 1 - q/2 vanishes at 2
 ATTENTION_LIMIT = 1.0  # a: attention weights change by at most e per step; explicit Euler's bound is 2
+RK4_ATTENTION_LIMIT = 2.78  # a for classical Runge-Kutta: its stability interval on the negative axis, [-2.785, 0]
 
 
 def largest(value: object) -> float:
@@ -100,14 +102,16 @@ def check_step(
     what: str = "dt",
     speed: object = 1.0,
     normalized: bool = False,
+    attention_limit: float = ATTENTION_LIMIT,
 ) -> bool:
-    """Warn (RuntimeWarning, one line) and return True when the step is outside the scheme's range."""
+    """Warn (RuntimeWarning, one line) and return True when the step is outside the scheme's range
+    (``attention_limit``: the scheme's bound on a, ``RK4_ATTENTION_LIMIT`` for the noise-free RK4 step)."""
     q, a = step_ratios(dim, variance, dt, attention, speed, normalized)
-    if q <= NOISE_LIMIT and a <= ATTENTION_LIMIT:
+    if q <= NOISE_LIMIT and a <= attention_limit:
         return False
     warnings.warn(
         f"{what}={dt:.3g} saturates the step: (d-1) f^2 k dt = {q:.3g} (limit {NOISE_LIMIT:g}), "
-        f"f dt beta |s| = {a:.3g} (limit {ATTENTION_LIMIT:g}); use more steps",
+        f"f dt beta |s| = {a:.3g} (limit {attention_limit:g}); use more steps",
         RuntimeWarning,
         stacklevel=3,
     )
