@@ -183,10 +183,11 @@ def floor_seconds(normals: float, flops: float, rates: dict, qr: float = 0.0) ->
 
 def finish(result: dict, out: Path | None) -> None:
     """A benchmark module's last step: print the load it ran under, and write ``result`` as JSON to ``out``
-    (atomically; None: not written)."""
+    (atomically, with its sha256 in ``_checksums/`` like every result: ``io._formats.read_json`` verifies it;
+    None: not written)."""
     print(f"load average before: {result['conditions']['load_average']}, torch threads {torch.get_num_threads()}")
     if out is not None:
         from ..io._atomic import atomic_write_text
 
         out.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(out, json.dumps(result, indent=1))
+        atomic_write_text(out, json.dumps(result, indent=1), checksum=True)
