@@ -18,7 +18,7 @@ from sdeformer.core._errors import ConfigError
 from sdeformer.core._sphere import uniform_sphere
 from sdeformer.dynamics import _engine as engine
 from sdeformer.dynamics._discrete import StochasticTransformer
-from sdeformer.experiments._architectures import alibi as ac
+from sdeformer.experiments._architectures import alibi as al
 from sdeformer.noise._mlp import MLPNoise
 from sdeformer.sweeps import parse_spec, run
 from sdeformer.theory._checks import SIZES
@@ -101,10 +101,10 @@ def test_profile_estimator_is_exact_by_integration_by_parts(noise):
 @pytest.mark.slow
 def test_turnover_time_against_simulation():
     times = [1.75 + 0.25 * k for k in range(8)]
-    full, half = ac.alibi_profile(64, 96, times), ac.alibi_profile(32, 96, times, seed=1)
-    wrongs = {s: tuple(ac.alibi_profile(n, 96, times, lam=1 + s, seed=2 + i) for i, n in enumerate((64, 32)))
+    full, half = al.alibi_profile(64, 96, times), al.alibi_profile(32, 96, times, seed=1)
+    wrongs = {s: tuple(al.alibi_profile(n, 96, times, lam=1 + s, seed=2 + i) for i, n in enumerate((64, 32)))
               for s in SIZES}  # fmt: skip
-    check = ac.alibi_check(full, half, wrongs)
+    check = al.alibi_check(full, half, wrongs)
     record = check.record()
     assert check.accepts(check.measured) and record["wrong_input"]["caught"], record
     assert [p.size for p in check.powers] == list(SIZES) and all(p.tolerance != check.tolerance for p in check.powers)
@@ -123,10 +123,10 @@ def test_alibi_wrong_lambda_is_rerun_and_judged_with_its_own_tolerance():
     full, half = _profile(2.6, 0.05), _profile(2.65, 0.05)
     tight = {0.1: (_profile(2.7, 0.05, 1.1), _profile(2.75, 0.05, 1.1)), 0.2: (_profile(3.0, 0.05, 1.2),) * 2}
     loose = {s: (_profile(2.6 + 2 * s, 0.3, 1 + s), _profile(2.6 + 2 * s - 0.3, 0.3, 1 + s)) for s in SIZES}
-    caught = ac.alibi_check(full, half, tight)
+    caught = al.alibi_check(full, half, tight)
     assert [p.caught for p in caught.powers] == [False, True] and caught.smallest_error_caught == 0.2
     assert caught.predicted == 2.586 and caught.verdict == "holds" and caught.record()["wrong_input"]["caught"]
-    missed = ac.alibi_check(full, half, loose)
+    missed = al.alibi_check(full, half, loose)
     assert not any(p.caught for p in missed.powers) and missed.verdict == "not resolved"
     assert missed.record()["sign_only"] and all(p.tolerance == pytest.approx(1.2) for p in missed.powers)
 
