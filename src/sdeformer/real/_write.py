@@ -153,7 +153,7 @@ def report_section(result: dict, out: str | Path) -> list[Section]:
             "sentences, and held out) and by a full d x d Q^T K (held out), per block, 95 % bands",
         ),
     ]
-    columns = ["quantity", *[f"layer {k + 1}" for k in range(layers)]]
+    columns = ["quantity", *[f"block {k + 1}" for k in range(layers)]]
     keys = [k for k in (*SUMMARY_KEYS, "kernel_r2_partial", "kernel_share", "attention_scale") if k != "mean_cos"]
     rows = [_row(k, result[k], result.get(f"{k}_interval")) for k in keys]
     full = result.get("attention_full")
