@@ -65,6 +65,8 @@ def test_the_global_max_memory_option_bounds_every_command(tmp_path, monkeypatch
     assert "0.0977 GiB allowed (SDEFORMER_MAX_MEMORY / --max-memory)" in line
     line = one_line_refusal(["--max-memory", "1K", "simulate", "--tokens", "8", "--layers", "2"])
     assert "invalid tokens/dim/width/layers" in line
+    line = one_line_refusal(["--max-memory", "1M", "ode", "--set", "tokens=4096", "--out", str(tmp_path / "ode")])
+    assert "invalid tokens/dim/starts=(4096, 4, 4)" in line and not (tmp_path / "ode" / "ode").exists()
     assert MEMORY_ENV not in os.environ  # restored after the command
     assert "--max-memory" in one_line_refusal(["--max-memory", "lots", "simulate"])
 

@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from ..config import ModelConfig
+from ..core._validate import fits_in_memory
 from ..io._report import Figure, Section, Table
 from ..params import Param
 from ._registry import Context
@@ -109,9 +110,20 @@ SETTINGS = (
 
 
 def settings_for(quick: bool, changes: dict[str, object] | None = None) -> OdeSettings:
-    """The report's (or the quick) size with ``changes`` (declared settings, ``SETTINGS``)."""
+    """The report's (or the quick) size with ``changes`` (declared settings, ``SETTINGS``); ConfigError naming
+    tokens/dim/starts when the run's memory estimate exceeds the limit (``core._validate.fits_in_memory``)."""
     base = OdeSettings.quick() if quick else OdeSettings()
-    return dataclasses.replace(base, **(changes or {}))  # type: ignore[arg-type]
+    settings = dataclasses.replace(base, **(changes or {}))  # type: ignore[arg-type]
+    sizes = (settings.tokens, settings.dim, settings.starts)
+    fits_in_memory("tokens/dim/starts", sizes, memory_estimate(settings))
+    return settings
+
+
+def memory_estimate(settings: OdeSettings) -> float:
+    """Bytes of one run at its peak: the float64 attention weights and their softmax temporaries (4 B x N x N)
+    and the tokens' states and step temporaries (16 B x N x d) of the 4 initial states together."""
+    n, d, b = settings.tokens, settings.dim, settings.starts
+    return 8.0 * b * (4 * n * n + 16 * n * d)
 
 
 def units(_seed: int, quick: bool, changes: dict[str, object]) -> int:

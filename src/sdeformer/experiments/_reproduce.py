@@ -61,6 +61,7 @@ def reproduce(
     printed once, the same in the report's header and the closing line."""
     chosen = EXPERIMENTS.select(part)  # ConfigError for an unknown name
     given = EXPERIMENTS[part].settings(settings) if settings else {}  # ConfigError for a group or a bad setting
+    units = {e.name: e.progress_units(seed, quick, given) for e in chosen}  # sizes checked before any folder
     out = Path(out)
     claim = {"command": "reproduce", "seed": seed, **({"settings": given} if given else {})}
     claim_run_folder(out, claim, force=force, marker_name="reproduce.json")
@@ -69,8 +70,7 @@ def reproduce(
     stage = _stage if show_progress else (lambda _text: None)  # one line per stage on stderr
     for experiment in chosen:
         stage(experiment.stage)
-        units = experiment.progress_units(seed, quick, given)
-        with _progress(experiment.name, units, show_progress) as advance:
+        with _progress(experiment.name, units[experiment.name], show_progress) as advance:
             ctx = Context(out, seed, quick, executor, advance, stage, part, given)
             sections += experiment.run(ctx)
     stage(f"writing {out / 'index.html'}")
