@@ -50,15 +50,6 @@ def _stacked(q3: torch.Tensor, k3: torch.Tensor, v3: torch.Tensor) -> torch.Tens
     return torch.bmm(torch.softmax(torch.bmm(q3, k3.transpose(1, 2)), -1), v3)
 
 
-def _small_single(x: torch.Tensor, beta: float) -> torch.Tensor | None:
-    """The paper's softmax(beta <x_i, x_j>) x_j of one small run ``(N, d)`` as ``softmax_attention`` computes it
-    (the same operations, one view fewer); None for any other shape."""
-    if x.ndim != 2 or not _small(x.shape[0], x.shape[1], x.shape[1]):
-        return None
-    x3 = x.unsqueeze(0)  # (1, N, d)
-    return _stacked(x3 * beta, x3, x3).squeeze(0)
-
-
 SCORE_BUDGET = 2**26  # most query-key scores one fused-attention call may hold (256 MB in fp32)
 
 
@@ -245,9 +236,12 @@ class SoftmaxAttention:
 
     def drift(self, x: torch.Tensor, source: RandomSource | None = None) -> torch.Tensor:
         """Attn_X(x_i) for every token. ``(..., N, d) -> (..., N, d)``."""
-        if self._plain_beta is not None:  # the paper's Q^T K = beta I, V = I: no matrix, no per-run parameter
-            small = _small_single(x, self._plain_beta)
-            return softmax_attention(x * self._plain_beta, x, x) if small is None else small
+        beta = self._plain_beta
+        if beta is not None:  # the paper's Q^T K = beta I, V = I: no matrix, no per-run parameter
+            if x.ndim == 2 and _small(x.shape[0], x.shape[1], x.shape[1]):  # one small run: softmax_attention's ops
+                x3 = x.unsqueeze(0)  # (1, N, d), one view fewer than softmax_attention(x * beta, x, x)
+                return torch.bmm(torch.softmax(torch.bmm(x3 * beta, x3.transpose(1, 2)), -1), x3).squeeze(0)
+            return softmax_attention(x * beta, x, x)
         q = x @ self.Q.mT.to(x) if self.Q is not None else x * _batch_param(self.beta, x)  # (..., N, d)
         k = x @ self.K.mT.to(x) if self.K is not None else x  # (..., N, d)
         v = x if self.V is None else x @ (self.V.mT if self.value_convention == "Vx" else self.V).to(x)  # (..., N, d)

@@ -78,6 +78,6 @@ class StochasticTransformer(TokenDynamics):
 
     def step(self, x: torch.Tensor, source: RandomSource) -> torch.Tensor:
         """One layer at time ``clock * dt`` (the clock then advances). ``(..., N, d) -> (..., N, d)``."""
-        t = self.clock * self.dt
-        self.clock += 1
-        return self.norm.layer(x, t, self.dt, self._attention, self.noise, source)
+        dt = self.dt
+        t, self.clock = self.clock * dt, self.clock + 1
+        return self.norm.layer(x, t, dt, self._attention, self.noise, source)
