@@ -11,13 +11,15 @@ sdeformer runs the corrected PDE with its density solver (``spde.DensitySolver``
 Lagrangian push-forward of the density by the particles' step), from the coefficients of the notebook's u0. About
 the uniform state both parts of Fourier mode k grow at gamma_k = k^2 I_k(beta) / beta. The notebook's reflected
 transport couples c_k to conj(c_k): its cos part (Re c_k) grows at +gamma_k and its sin part (Im c_k) decays at
--gamma_k, and Lax-Friedrichs adds the diffusion nu = dx^2 / (2 dt) (rates - nu k^2); ``as_published`` reports
-those rates (the linearization of the notebook's scheme, not a run: sdeformer has no reflected kernel).
+-gamma_k, and Lax-Friedrichs adds the diffusion nu = dx^2 / (2 dt) (rates - nu k^2). ``as_published`` runs the
+notebook's transport: the same density solver whose attention reads the reflected density (``ReflectedDensity``:
+its quadrature grid is symmetric, so reflecting the measure permutes the grid's masses).
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -45,17 +47,28 @@ def rates(beta: float, modes: int = SHOWN) -> np.ndarray:
     return gamma(beta, modes)
 
 
-def published_rates(beta: float, n_points: int = POINTS, modes: int = SHOWN) -> tuple[np.ndarray, np.ndarray]:
-    """The notebook's scheme linearized: (cos rates gamma_k - nu k^2, sin rates -gamma_k - nu k^2), nu = dx^2 /
-    (2 dt) = 25 dx its Lax-Friedrichs diffusion."""
-    gamma, k = rates(beta, modes), np.arange(1, modes + 1)
-    nu = 25 * 2 * math.pi / (n_points - 1)
-    return gamma - nu * k**2, -gamma - nu * k**2
+class ReflectedDensity:
+    """A density solver's attention (``spde._attention.KernelAttention``) fed the reflected density rho(-y): the
+    notebook's cross-correlation. Its ``moments`` take the masses of the solver's symmetric grid (y_j = 2 pi j / J,
+    reflected onto y_{-j}); everything else is the inner attention's."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def moments(self, y: torch.Tensor, masses: torch.Tensor, table=None) -> torch.Tensor:
+        reflected = torch.remainder(-torch.arange(masses.shape[-1], device=masses.device), masses.shape[-1])
+        return self.inner.moments(y, masses[..., reflected], table)
+
+    def __getattr__(self, name: str):
+        return getattr(self.inner, name)
 
 
-def measure(beta: float, n_points: int = POINTS, sigma: float = SIGMA, seed: int = SEED, steps: int = STEPS) -> dict:
-    """The corrected PDE from the notebook's u0 for 1 / max gamma_k (linear: the perturbation grows by e): per mode
-    k = 1..SHOWN the fitted growth rates of Re c_k (cos) and Im c_k (sin)."""
+def measure(
+    beta: float, n_points: int = POINTS, sigma: float = SIGMA, seed: int = SEED, steps: int = STEPS, reflected=False
+) -> dict:
+    """The PDE from the notebook's u0 for 1 / max gamma_k (linear: the perturbation grows by e), the corrected
+    transport or (``reflected``) the notebook's: per mode k = 1..SHOWN the fitted growth rates of Re c_k (cos) and
+    Im c_k (sin)."""
     from ..spde._fields import mlp_noise
     from ..spde._solver import DensitySolver
 
@@ -63,6 +76,8 @@ def measure(beta: float, n_points: int = POINTS, sigma: float = SIGMA, seed: int
     horizon = 1.0 / float(rates(beta, MODES).max())
     no_noise = mlp_noise(2, scale=0.0, modes=1)
     solver = DensitySolver(no_noise, MODES, positive_int("steps", steps), horizon, attention="usa", beta=beta)
+    if reflected:
+        cast(Any, solver).attention = ReflectedDensity(solver.attention)  # the grid's attention, reflected
     x, u = start(n_points, sigma, seed)
     c0 = solver.basis.moments(torch.stack([x.cos(), x.sin()], -1), u * float(x[1] - x[0]))  # u dx at the points
     with torch.inference_mode():
@@ -74,15 +89,11 @@ def measure(beta: float, n_points: int = POINTS, sigma: float = SIGMA, seed: int
 
 
 def run(beta=None, as_published: bool = False, n_points: int = POINTS) -> dict:
-    """Per beta (default the notebook's 5 and 7): gamma_k and the rates of the cos and sin parts of modes 1..8, the
-    corrected PDE's measured (default) or the notebook's scheme's (``as_published``)."""
+    """Per beta (default the notebook's 5 and 7): gamma_k and the measured rates of the cos and sin parts of modes
+    1..8, of the corrected PDE (default) or of the notebook's reflected transport (``as_published``)."""
     rows = []
     for b in np.atleast_1d(BETAS if beta is None else beta):
-        row = {"beta": float(b), "gamma": rates(float(b)).tolist()}
-        if as_published:
-            cos, sin = published_rates(float(b), n_points)
-            row.update(cos=cos.tolist(), sin=sin.tolist())
-        else:
-            row.update(measure(float(b), n_points))
-        rows.append(row)
+        rows.append(
+            {"beta": float(b), "gamma": rates(float(b)).tolist(), **measure(float(b), n_points, reflected=as_published)}
+        )
     return {"peer": "bruno", "part": "pde", "as_published": as_published, "n_points": n_points, "runs": rows}
