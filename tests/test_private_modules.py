@@ -54,3 +54,10 @@ def test_importing_a_package_imports_nothing_heavy():
     code = f"import sys\nfor n in {names!r}: __import__(n)\n{heavy}"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_a_subpackage_listed_at_the_root_is_the_subpackage():
+    """``sdf.real`` (``from . import real`` in the root's list) is the package, loaded on first use."""
+    import sdeformer as sdf
+
+    assert sdf.real.__name__ == "sdeformer.real" and callable(sdf.real.measure) and "real" in sdf.__all__

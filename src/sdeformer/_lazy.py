@@ -44,11 +44,16 @@ def lazy_exports(
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         module_name, attribute = table[name]
         module = importlib.import_module(module_name, package)
-        if hasattr(module, attribute):
-            value = getattr(module, attribute)
-        else:  # a submodule not yet imported
-            dot = "." if module_name.strip(".") else ""
-            value = importlib.import_module(f"{module_name}{dot}{attribute}", package)
+        if attribute in vars(module):  # (not hasattr: the package's own __getattr__ would recurse)
+            value = vars(module)[attribute]
+        else:  # a submodule not yet imported, or a name another package serves lazily
+            submodule = f"{module.__name__}.{attribute}"
+            try:
+                value = importlib.import_module(submodule)
+            except ModuleNotFoundError as missing:
+                if missing.name != submodule:  # the submodule exists but needs a package that is not installed
+                    raise
+                value = getattr(module, attribute)
         setattr(sys.modules[package], name, value)
         return value
 
