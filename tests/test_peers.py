@@ -125,3 +125,12 @@ def test_bruno_particles_grow_the_dominant_mode_at_gamma_k():
     assert row["dominant"] == 2
     assert row["dominant_rate_ratio"] == pytest.approx(1.0, abs=0.15)
     assert row["measured"][1] > 2 * bruno.rates(2.0, as_published=True)[1]
+
+
+def test_each_peer_is_a_function_of_sdeformer_peers():
+    import sdeformer as sdf
+
+    assert sdf.peers.litm(beta=[2.0]) == peers.run("litm", beta=[2.0])
+    assert all(callable(getattr(sdf.peers, name)) for name in peers.NAMES)
+    with pytest.raises(ConfigError, match="part"):
+        sdf.peers.dotm(part="movie")

@@ -15,7 +15,7 @@ from ._lazy import lazy_exports
 
 if TYPE_CHECKING:
     __version__: str
-    from . import real
+    from . import peers, real
     from .attention._softmax import (
         MultiHeadAttention,
         NoAttention,

@@ -1,10 +1,12 @@
 """The field's public experiments as one call each (docs/peers.md): ``run(name, **options)`` runs a peer's
 published experiment at its default settings with its conventions built in and returns one JSON-able dict
 (the peer's statistic per cell); ``write(name, result, folder)`` writes it in the peer's own table layout;
-``compare(name, result, path)`` reads the file the peer's script writes and counts the cells that agree.
+``compare(name, result, path)`` reads the file the peer's script writes and counts the cells that agree;
+``peers.NAME(**options)`` is ``run(NAME, **options)``.
 
 One module per peer (``litm``, ``dotm``, ``bruno``, ``simuformer``, ``glpr``); each has ``run``, ``write`` and
-``compare``. The library never imports this package; it imports the library.
+``compare``. No library module imports this package (the root reaches it lazily as ``sdeformer.peers``); it
+imports the library.
 """
 
 from __future__ import annotations
@@ -36,6 +38,31 @@ def module(name: str) -> ModuleType:
 def run(name: str, **options: Any) -> dict:
     """The peer's experiment (its options as keywords; None: the peer's default)."""
     return module(name).run(**{k: v for k, v in options.items() if v is not None})
+
+
+def litm(**options: Any) -> dict:
+    """lost-in-the-middle's t_crit curve or (``part="particles"``) its particle run: ``run("litm", ...)``."""
+    return run("litm", **options)
+
+
+def dotm(**options: Any) -> dict:
+    """dotm's ``staircase.py`` or (``part="kinetic"``) ``kinetic.py``: ``run("dotm", ...)``."""
+    return run("dotm", **options)
+
+
+def bruno(**options: Any) -> dict:
+    """Bruno et al.'s mode growth rates or (``part="pde"``) their notebook's PDE: ``run("bruno", ...)``."""
+    return run("bruno", **options)
+
+
+def simuformer(**options: Any) -> dict:
+    """simuformer's ``runner.py`` sweep: ``run("simuformer", ...)``."""
+    return run("simuformer", **options)
+
+
+def glpr(**options: Any) -> dict:
+    """GLPR's ``phase-diagrams.py`` sweep: ``run("glpr", ...)``."""
+    return run("glpr", **options)
 
 
 def write(name: str, result: dict, folder: Path) -> list[Path]:
