@@ -67,6 +67,7 @@ def test_every_spde_record_says_its_power(one_thread):
     for r in records:
         assert r["smallest_error_caught"] in (0.1, 0.2) or (r["sign_only"] and r["reason"]), r
     assert records[0]["smallest_error_caught"] == 0.1
+    assert records[1]["passes"] and not records[1]["holds"] and records[1]["verdict"] == "not resolved"
     qmc = records[3]
     assert qmc["particles"] == "qmc" and qmc["slope"] == chaos["slope"]["qmc"] < -1.5
     assert qmc["smallest_error_caught"] in (0.1, 0.2) and qmc["holds"]
