@@ -146,5 +146,6 @@ def test_sync_check_writes_a_sign_only_record(tmp_path, one_thread):
     run_and_write(tmp_path, activation="relu", dim=16, bias_std=0.3, runs=8, tokens=8, steps=100, horizon=4.0, seed=1)
     (record,) = json.loads((tmp_path / "checks.json").read_text())
     assert record["sign_only"] and "4x (caught)" in record["reason"] and record["smallest_error_caught"] is None
+    assert record["bound_verdict"] == "holds" and record["verdict"] == "not resolved" and not record["holds"]
     for model in ("sde", "discrete"):  # every rate and final energy with its standard error
         assert 0 < record["measured_rate_se"][model] < 1 and record["final_energy_se"][model] > 0
