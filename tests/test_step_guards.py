@@ -2,6 +2,7 @@
 range warn once (f the normalization scheme's speed, beta and |s| read from any attention's scales and matrices);
 the density solver then reports the whole run below resolution."""
 
+import math
 import warnings
 from types import SimpleNamespace
 
@@ -125,3 +126,14 @@ def test_a_strong_attention_saturates_every_solver(scheme):
     strong = SoftmaxAttention(Q=3 * torch.eye(3, dtype=torch.float64))
     assert saturated(None, attention=strong, scheme=scheme) == 1
     assert saturated(None, attention=SoftmaxAttention(Q=0.5 * torch.eye(3, dtype=torch.float64)), scheme=scheme) == 0
+
+
+def test_unnormalized_weights_count_their_growth():
+    """USA's weights reach e^beta / N (not a convex combination): the attention number carries e^beta, so a step
+    softmax takes is saturated for USA at the same beta."""
+    from sdeformer.attention._variants import UnnormalizedAttention
+
+    soft, usa = SoftmaxAttention(3.0, 1.0), UnnormalizedAttention(3.0, 1.0)
+    assert attention_scales(usa) == pytest.approx((3.0, math.exp(3.0)))
+    dt = 0.2  # softmax: a = 0.6 (resolved); USA: a = 0.6 e^3 = 12 (saturated)
+    assert step_ratios(3, 0.0, dt, soft)[1] < ATTENTION_LIMIT < step_ratios(3, 0.0, dt, usa)[1]

@@ -14,7 +14,9 @@ normalization schemes; docs/spde.md section 12).
   is stable for dt L < 2 (L the Lipschitz constant); the rule keeps a factor 2 inside. Matrices give beta =
   |Q^T K| and |s| = |V| (spectral norms, the largest over runs), heads add (or average), a random-batch or
   stacked wrapper reads its inner attention; a scheme that normalizes the attention's output (Peri-LN, nGPT)
-  moves a token by f dt, so a = f dt beta. An attention that draws its matrices itself reads 0. The noise-free
+  moves a token by f dt, so a = f dt beta. Unnormalized weights (USA, ``unnormalized``: e^{beta <x, y>} / N, not a
+  convex combination) move a token by up to f dt |s| e^beta, so |s| counts as |s| e^beta. An attention that draws
+  its matrices itself reads 0. The noise-free
   RK4 step re-evaluates the weights inside the step: its bound is RK4's stability interval, a <= 2.78.
 
 ``step_ratios`` gives (q, a); ``check_step`` warns (one-line RuntimeWarning) when q > NOISE_LIMIT or
@@ -25,6 +27,7 @@ limit SDE at its state. The density solver then marks the whole run below resolu
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import TYPE_CHECKING, Any
 
@@ -55,7 +58,15 @@ def _norm(matrix: object) -> float:
 
 
 def attention_scales(attention: object) -> tuple[float, float]:
-    """(beta, |s|) of the module docstring: the scale of the attention's scores and of its values."""
+    """(beta, |s|) of the module docstring: the scale of the attention's scores and of its values (times e^beta
+    for unnormalized weights)."""
+    beta, value = _scales(attention)
+    if getattr(attention, "unnormalized", False):
+        value *= math.exp(min(beta, 700.0))
+    return beta, value
+
+
+def _scales(attention: object) -> tuple[float, float]:
     if attention is None:
         return 0.0, 0.0
     heads = getattr(attention, "heads", None)
