@@ -105,6 +105,18 @@ class PostLN(Normalization):
     def sub(self, x: torch.Tensor, out: torch.Tensor, step: float, t: float) -> torch.Tensor:
         return project(x + out)
 
+    def layer(self, x: Tensor, t: float, dt: float, attention: Drift, noise: Field, source: RandomSource) -> Tensor:
+        """``Normalization.layer`` with Post-LN's ``phase``, ``read`` and ``sub`` written out: the same operations,
+        four Python calls fewer a layer (5 % of a small run's layer, docs/benchmarks.md); a subclass, which may
+        override them, takes the general path."""
+        if type(self) is not PostLN:
+            return super().layer(x, t, dt, attention, noise, source)
+        if attention is not None:
+            x = project(x + dt * attention.drift(x, source))
+        if noise is not None:
+            x = project(x + noise.increment(x, dt, source))
+        return x
+
 
 class PreLN(Normalization):
     """Pre-LN (GPT, LLaMA): ``x + out`` with the blocks reading LN(x); the radius |x| grows and the direction's
