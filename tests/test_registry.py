@@ -41,7 +41,7 @@ def test_unknown_names_are_refused_with_the_registry_names():
         sdf.ModelConfig(attention="telepathy")
     assert info.value.parameter == "attention" and "sinkhorn" in str(info.value)
     with pytest.raises(ConfigError) as info:
-        sdf.make_solver(sdf.LimitSDE(sdf.GaussianField()), 2, 1.0, "rk4")
+        sdf.make_solver(sdf.LimitSDE(sdf.GaussianField()), 2, 1.0, "leapfrog")
     assert info.value.parameter == "scheme"
 
 

@@ -37,7 +37,7 @@ def test_batched_sde_runs_equal_their_unbatched_runs():
 
 def test_bad_solvers_are_refused_naming_the_parameter():
     with pytest.raises(ConfigError, match="scheme"):
-        sdf.ModelConfig(**BASE, solver="rk4")
+        sdf.ModelConfig(**BASE, solver="leapfrog")
     with pytest.raises(ConfigError, match="solver"):
         sdf.ModelConfig(**BASE, noise="mlp", sampling="direct", solver=3)  # type: ignore[arg-type]
 

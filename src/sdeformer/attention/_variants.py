@@ -100,8 +100,7 @@ class _MatrixAttention:
 class UnnormalizedAttention(_MatrixAttention):
     """USA: D_i = (1/N) sum_{j (<= i if causal)} e^{beta <x_i, x_j>} V x_j (V = scale I, e^{<Q x_i, K x_j>})."""
 
-    zero_beta = True
-    unnormalized = True  # weights up to e^beta (not a convex combination): the step rule's a carries e^beta
+    zero_beta, unnormalized = True, True  # unnormalized: weights up to e^beta (the step rule's a carries e^beta)
 
     def weights(self, x: torch.Tensor) -> torch.Tensor:
         """e^{beta <x_i, x_j>} / N (0 for masked pairs), ``(..., N, N)``, log N taken into the exponent. Raises
