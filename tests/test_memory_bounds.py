@@ -87,7 +87,7 @@ print(estimate, peak() - base)
 
 CASES = {
     "rates width": (
-        "from sdeformer.experiments import rates\n"
+        "from sdeformer.experiments._rates import measure as rates\n"
         "s = rates.settings_for('width', False, runs=4, x=[16, 200000])\n"
         "estimate = rates.memory_estimate('width', s)",
         "rates.measure('width', s)",
