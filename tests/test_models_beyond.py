@@ -102,12 +102,18 @@ def test_quick_run_writes_part_three(tmp_path):
     folder = tmp_path / "beyond"
     records = json.loads((folder / "checks.json").read_text())
     assert len(records) == len(result.checks) and all(set(r) >= RECORD_KEYS for r in records)
-    assert all(r["verdict"] == "holds" and r["power"]["caught"] for r in records), [
-        (r["model"], r["quantity"], r["verdict"]) for r in records if r["verdict"] != "holds"
+    # quick size: a check whose wrong model is not caught says "not resolved", never "holds"; none fails
+    assert {r["verdict"] for r in records} <= {"holds", "not resolved"}, [
+        (r["model"], r["quantity"], r["verdict"]) for r in records if r["verdict"] not in ("holds", "not resolved")
     ]
+    assert all(bool(r["power"]["caught"]) == (r["verdict"] == "holds") for r in records)
+    assert sum(r["verdict"] == "holds" for r in records) >= len(records) // 3
     partial = [r for r in records if r["quantity"] == "stationary_mean_one_minus_u"]
     assert partial and all({"activation", "dim", "bias_std", "share"} <= set(r) for r in partial)
+    from sdeformer.plots import write_figures  # the experiment writes data; the plots draw it
+
+    write_figures(result, folder)
     for name in ("checks.png", "partial_width.png", "side_by_side.png", "phase.png", "beyond.json"):
         assert (folder / name).stat().st_size > 0
     note = beyond.closing_note(result)
-    assert "theory checks hold" in note and "would have caught" in note and len(beyond.sections(result)) == 3
+    assert "theory checks hold" in note and "caught its wrong model" in note and len(beyond.sections(result)) == 3
