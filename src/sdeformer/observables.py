@@ -211,10 +211,18 @@ def wasserstein2_sq(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 
 
 def loglog_slope(x, y) -> float:
-    """Least-squares slope of log y against log x."""
+    """Least-squares slope of log y against log x. ``x`` must be positive (else ValueError). Points whose y is
+    not positive and finite have no logarithm (a zero: below what the measurement resolves) and are left out,
+    as ``exponential_rate`` leaves out values at its floor; nan when fewer than two points remain."""
     import numpy as np
 
-    return float(np.polyfit(np.log(np.asarray(x, float)), np.log(np.asarray(y, float)), 1)[0])
+    xs, ys = np.asarray(x, float), np.asarray(y, float)
+    if xs.shape != ys.shape or not np.all(xs > 0):
+        raise ValueError(f"loglog_slope: x must be positive and shaped like y, got x {xs.tolist()}")
+    keep = np.isfinite(ys) & (ys > 0)
+    if keep.sum() < 2:
+        return float("nan")
+    return float(np.polyfit(np.log(xs[keep]), np.log(ys[keep]), 1)[0])
 
 
 def bootstrap_slope(x, samples, *, resamples: int = 1000, level: float = 0.95, seed: int = 0) -> tuple[float, float]:
