@@ -65,10 +65,18 @@ def test_a_wrong_model_is_judged_with_its_own_tolerance():
     judged = right.with_powers(lambda s: f"x {1 + s:g}", {0.1: _check(0.3, 0.5), 0.2: _check(0.6, 0.5)})
     assert [p.caught for p in judged.powers] == [False, True]
     assert judged.smallest_error_caught == 0.2 and judged.verdict == "holds"
-    missed = right.with_powers(lambda s: "", {0.1: _check(0.3, 0.5), 0.2: _check(0.4, 0.5)})
+    missed = right.with_powers(lambda s: f"x {1 + s:g}", {0.1: _check(0.3, 0.5), 0.2: _check(0.4, 0.5)})
     assert missed.verdict == "not resolved" and missed.record()["sign_only"]
-    unmeasured = right.with_powers(lambda s: "", {0.1: _check(math.nan, math.nan), 0.2: _check(0.6, math.nan)})
+    assert "(x 1.2: measured 0.4 against 0, its own tolerance 0.5)" in missed.record()["reason"]  # the numbers
+    unmeasured = right.with_powers(lambda s: "z", {0.1: _check(math.nan, math.nan), 0.2: _check(0.6, math.nan)})
     assert not any(p.caught for p in unmeasured.powers) and unmeasured.verdict == "not resolved"
+    assert unmeasured.record()["reason"].endswith("(z: no measurement)")
+
+
+def test_a_check_without_wrong_runs_says_which_tolerance_hides_the_moved_prediction():
+    moved = Check("m", {}, "q", 1.0, "s", 1.05, 0.01, 0.3, "rule")
+    assert moved.record()["reason"].endswith("(the measurement 1.05 +- the tolerance 0.3 reaches the prediction 1 "
+                                             "moved by 20%)")  # fmt: skip
 
 
 def test_step_bias_from_coupled_runs_is_resolved_far_below_the_measurement(one_thread):

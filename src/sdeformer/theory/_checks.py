@@ -151,8 +151,29 @@ def power_fields(check: Check) -> dict:
     if check.bound == "sign":
         return out | {"sign_only": True, "reason": "a sign check: only the sign of the prediction is tested"}
     if check.smallest_error_caught is None:
-        return out | {"sign_only": True, "reason": f"no error up to {max(SIZES):.0%} caught at this size"}
+        return out | {
+            "sign_only": True,
+            "reason": f"no error up to {max(SIZES):.0%} caught at this size{_largest(check)}",
+        }
     return out
+
+
+def _largest(check: Check) -> str:
+    """The numbers behind 'no error caught': the largest re-run wrong model's (' (<perturbation>: measured m
+    against p, its own tolerance t)', or that it gave no measurement), or for a check without re-run wrong
+    models the measurement and tolerance that reach the prediction moved by the largest size."""
+    p = max(check.powers, key=lambda q: q.size or 0.0, default=None)
+    if p is None or p.tolerance is None:
+        return (
+            f" (the measurement {check.measured:.4g} +- the tolerance {check.tolerance:.2g} reaches the prediction "
+            f"{check.predicted:.4g} moved by {max(SIZES):.0%})"
+        )
+    if not (math.isfinite(p.measured) and math.isfinite(p.tolerance)):
+        return f" ({p.perturbation}: no measurement)"
+    return (
+        f" ({p.perturbation}: measured {p.measured:.4g} against {check.predicted:.4g}, its own tolerance "
+        f"{p.tolerance:.2g})"
+    )
 
 
 def measured(
