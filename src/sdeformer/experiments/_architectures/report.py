@@ -33,7 +33,7 @@ PLAN = {
     False: {
         "alibi": {"tokens": 64, "samples": 96, "times": [1.75 + 0.25 * k for k in range(8)], "noise_samples": 48},
         "graphs": {"masks": ("path", "cycle", "grid:3x4", "regular:4", "complete"), "tokens": 12, "dim": 4,
-                   "dt": 0.1, "runs": 48, "width": 128},
+                   "dt": 0.1, "runs": 300, "width": 128},
         "staircase": {"beta": 4.0, "tokens": 8, "dt": 1.0, "horizon": 25000.0,
                       "strengths": (0.0, 0.001, 0.003, 0.01, 0.03), "seeds": 64},
         "species": {"nx": 8, "ny": 8, "dim": 3, "beta": 4.0, "layers": 400, "horizon": 40.0, "width": 128,
