@@ -83,6 +83,19 @@ def test_every_table_of_the_spde_part_carries_its_uncertainties():
     assert "0.03 (0.003)" in html  # the initial part with its s.e.
 
 
+def test_the_spde_power_columns_give_the_smallest_error_caught_or_the_sign_only_reason():
+    """Each SPDE table of a check (rates, moments, covariance, W_2) has a power column: '10%' where an error is
+    caught, else 'sign only: <reason>' with the record's own reason (the moment check's, a W_2 record's)."""
+    report = _spde_report()
+    report.chaos["w2"][0] |= {"smallest_error_caught": None, "sign_only": True, "reason": "intervals reach r_d"}
+    column = "smallest error caught"
+    tables = [t for t in spde_study.section(report).tables if column in t.columns]
+    cells = {row[t.columns.index(column)] for t in tables for row in t.rows}
+    moments = "sign only: catches a doubled or missing Laplacian"
+    assert len(tables) == 4 and len(cells) == 3 and {"10%", "sign only: intervals reach r_d"} < cells
+    assert any(c.startswith(moments) for c in cells)
+
+
 def test_every_table_of_the_architectures_part_carries_its_uncertainties():
     from sdeformer.experiments._architectures.report import ArchitecturesResult, sections
 
@@ -118,6 +131,7 @@ def test_the_sync_table_gives_every_rate_and_energy_its_uncertainty(one_thread):
     assert unqualified(table) == []
     row = dict(zip(table.columns, table.rows[0]))
     assert row["s.e. SDE"] == result.measured_rate_se["sde"] and row["95% half-width"] > 0
+    assert row["power"].startswith("sign only: a one-sided bound")  # the record's reason in the power column
 
 
 def test_the_rate_and_lyapunov_tables_of_the_theorems_carry_their_uncertainties():

@@ -73,6 +73,7 @@ def test_every_spde_record_says_its_power(one_thread):
     assert qmc["smallest_error_caught"] in (0.1, 0.2) and qmc["holds"]
     worse = check_records(SimpleNamespace(rates=[{"rel_error": 0.195}], moments=report.moments, chaos={}))[0]
     assert worse["smallest_error_caught"] is None and not worse["holds"]
+    assert worse["sign_only"] and "0.2" in worse["reason"]  # the measured error that hides a 20 % one
 
 
 def test_the_w2_density_is_resolved_on_every_path_and_an_unresolved_one_is_said(one_thread):

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -132,6 +132,11 @@ class Chaos:
             )
         return out
 
+    def upto(self, largest: int) -> Chaos:
+        """The same measurement at the sizes N <= ``largest`` only."""
+        keep = [i for i, n in enumerate(self.sizes) if n <= largest]
+        return replace(self, sizes=tuple(self.sizes[i] for i in keep), w2=self.w2[:, keep])
+
     def resolution(self) -> dict:
         """The density's largest tail share over every step and path, and how many paths stayed resolved."""
         if self.tail is None:
@@ -235,21 +240,34 @@ def w2_check(quick: bool = False, seed: int = 0, runs: int = 32) -> dict:
     sizes = (100, 1000) if quick else (100, 1000, 10000)
     right = chaos_w2(_solver(), sizes, runs, seed=seed).rows()
     wrong = {s: chaos_w2(_solver(), sizes, runs, seed=seed, density_solver=_solver(1 + s)).rows() for s in SIZES}
+    records = power_records("propagation_of_chaos", right, wrong)
+    return {"w2": records, "slope": {r["particles"]: r["slope"] for r in records}}
+
+
+def power_records(check: str, right: list[dict], wrong: dict[float, list[dict]]) -> list[dict]:
+    """Per particle kind (the rows of ``Chaos.rows``) the record of ``checks.json``: it holds when the right
+    model's slopes fall below r_d's (``_falls``) and a wrong model (``wrong``: relative size -> its rows) is
+    caught, i.e. its slopes do not; ``smallest_error_caught``, or ``sign_only`` with the reason."""
     records = []
     for i, row in enumerate(right):
         holds = _falls(row)
         caught = {s: not _falls(w[i]) for s, w in wrong.items()}
         smallest = min((s for s, c in caught.items() if c), default=None) if holds else None
-        record = {"check": "propagation_of_chaos", **row, "holds": holds and smallest is not None}
+        record = {"check": check, **row, "holds": holds and smallest is not None}
         record |= {"wrong_dynamics_slopes": {f"{s:g}": w[i]["dynamics_slope"] for s, w in wrong.items()}}
+        record |= {"wrong_dynamics_slope_cis": {f"{s:g}": w[i]["dynamics_slope_ci"] for s, w in wrong.items()}}
         record |= {"wrong_slopes": {f"{s:g}": w[i]["slope"] for s, w in wrong.items()}, "caught": caught}
         record |= {"smallest_error_caught": smallest, "quantity": "the density's noise covariance"}
         if not holds:
-            record |= {"sign_only": True, "reason": _unresolved(row, sizes)}
+            record |= {"sign_only": True, "reason": _unresolved(row, row["N"])}
         elif smallest is None:
-            record |= {"sign_only": True, "reason": f"no covariance error up to {max(SIZES):.0%} caught at this size"}
+            largest = max(wrong)
+            record |= {"sign_only": True, "reason": f"no covariance error up to {largest:.0%} caught at this size "
+                       f"(x {1 + largest:g}: dynamics' slope {wrong[largest][i]['dynamics_slope']:.2f}, 95% interval "
+                       f"up to {wrong[largest][i]['dynamics_slope_ci'][1]:.2f}, below r_d's "
+                       f"{row['bound_slope']:.2f})"}  # fmt: skip
         records.append(record)
-    return {"w2": records, "slope": {r["particles"]: r["slope"] for r in records}}
+    return records
 
 
 def circle_table(sizes: Sequence[int] = (100, 1000, 10000, 100000), runs: int = 32, seed: int = 0) -> list[dict]:

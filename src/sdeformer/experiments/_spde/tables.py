@@ -14,9 +14,12 @@ from ...spde import _chaos as chaos, _chaos_sphere as chaos_sphere, _covariance 
 SETTING = "a setting"  # why a table column needs no uncertainty
 
 
-def _caught(record: dict) -> str:
+def power_text(record: dict) -> str:
+    """The power column: the smallest error caught ('10 %', '20 %') or 'sign only: <reason>'."""
     size = record.get("smallest_error_caught")
-    return f"{size:.0%}" if size is not None else "none up to 20 % (sign only)"
+    if size is not None and not record.get("sign_only"):
+        return f"{size:.0%}"
+    return f"sign only: {record.get('reason', 'no error up to 20 % caught')}"
 
 
 def covariance_table(report) -> Table:
@@ -28,7 +31,7 @@ def covariance_table(report) -> Table:
         s = r["setting"]
         rows.append(
             [s["dim"], s["paths"], f"{r['measured']:.3f} +- {r['standard_error']:.3f}", f"{r['step_bias']:.3f}",
-             f"{r['tolerance']:.3f}", wrong, _caught(r), r["verdict"]]
+             f"{r['tolerance']:.3f}", wrong, power_text(r), r["verdict"]]
         )  # fmt: skip
     return Table(
         ["d", "paths", "covariance read (s.e.)", "step bias", "tolerance", "wrong models (own tolerance)",
@@ -48,7 +51,7 @@ def w2_table(report) -> Table:
     rows = [
         [3 if r.get("check") == "propagation_of_chaos_sphere" else 2, r["particles"], f"{n:g}",
          f"{m:.3g} [{lo:.3g}, {hi:.3g}]", f"{i:.3g} ({ise:.2g})", f"{a:.3g} ({s:.2g})",
-         f"{r['slope']:.3f} [{r['slope_ci'][0]:.3f}, {r['slope_ci'][1]:.3f}]", r["bound_slope"], _caught(r)]
+         f"{r['slope']:.3f} [{r['slope_ci'][0]:.3f}, {r['slope_ci'][1]:.3f}]", r["bound_slope"], power_text(r)]
         for r in records
         for n, m, (lo, hi), i, ise, a, s in zip(r["N"], r["sup_w2"], r["sup_w2_ci"], r["initial_w2"],
                                                 r["initial_w2_se"], r["dynamics_added"], r["dynamics_added_se"])
