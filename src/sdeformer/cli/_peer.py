@@ -15,7 +15,7 @@ PHASE += ("maxtime", "step")  # the two phase-diagram peers' common options
 PEER_OPTIONS: dict[str, tuple[str, ...]] = {
     "litm": ("part", "scheme"),
     "dotm": ("part", "as_published"),
-    "bruno": ("part", "as_published"),
+    "bruno": ("part", "as_published", "seed", "points", "maxtime"),
     "simuformer": (*PHASE, "as_published", "norm", "heads", "checkpoints", "sequential", "no_softmax", "adjacent"),
     "glpr": (*PHASE, "use_softmax", "regen_period"),
 }
@@ -34,7 +34,8 @@ def peer(
     ),
     scheme: str | None = typer.Option(None, help="litm particles: rk4 (its step), geodesic (angle-Euler) or projected"),
     as_published: bool = typer.Option(False, "--as-published", help="the peer's published behaviour, defects kept"),
-    seed: int | None = typer.Option(None, help="simuformer, glpr: torch's default-generator seed the peer ran with"),
+    seed: int | None = typer.Option(None, help="simuformer, glpr, bruno: torch's generator seed the peer ran with"),
+    points: int | None = typer.Option(None, help="bruno pde: the notebook's n_points (grid of n_points - 1) [10000]"),
     norm: str | None = typer.Option(None, help="simuformer: postln, preln, periln or ngpt [preln]"),
     heads: int | None = typer.Option(None, help="simuformer: attention heads (averaged) [8]"),
     sequential: bool = typer.Option(False, "--sequential", help="simuformer: causal mask"),
@@ -47,7 +48,9 @@ def peer(
     betas: int | None = typer.Option(None, help="simuformer [20], glpr [90]: betas in the grid"),
     betamin: float | None = typer.Option(None, help="smallest beta of the grid [0.1]"),
     betamax: float | None = typer.Option(None, help="simuformer [15], glpr [9]: largest beta of the grid"),
-    maxtime: float | None = typer.Option(None, help="simuformer [50], glpr [30 softmax, 1 without]: horizon"),
+    maxtime: float | None = typer.Option(
+        None, help="simuformer [50], glpr [30 softmax, 1 without], bruno pde --as-published [0.5, 0.08]: horizon"
+    ),
     step: float | None = typer.Option(None, help="time step [0.1]"),
     checkpoints: int | None = typer.Option(None, help="simuformer: time checkpoints [200]"),
     use_softmax: bool = typer.Option(False, "--use-softmax", help="glpr: softmax (its default: exp(.) / N)"),
@@ -88,6 +91,7 @@ def peer(
         result["files"] = [str(p) for p in peers.write(name, result, out)]
     if compare is not None:
         result["compare"] = peers.compare(name, result, compare)
+    result = peers.printable(result)
     if json:
         emit_json(result)
         return

@@ -76,6 +76,21 @@ def compare(name: str, result: dict, path: Path) -> dict:
     return module(name).compare(result, Path(path))
 
 
+def printable(result: dict) -> dict:
+    """``result`` without its arrays (bruno's published tables ``U``: written by ``write``, too large to print)."""
+    return _without_arrays(result)
+
+
+def _without_arrays(value: Any) -> Any:
+    import numpy as np
+
+    if isinstance(value, dict):
+        return {k: _without_arrays(v) for k, v in value.items() if not isinstance(v, np.ndarray)}
+    if isinstance(value, list):
+        return [_without_arrays(v) for v in value]
+    return value
+
+
 def cells(ours, theirs, tol: float) -> dict:
     """{"equal", "total", "max_diff"} of two equal-length sequences of numbers, equal within ``tol``."""
     import numpy as np

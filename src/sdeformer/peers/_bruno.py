@@ -29,6 +29,7 @@ from ..core._validate import positive_int
 from ..dynamics._sde import GeodesicEuler, LimitSDE
 from ..io._atomic import atomic_write_text
 from ..observables import exponential_rate
+from ._bruno_pde import compare as compare_pde, write_tables
 
 BETAS = (1.0, 2.0, 5.0, 10.0, 20.0)
 LINEAR = 0.1  # |mu_k| below this: the linear regime the rate is fitted in
@@ -66,17 +67,26 @@ def measure(beta: float, tokens: int = 1000, modes: int = 10, seed: int = 0, ste
 
 
 def run(
-    beta=None, tokens: int = 1000, modes: int = 10, as_published: bool = False, seed: int = 0, part: str = "particles"
+    beta=None,
+    tokens: int = 1000,
+    modes: int = 10,
+    as_published: bool = False,
+    seed: int = 0,
+    part: str = "particles",
+    **pde_options,
 ) -> dict:
     """Per beta (default 1, 2, 5, 10, 20): gamma_k, the measured rates, the dominant mode (largest gamma_k) and
     its measured rate over gamma_k (published gamma: over gamma_k / pi). ``part="pde"``: the notebook's PDE
-    (``peers._bruno_pde``)."""
+    (``peers._bruno_pde``; ``points``, ``maxtime``)."""
     if part == "pde":
         from ._bruno_pde import run as pde
 
-        return pde(beta, as_published)
+        points = pde_options.pop("points", None)
+        return pde(beta, as_published, **({"n_points": points} if points is not None else {}), seed=seed, **pde_options)
     if part != "particles":
         raise ConfigError("part", part, "particles or pde")
+    if pde_options:
+        raise ConfigError(next(iter(pde_options)), "given", "an option of --part pde")
     rows = []
     for b in np.atleast_1d(BETAS if beta is None else beta):
         theory, measured = rates(float(b), modes, as_published), measure(float(b), tokens, modes, seed)
@@ -94,16 +104,22 @@ def run(
 
 def write(result: dict, folder: Path) -> list[Path]:
     """``rates.csv``: beta, k, gamma_k, measured rate (the PDE: ``pde_rates.csv``, the rates of the cos and sin
-    parts)."""
+    parts, and with ``--as-published`` the notebook's tables ``U_beta{beta}.npy``)."""
     pde = result.get("part") == "pde"
+    tables = write_tables(result, folder) if pde else []
     path, columns = (folder / "pde_rates.csv", ("cos", "sin")) if pde else (folder / "rates.csv", ("measured",))
     lines = [",".join(("beta", "k", "gamma", *columns))]
     for r in result["runs"]:
         for k, values in enumerate(zip(r["gamma"], *(r[c] for c in columns), strict=True), 1):
             lines.append(f"{r['beta']:g},{k}," + ",".join(f"{v:.10g}" for v in values))
-    return [atomic_write_text(path, "\n".join(lines) + "\n")]
+    return [atomic_write_text(path, "\n".join(lines) + "\n"), *tables]
 
 
 def compare(result: dict, path: Path) -> dict:
-    """The notebook writes no file: nothing to read."""
-    raise ConfigError("compare", str(path), "bruno's notebook writes no table; its rates are recorded in the tests")
+    """The PDE (``--as-published``): the cells of the notebook's saved ``U`` (``_bruno_pde.compare``). The particles:
+    the notebook writes no table (its rates are recorded in the tests)."""
+    if result.get("part") == "pde":
+        return compare_pde(result, path)
+    raise ConfigError(
+        "compare", str(path), "bruno's particle cells write no table; its rates are recorded in the tests"
+    )

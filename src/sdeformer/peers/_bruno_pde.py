@@ -1,40 +1,50 @@
 """Bruno, Pasqualotto, Agazzi's notebook PDE (``experiments.ipynb``, ``PDESimulation``): the density of the circle
 dynamics, u_t + (u v)_x = 0, from the notebook's start (BEYOND section 10; THEORY section 4 without noise).
 
-The notebook: n_points - 1 grid points x_j = 2 pi j / (n_points - 1), u0 = 1 / (2 pi) + sigma xi_j (xi: its
-``torch.randn`` in float32 after ``torch.manual_seed(seed)``), Lax-Friedrichs steps dt = 0.02 dx, and the velocity
-``conv1d`` of W(x) = -e^{beta cos x} sin x with u: torch's conv1d is a cross-correlation, v(x) = int W(x + y) u(y)
-dy, the transport by the reflected density u(-y). The dynamics' velocity is the convolution int W(x - y) u(y) dy
-(the mean-field limit of its own particles, and of ``UnnormalizedAttention(beta)``).
+The notebook: M = n_points - 1 grid points x_j = 2 pi j / M, u0 = 1 / (2 pi) + sigma xi_j (xi: its ``torch.randn``
+in float32 after ``torch.manual_seed(seed)``), and ``num_steps = int(T / dt)`` rows of its table U, row 0 the start,
+each next row one Lax-Friedrichs step of dt = 0.02 dx: u_j <- (u_{j-1} + u_{j+1}) / 2 - dt / (2 dx) (f_{j+1} -
+f_{j-1}), f = u v, periodic. Its velocity is torch's ``conv1d`` of the kernel W(x) = -e^{beta cos x} sin x (times
+dx, the grid taken twice) with u, a cross-correlation: v(x_i) = sum_j W(x_i + x_j) u_j dx, the transport by the
+reflected density u(-y). Its new row is a float32 tensor (made without a dtype), so every step of its float64 run is
+rounded to float32. ``lax_friedrichs`` is that scheme, step for step (the same cross-correlation call, the same
+elementwise order, the float32 row): ``as_published`` runs it at the notebook's cells (beta 5 to T = 0.5, beta 7
+to T = 0.08, 10000 points) and ``compare`` counts the cells of the notebook's saved ``U`` it equals.
 
-sdeformer runs the corrected PDE with its density solver (``spde.DensitySolver``, attention ``usa``, no noise: the
-Lagrangian push-forward of the density by the particles' step), from the coefficients of the notebook's u0. About
-the uniform state both parts of Fourier mode k grow at gamma_k = k^2 I_k(beta) / beta. The notebook's reflected
-transport couples c_k to conj(c_k): its cos part (Re c_k) grows at +gamma_k and its sin part (Im c_k) decays at
--gamma_k, and Lax-Friedrichs adds the diffusion nu = dx^2 / (2 dt) (rates - nu k^2). ``as_published`` runs the
-notebook's transport: the same density solver whose attention reads the reflected density (``ReflectedDensity``:
-its quadrature grid is symmetric, so reflecting the measure permutes the grid's masses).
+The dynamics' velocity is the convolution int W(x - y) u(y) dy (the mean-field limit of its own particles, and of
+``UnnormalizedAttention(beta)``). sdeformer runs that corrected PDE with its density solver (``spde.DensitySolver``,
+attention ``usa``, no noise: the push-forward of the density by the particles' step) from the coefficients of the
+notebook's u0. About the uniform state both parts of Fourier mode k grow at gamma_k = k^2 I_k(beta) / beta; the
+reflected transport couples c_k to conj(c_k), so its cos part (Re c_k) grows at +gamma_k and its sin part (Im c_k)
+decays at -gamma_k, and Lax-Friedrichs adds the numerical diffusion nu = dx^2 / (2 dt) = 25 dx (rates - nu k^2).
 """
 
 from __future__ import annotations
 
+import io
 import math
-from typing import Any, cast
+from pathlib import Path
 
 import numpy as np
 import torch
 
-from ..core._validate import nonneg_float, positive_float, positive_int
+from ..core._errors import ConfigError
+from ..core._validate import fits_in_memory, nonneg_float, positive_float, positive_int
+from ..io._atomic import atomic_write_bytes
 from ..observables import exponential_rate
 
 BETAS = (5.0, 7.0)  # the notebook's PDE cells
-POINTS, SIGMA, SEED = 10_000, 0.01, 0  # its defaults
+HORIZONS = {5.0: 0.5, 7.0: 0.08}  # their T
+POINTS, SIGMA, SEED, COURANT = 10_000, 0.01, 0, 0.02  # its defaults; dt = COURANT dx
 MODES, STEPS, SHOWN = 16, 100, 8  # the solver's resolution (degree), its steps, the modes reported
+EQUAL = 1e-12  # cells equal: the notebook's rows are float32, so any change of its arithmetic moves one by >= 1e-9
 
 
 def start(n_points: int = POINTS, sigma: float = SIGMA, seed: int = SEED) -> tuple[torch.Tensor, torch.Tensor]:
     """The notebook's grid ``(M,)`` and u0 ``(M,)`` (float64; its noise drawn in float32, as the notebook draws)."""
     n_points = positive_int("n_points", n_points)
+    if n_points < 4:
+        raise ConfigError("n_points", n_points, "at least 4 (3 grid points)")
     x = torch.linspace(0, 2 * math.pi, n_points, dtype=torch.float64)[:-1]
     noise = torch.randn(len(x), generator=torch.Generator().manual_seed(int(seed)))  # float32
     return x, 1 / (2 * math.pi) * torch.ones_like(x) + nonneg_float("sigma", sigma) * noise
@@ -47,37 +57,65 @@ def rates(beta: float, modes: int = SHOWN) -> np.ndarray:
     return gamma(beta, modes)
 
 
-class ReflectedDensity:
-    """A density solver's attention (``spde._attention.KernelAttention``) fed the reflected density rho(-y): the
-    notebook's cross-correlation. Its ``moments`` take the masses of the solver's symmetric grid (y_j = 2 pi j / J,
-    reflected onto y_{-j}); everything else is the inner attention's."""
-
-    def __init__(self, inner):
-        self.inner = inner
-
-    def moments(self, y: torch.Tensor, masses: torch.Tensor, table=None) -> torch.Tensor:
-        reflected = torch.remainder(-torch.arange(masses.shape[-1], device=masses.device), masses.shape[-1])
-        return self.inner.moments(y, masses[..., reflected], table)
-
-    def __getattr__(self, name: str):
-        return getattr(self.inner, name)
+def horizon(beta: float, maxtime=None) -> float:
+    """T of the published run: ``maxtime``, else the notebook's T for its two betas, else 1 / max gamma_k."""
+    if maxtime is not None:
+        return positive_float("maxtime", maxtime)
+    return HORIZONS.get(float(beta), 1.0 / float(rates(beta, MODES).max()))
 
 
-def measure(
-    beta: float, n_points: int = POINTS, sigma: float = SIGMA, seed: int = SEED, steps: int = STEPS, reflected=False
-) -> dict:
-    """The PDE from the notebook's u0 for 1 / max gamma_k (linear: the perturbation grows by e), the corrected
-    transport or (``reflected``) the notebook's: per mode k = 1..SHOWN the fitted growth rates of Re c_k (cos) and
-    Im c_k (sin)."""
+def lax_friedrichs(
+    beta: float, n_points: int = POINTS, maxtime=None, sigma: float = SIGMA, seed: int = SEED
+) -> tuple[np.ndarray, float]:
+    """The notebook's published scheme: its table U ``(int(T / dt), M)`` (float64, rows after the first rounded to
+    float32) and dt."""
+    beta = positive_float("beta", beta)
+    x, u0 = start(n_points, sigma, seed)
+    dx = x[1] - x[0]
+    dt = COURANT * dx
+    steps = int(horizon(beta, maxtime) / dt)
+    if steps < 2:
+        raise ConfigError("maxtime", maxtime, f"at least two rows of dt = {float(dt):.3g} (0.02 dx)")
+    fits_in_memory("n_points", n_points, 8 * steps * len(x))
+    kernel = ((-torch.exp(beta * torch.cos(x)) * torch.sin(x)).repeat(2) * dx)[None, None]  # W on the grid, twice
+    lam = dt / (2 * dx)
+    table = torch.empty(steps, len(x), dtype=torch.float64)
+    table[0] = u0
+    row = torch.empty(len(x), dtype=torch.float32)  # the notebook's new row: float32
+    with torch.inference_mode():
+        for t in range(1, steps):
+            u = table[t - 1]
+            v = torch.nn.functional.conv1d(kernel, u[None, None])[0, 0, : len(x)]  # v_i = sum_j W(x_i + x_j) u_j dx
+            f = u * v
+            row.copy_(0.5 * (u.roll(1) + u.roll(-1)) - lam * (f.roll(-1) - f.roll(1)))
+            table[t] = row
+    return table.numpy(), float(dt)
+
+
+def fitted(table: np.ndarray, dt: float, until: float | None = None) -> dict:
+    """The growth rates of the cos (Re c_k) and sin (Im c_k) parts of modes 1..SHOWN of a table U on the notebook's
+    grid, c_k(t) = sum_j U(t, x_j) e^{-i k x_j} dx / sqrt(2 pi): least-squares slopes of their logs over t <= until
+    (the whole table if None)."""
+    m = table.shape[1]
+    x = 2 * math.pi * np.arange(m) / m
+    t = np.arange(table.shape[0]) * dt
+    keep = slice(None) if until is None else slice(0, max(3, int(np.searchsorted(t, until, side="right"))))
+    c = table[keep] @ np.exp(-1j * np.outer(x, np.arange(1, SHOWN + 1))) * (2 * math.pi / m) / math.sqrt(2 * math.pi)
+    cos = [exponential_rate(t[keep], np.abs(c[:, k].real)) for k in range(SHOWN)]
+    sin = [exponential_rate(t[keep], np.abs(c[:, k].imag)) for k in range(SHOWN)]
+    return {"cos": cos, "sin": sin}
+
+
+def measure(beta: float, n_points: int = POINTS, sigma: float = SIGMA, seed: int = SEED, steps: int = STEPS) -> dict:
+    """The corrected PDE from the notebook's u0 for 1 / max gamma_k (linear: the perturbation grows by e), by
+    sdeformer's density solver: per mode k = 1..SHOWN the fitted growth rates of Re c_k (cos) and Im c_k (sin)."""
     from ..spde._fields import mlp_noise
     from ..spde._solver import DensitySolver
 
     beta = positive_float("beta", beta)
-    horizon = 1.0 / float(rates(beta, MODES).max())
+    window = 1.0 / float(rates(beta, MODES).max())
     no_noise = mlp_noise(2, scale=0.0, modes=1)
-    solver = DensitySolver(no_noise, MODES, positive_int("steps", steps), horizon, attention="usa", beta=beta)
-    if reflected:
-        cast(Any, solver).attention = ReflectedDensity(solver.attention)  # the grid's attention, reflected
+    solver = DensitySolver(no_noise, MODES, positive_int("steps", steps), window, attention="usa", beta=beta)
     x, u = start(n_points, sigma, seed)
     c0 = solver.basis.moments(torch.stack([x.cos(), x.sin()], -1), u * float(x[1] - x[0]))  # u dx at the points
     with torch.inference_mode():
@@ -85,15 +123,62 @@ def measure(
     c, t = run.x[:, 1 : SHOWN + 1].numpy(), run.t.numpy()  # (S, SHOWN)
     cos = [exponential_rate(t, np.abs(c[:, m].real)) for m in range(SHOWN)]
     sin = [exponential_rate(t, np.abs(c[:, m].imag)) for m in range(SHOWN)]
-    return {"horizon": horizon, "cos": cos, "sin": sin}
+    return {"horizon": window, "cos": cos, "sin": sin}
 
 
-def run(beta=None, as_published: bool = False, n_points: int = POINTS) -> dict:
+def published(beta: float, n_points: int = POINTS, maxtime=None, seed: int = SEED) -> dict:
+    """The notebook's run at ``beta``: its table ``U`` (an array: written by ``write``, not printed), T, dt, its
+    diffusion nu, and the rates fitted over the linear window t <= 1 / max gamma_k."""
+    table, dt = lax_friedrichs(beta, n_points, maxtime, seed=seed)
+    window = 1.0 / float(rates(beta, MODES).max())
+    dx = 2 * math.pi / (n_points - 1)
+    info = {"maxtime": horizon(beta, maxtime), "dt": dt, "rows": table.shape[0], "nu": dx * dx / (2 * dt)}
+    return {**info, "horizon": window, **fitted(table, dt, window), "U": table}
+
+
+def run(beta=None, as_published: bool = False, n_points: int = POINTS, maxtime=None, seed: int = SEED) -> dict:
     """Per beta (default the notebook's 5 and 7): gamma_k and the measured rates of the cos and sin parts of modes
-    1..8, of the corrected PDE (default) or of the notebook's reflected transport (``as_published``)."""
+    1..8, of the corrected PDE by the density solver (default) or of the notebook's published Lax-Friedrichs scheme
+    (``as_published``, with its table ``U``)."""
+    if maxtime is not None and not as_published:
+        raise ConfigError(
+            "maxtime", maxtime, "the published scheme's T: with --as-published (the solver runs 1 / gamma)"
+        )
     rows = []
     for b in np.atleast_1d(BETAS if beta is None else beta):
-        rows.append(
-            {"beta": float(b), "gamma": rates(float(b)).tolist(), **measure(float(b), n_points, reflected=as_published)}
-        )
+        b = float(b)
+        measured = published(b, n_points, maxtime, seed) if as_published else measure(b, n_points, seed=seed)
+        rows.append({"beta": b, "gamma": rates(b).tolist(), **measured})
     return {"peer": "bruno", "part": "pde", "as_published": as_published, "n_points": n_points, "runs": rows}
+
+
+def write_tables(result: dict, folder: Path) -> list[Path]:
+    """The published run's tables, ``U_beta{beta}.npy`` (the notebook's ``U``, steps x points)."""
+    paths = []
+    for r in result["runs"]:
+        if "U" in r:
+            buffer = io.BytesIO()
+            np.save(buffer, r["U"])
+            paths.append(atomic_write_bytes(folder / f"U_beta{r['beta']:g}.npy", buffer.getvalue()))
+    return paths
+
+
+def compare(result: dict, path: Path) -> dict:
+    """Cells of the notebook's saved ``U`` (``np.save(path, simulation.run().cpu().numpy())``) equal to the published
+    run of the same shape within ``EQUAL``, and the largest difference; block by block (its default table is 3 GB)."""
+    from . import cells
+
+    if not result["as_published"]:
+        raise ConfigError("compare", str(path), "the notebook's U is its published scheme: add --as-published")
+    try:
+        theirs = np.load(path, mmap_mode="r")
+    except (OSError, ValueError) as exc:
+        raise ConfigError("compare", str(path), f"the notebook's U saved by np.save ({exc})") from None
+    runs = [r for r in result["runs"] if r["U"].shape == theirs.shape]
+    if len(runs) != 1:
+        shapes = [r["U"].shape for r in result["runs"]]
+        raise ConfigError("compare", str(path), f"a U of shape one of {shapes} (its {theirs.shape}); give one --beta")
+    ours = runs[0]["U"]
+    blocks = [cells(ours[s : s + 1024], theirs[s : s + 1024], EQUAL) for s in range(0, len(ours), 1024)]
+    equal, total = sum(b["equal"] for b in blocks), sum(b["total"] for b in blocks)
+    return {"equal": equal, "total": total, "max_diff": max(b["max_diff"] for b in blocks), "beta": runs[0]["beta"]}
