@@ -91,10 +91,7 @@ def test_simuformer_cells_equal_the_scripts(case):
     options, scale, density, clusters = SF[case]
     result = simuformer.run(**SF_SMALL, **options)
     got, want = np.rint(np.array(result["density"]) * scale).astype(int), _rows(density)
-    if case.startswith("no_softmax, 1 head"):  # one cell one pair apart: float32 rounding of exp(.) / N times N
-        assert (got != want).sum() == 1 and np.abs(got - want).max() == 1
-    else:
-        assert got.tolist() == want.tolist()
+    assert got.tolist() == want.tolist()  # 1 head without softmax too: its cosine at beta 1, t = 1 is at 0.999
     if clusters is not None:
         assert np.rint(np.array(result["cluster"]) * 2).astype(int).tolist() == _rows(clusters).tolist()
     else:

@@ -16,7 +16,8 @@ PEER_OPTIONS: dict[str, tuple[str, ...]] = {
     "litm": ("part", "scheme"),
     "dotm": ("part", "as_published"),
     "bruno": ("part", "as_published", "seed", "points", "maxtime"),
-    "simuformer": (*PHASE, "as_published", "norm", "heads", "checkpoints", "sequential", "no_softmax", "adjacent"),
+    "simuformer": (*PHASE, "as_published", "norm", "heads", "checkpoints", "sequential", "no_softmax", "adjacent")
+    + ("analyze_evecs",),
     "glpr": (*PHASE, "use_softmax", "regen_period"),
 }
 for _peer in ("simuformer", "glpr"):  # the peers' other statistics and their raw step without softmax
@@ -60,6 +61,9 @@ def peer(
     adjacent: bool = typer.Option(False, "--adjacent", help="simuformer: the pairs (i, i + 1) only"),
     plotdim: bool = typer.Option(False, "--plotdim", help="simuformer, glpr: the mean dimension of the span"),
     cluster_sizes: bool = typer.Option(False, "--cluster-sizes", help="simuformer, glpr: median cluster count"),
+    analyze_evecs: bool = typer.Option(
+        False, "--analyze-evecs", help="simuformer: the cosines of its V matrices' main eigenvectors, per beta"
+    ),
     out: Path | None = typer.Option(None, help="write the peer's table layout into this folder"),
     compare: Path | None = typer.Option(None, help="the file the peer's script wrote: cells equal / total"),
     json: bool = typer.Option(False, "--json", help="print one JSON object"),

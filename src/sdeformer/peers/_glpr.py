@@ -149,8 +149,8 @@ def run_beta(beta: torch.Tensor, g: torch.Generator, shared, s: dict) -> list[tu
 def statistics(y: torch.Tensor, s: dict) -> tuple[float, float]:
     """The script's ``check_stats`` in float64: (density or span dimension, median clusters or 0)."""
     f64 = torch.float64
-    density = span_dimension(y, f64) if s["plotdim"] else pair_fraction(y, f64)
-    return density, median_clusters(y, f64) if s["cluster_sizes"] else 0.0
+    density = span_dimension(y, f64, True) if s["plotdim"] else pair_fraction(y, f64, sphere=True)  # Post-LN
+    return density, median_clusters(y, f64, True) if s["cluster_sizes"] else 0.0
 
 
 def run(seed: int = 67280421310721, beta=None, **options) -> dict:

@@ -67,11 +67,11 @@ def heads(beta: torch.Tensor, matrices: Matrices, softmax: bool = True, causal: 
     return StackedHeads(SoftmaxAttention(Q=(beta * bf).mT, V=v, value_convention="xV", causal=causal))
 
 
-def pair_fraction(x: torch.Tensor, dtype: torch.dtype, adjacent: bool = False) -> float:
+def pair_fraction(x: torch.Tensor, dtype: torch.dtype, adjacent: bool = False, sphere: bool = False) -> float:
     """The peers' statistic of tokens ``(B, N, d)``: off-diagonal pairs (``adjacent``: the pairs (i, i + 1) only,
     simuformer's ``--adjacent``) of all runs with cosine (in ``dtype``) above 0.999, pooled, as the ``dtype``
-    number their tables hold."""
-    above = _cosines(x, dtype) > THRESHOLD  # (B, N, N)
+    number their tables hold (``sphere``: ``_cosines``)."""
+    above = _cosines(x, dtype, sphere) > THRESHOLD  # (B, N, N)
     b, n = above.shape[0], above.shape[1]
     if adjacent:
         count, total = int(torch.count_nonzero(above.diagonal(1, dim1=1, dim2=2))), b * (n - 1)
@@ -81,24 +81,44 @@ def pair_fraction(x: torch.Tensor, dtype: torch.dtype, adjacent: bool = False) -
     return float(torch.tensor(count / total if total else 0.0, dtype=dtype))
 
 
-def _cosines(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    """The peers' inner products of the unit tokens, in ``dtype``, ``(B, N, N)``."""
-    theta = torch.nn.functional.normalize(x.to(dtype), dim=-1)
+def _cosines(x: torch.Tensor, dtype: torch.dtype, sphere: bool = False) -> torch.Tensor:
+    """The peers' inner products of the unit tokens, in ``dtype``, ``(B, N, N)``: of the state as it is where it
+    is on the sphere (``sphere``: the peers take M M^T of their normalized state, and normalizing again moves a
+    cosine at the threshold by one unit of the last place), else of its directions."""
+    theta = x.to(dtype) if sphere else torch.nn.functional.normalize(x.to(dtype), dim=-1)
     return torch.bmm(theta, theta.transpose(1, 2))
 
 
-def span_dimension(x: torch.Tensor, dtype: torch.dtype) -> float:
+def span_dimension(x: torch.Tensor, dtype: torch.dtype, sphere: bool = False) -> float:
     """The peers' ``--plotdim`` statistic: the eigenvalues of the Gram matrix (``dtype``) above 1e-3, counted over
     the runs and divided by their number (the mean dimension of the span of the tokens), as a ``dtype`` number."""
-    count = int(torch.count_nonzero(torch.linalg.eigvalsh(_cosines(x, dtype)) > 1e-3))
+    count = int(torch.count_nonzero(torch.linalg.eigvalsh(_cosines(x, dtype, sphere)) > 1e-3))
     return float(torch.tensor(count / x.shape[0], dtype=dtype))
 
 
-def median_clusters(x: torch.Tensor, dtype: torch.dtype) -> float:
+def median_clusters(x: torch.Tensor, dtype: torch.dtype, sphere: bool = False) -> float:
     """The peers' ``--cluster_sizes`` statistic: per run the rank of the float32 0/1 matrix of cosines (``dtype``)
     above 0.9999 (its number of clusters when they are separated), the median over the runs."""
-    ranks = torch.linalg.matrix_rank((_cosines(x, dtype) > 0.9999).float())  # (B,)
+    ranks = torch.linalg.matrix_rank((_cosines(x, dtype, sphere) > 0.9999).float())  # (B,)
     return float(np.median(ranks.numpy()))
+
+
+class FixedStep(StochasticTransformer):
+    """The discrete model, no noise, in the peers' arithmetic: its layer step is ``step`` itself (the peers add
+    their step; T / L with T = L step can be one unit of the last place off it) and a run starts from the tokens
+    as given, each of which moves float32 rounding otherwise."""
+
+    def __init__(self, layers: int, step: float, attention: AttentionDrift | None, norm):
+        super().__init__(layers, layers * step, None, attention, norm)
+        self.step_size = step
+
+    @property
+    def dt(self) -> float:
+        return self.step_size
+
+    def start_state(self, x0: torch.Tensor) -> torch.Tensor:
+        """The tokens as the peer holds them (already normalized once; projecting again moves their last bits)."""
+        return x0
 
 
 def run_segments(
@@ -122,7 +142,7 @@ def run_segments(
 
     for stop in [*sorted(r for r in redraws if r < record[-1]), record[-1]]:
         if stop > start:
-            model = StochasticTransformer(stop, stop * step, None, attention_of(), norm)
+            model = FixedStep(stop, step, attention_of(), norm)
             x = model.run(x, saveat=SaveAt(final_only=True, observers=(observe,)), start=start, stop=stop).final
             start = stop
         if stop in redraws:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import pickle
+import re
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +33,7 @@ import torch
 from ..core._errors import ConfigError
 from ..core._validate import positive_float, positive_int
 from ..dynamics._norms.schemes import NGPT, PeriLN, PostLN, PreLN
-from ..io._atomic import atomic_write_bytes
+from ..io._atomic import atomic_write_bytes, atomic_write_text
 from . import cells
 from ._phase import heads, median_clusters, pair_fraction, run_segments, span_dimension
 from ._published_radius import PublishedRadius
@@ -61,8 +62,10 @@ DEFAULTS = {  # runner.py's defaults
     "adjacent": False,  # the pair fraction over the pairs (i, i + 1) only
     "plotdim": False,  # the statistic: the mean dimension of the tokens' span (``_phase.span_dimension``)
     "cluster_sizes": False,  # its cluster_tensor: the median cluster count (``_phase.median_clusters``)
+    "analyze_evecs": False,  # it prints, per beta, the cosines of its V matrices' main eigenvectors
 }
-FLAGS = ("sequential", "no_softmax", "rawstep", "adjacent", "plotdim", "cluster_sizes")
+FLAGS = ("sequential", "no_softmax", "rawstep", "adjacent", "plotdim", "cluster_sizes", "analyze_evecs")
+EVECS = "--- Eigenvector Cosine Similarity"  # the header of each matrix it prints
 
 
 def draw_matrices(g: torch.Generator, s: dict) -> tuple[torch.Tensor, torch.Tensor]:
@@ -148,11 +151,22 @@ def settings(**options) -> dict:
     return s
 
 
-def run_beta(beta: torch.Tensor, g: torch.Generator, shared, s: dict, as_published: bool) -> list[tuple[float, float]]:
+def eigenvector_cosines(mats) -> list[list[float]]:
+    """``--analyze_evecs``: per head the eigenvector of the largest eigenvalue of its (first run's) V by the
+    symmetric solver, which reads V's lower triangle (the peer's ``eigh``, V symmetric or not), and the cosines
+    between the heads' vectors, ``(H, H)`` float32."""
+    vectors = torch.stack([torch.linalg.eigh(v[0])[1][:, -1] for _, v in mats])
+    unit = torch.nn.functional.normalize(vectors.float(), dim=1)
+    return (unit @ unit.T).tolist()
+
+
+def run_beta(beta: torch.Tensor, g: torch.Generator, shared, s: dict, as_published: bool):
     """One beta of the sweep: the peer's draws, then the run in segments between redraws; per cell its density
-    and its cluster statistic (0 without ``cluster_sizes``)."""
+    and its cluster statistic (0 without ``cluster_sizes``), and the eigenvector cosines of its first matrices
+    (``analyze_evecs``, else None)."""
     x = torch.nn.functional.normalize(torch.randn(s["batch"], s["tokens"], s["dim"], generator=g), dim=2)
     mats = shared or [draw_matrices(g, s) for _ in range(s["heads"])]
+    evecs = eigenvector_cosines(mats) if s["analyze_evecs"] else None
     identity_v = s["random_v"] == 0
     softmax, n = not s["no_softmax"], s["tokens"]
 
@@ -164,15 +178,17 @@ def run_beta(beta: torch.Tensor, g: torch.Generator, shared, s: dict, as_publish
         if not shared:  # noanneal 2 keeps its one draw
             mats[:] = [draw_matrices(g, s) for _ in range(s["heads"])]
 
-    def statistics(y: torch.Tensor) -> tuple[float, float]:
-        f32 = torch.float32
-        density = span_dimension(y, f32) if s["plotdim"] else pair_fraction(y, f32, s["adjacent"])
-        return density, median_clusters(y, f32) if s["cluster_sizes"] else 0.0
-
     h = eta(beta, s)
     record, redraws = clock(s, h)
     norm = scheme(s["norm"], as_published)
-    return run_segments(x, norm, h, record, redraws, attention, redraw, statistics)
+    sphere = norm.on_sphere  # its statistic reads M M^T of its unit tokens as they are
+
+    def statistics(y: torch.Tensor) -> tuple[float, float]:
+        f32 = torch.float32
+        density = span_dimension(y, f32, sphere) if s["plotdim"] else pair_fraction(y, f32, s["adjacent"], sphere)
+        return density, median_clusters(y, f32, sphere) if s["cluster_sizes"] else 0.0
+
+    return run_segments(x, norm, h, record, redraws, attention, redraw, statistics), evecs
 
 
 def run(as_published: bool = False, seed: int = TORCH_SEED, beta=None, **options) -> dict:
@@ -181,12 +197,14 @@ def run(as_published: bool = False, seed: int = TORCH_SEED, beta=None, **options
     s = settings(**options)
     g = torch.Generator().manual_seed(int(seed))
     betas = torch.linspace(s["betamin"], s["betamax"], s["betas"]) if beta is None else torch.tensor(beta).float()
-    shared = None
-    if s["noanneal"] == 2:  # one draw for the sweep, after the tokens of a throwaway instance
+    shared, evecs = None, []
+    if s["noanneal"] == 2:  # one draw for the sweep, after the tokens of a throwaway instance (which prints too)
         torch.randn(s["batch"], s["tokens"], s["dim"], generator=g)
         shared = [draw_matrices(g, s) for _ in range(s["heads"])]
+        evecs += [eigenvector_cosines(shared)] if s["analyze_evecs"] else []
     with torch.no_grad():
-        cells = [run_beta(b, g, shared, s, as_published) for b in betas]
+        runs = [run_beta(b, g, shared, s, as_published) for b in betas]
+    cells, evecs = [r[0] for r in runs], evecs + [r[1] for r in runs if r[1] is not None]
     return {
         "peer": "simuformer",
         "settings": s,
@@ -195,6 +213,7 @@ def run(as_published: bool = False, seed: int = TORCH_SEED, beta=None, **options
         "times": torch.linspace(0, s["maxtime"], s["checkpoints"]).tolist(),
         "density": [[c[0] for c in row] for row in cells],
         "cluster": [[c[1] for c in row] for row in cells],
+        **({"evecs": evecs} if s["analyze_evecs"] else {}),
     }
 
 
@@ -207,9 +226,24 @@ def file_name(s: dict) -> str:
     )
 
 
+def evecs_text(result: dict) -> str:
+    """The eigenvector cosines as the peer prints them (its header, numpy's array_str at 3 decimals, a rule)."""
+    s, blocks = result["settings"], []
+    for m in result["evecs"]:
+        text = np.array_str(np.array(m, dtype=np.float32), precision=3, suppress_small=True)
+        blocks.append(f"{EVECS} (V:{s['random_v']}, KQ:{s['random_kq']}) ---\n{text}\n{'-' * 58}\n")
+    return "".join(blocks)
+
+
+def read_evecs(text: str) -> list[float]:
+    """The numbers of every eigenvector-cosine matrix in the peer's printed output, in order."""
+    blocks = re.findall(re.escape(EVECS) + r"[^\n]*\n(.*?)\n-{10,}", text, re.S)
+    return [float(v) for block in blocks for v in re.findall(r"-?\d+\.?\d*(?:e[-+]?\d+)?", block)]
+
+
 def write(result: dict, folder: Path) -> list[Path]:
     """The peer's pickle: betas_list, times_list, density_tensor, cluster_tensor (zeros without cluster_sizes),
-    args."""
+    args; with ``analyze_evecs`` also ``evecs.txt``, the matrices as it prints them."""
     table = {
         "betas_list": torch.tensor(result["betas"]),
         "times_list": torch.tensor(result["times"]),
@@ -217,14 +251,21 @@ def write(result: dict, folder: Path) -> list[Path]:
         "cluster_tensor": torch.tensor(result["cluster"]),
         "args": dict(result["settings"]),
     }
-    return [atomic_write_bytes(folder / file_name(result["settings"]), pickle.dumps(table))]
+    evecs = [atomic_write_text(folder / "evecs.txt", evecs_text(result))] if "evecs" in result else []
+    return [atomic_write_bytes(folder / file_name(result["settings"]), pickle.dumps(table)), *evecs]
 
 
 def compare(result: dict, path: Path) -> dict:
     """Cells of the peer's ``density_tensor`` (its pickle; with ``cluster_sizes`` its ``cluster_tensor`` too) equal
-    to ours: the same count (the fractions are counts over the pairs, so equal means exactly equal)."""
-    with open(path, "rb") as fh:
-        table = pickle.load(fh)  # the user's own result file of the peer's script
+    to ours: the same count (the fractions are counts over the pairs, so equal means exactly equal). With
+    ``analyze_evecs``, a text file is the peer's printed output (``runner.py ... --analyze_evecs > FILE``): the
+    cells of its eigenvector-cosine matrices, equal within its 3 printed decimals."""
+    data = Path(path).read_bytes()
+    if not data.startswith(b"\x80"):  # not a pickle: its printed output
+        if "evecs" not in result:
+            raise ConfigError("compare", str(path), "the peer's result pickle (its printed output: --analyze-evecs)")
+        return cells(np.ravel(result["evecs"]), read_evecs(data.decode(errors="replace")), 5e-4 + 1e-6)
+    table = pickle.loads(data)  # the user's own result file of the peer's script
     if not isinstance(table, dict) or "density_tensor" not in table:
         raise ConfigError("compare", str(path), "the peer's result pickle (with density_tensor)")
     keys = ("density", "cluster") if result["settings"]["cluster_sizes"] else ("density",)
