@@ -104,3 +104,22 @@ def test_particle_preset_reaches_the_peers_final_state(tmp_path):
     assert _angle_gap(final[IDX], RK4_T10) < 1e-5  # collapsed onto token 0's angle, as the peer's
     [path] = peers.write("litm", result, tmp_path)
     assert np.load(path).shape == (51, 64)
+
+
+def test_compare_reads_the_npz_its_script_writes(tmp_path):
+    """``--compare`` on the script's own ``alibi_particle_circle_clusters_dynamics.npz`` (its history under
+    ``theta``, 4001 x 64, beside times and labels) or on a .npy of the history; anything else: one-line refusal."""
+    rng = np.random.default_rng(0)
+    history = rng.uniform(0, 2 * math.pi, (4001, 64))
+    result = {"part": "particles", "angles": history[::80].tolist()}  # its snapshots t = 0.2 k, 51 of them
+    np.savez_compressed(tmp_path / "run.npz", times=np.linspace(0, 10, 4001), theta=history + 2 * math.pi)
+    assert peers.compare("litm", result, tmp_path / "run.npz")["equal"] == 51 * 64  # on the circle
+    np.save(tmp_path / "history.npy", history)
+    assert peers.compare("litm", result, tmp_path / "history.npy")["equal"] == 51 * 64
+    shifted = dict(result, angles=(history[::80] + 1e-3).tolist())
+    assert peers.compare("litm", shifted, tmp_path / "run.npz")["equal"] == 0
+    np.savez(tmp_path / "other.npz", times=np.zeros(3))
+    (tmp_path / "text.txt").write_text("beta t_crit\n")
+    for name in ("other.npz", "text.txt"):
+        with pytest.raises(ConfigError, match="compare"):
+            peers.compare("litm", result, tmp_path / name)

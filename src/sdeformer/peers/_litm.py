@@ -117,15 +117,29 @@ def _npy(a: np.ndarray) -> bytes:
     return buffer.getvalue()
 
 
+def _history(path: Path) -> np.ndarray:
+    """The peer's angle history from its script's .npz (key ``theta``) or a saved .npy; ConfigError otherwise."""
+    try:
+        data = np.load(path)
+    except (OSError, ValueError) as exc:
+        raise ConfigError("compare", str(path), f"the peer's .npz (theta) or a .npy of its history ({exc})") from None
+    if isinstance(data, np.lib.npyio.NpzFile):
+        if "theta" not in data.files:
+            raise ConfigError("compare", str(path), "the peer's .npz with its history 'theta'")
+        return data["theta"]
+    return data
+
+
 PARTICLE_TOL = 1e-4  # rad: the angle-Euler step against the peer's RK4 at its dt (first order, 3e-6 measured)
 
 
 def compare(result: dict, path: Path) -> dict:
     """Cells (beta, t_crit per row) equal to the peer's printed digits (half a unit in the 12th decimal);
-    particles: the peer's ``history`` ``(steps + 1, N)`` (a .npy saved from its ``simulate``) at the snapshot
-    times, angles equal within ``PARTICLE_TOL`` on the circle."""
+    particles: the peer's ``history`` ``(steps + 1, N)`` (the ``theta`` of the .npz its script writes,
+    ``alibi_particle_circle_clusters_dynamics.npz``, or a .npy of it) at the snapshot times, angles equal within
+    ``PARTICLE_TOL`` on the circle."""
     if result.get("part") == "particles":
-        history = np.load(path)
+        history = _history(path)
         every = (history.shape[0] - 1) // (SNAPSHOTS - 1)
         theirs = history[::every][:SNAPSHOTS]
         gap = np.abs(np.angle(np.exp(1j * (np.asarray(result["angles"]) - theirs))))  # on the circle
