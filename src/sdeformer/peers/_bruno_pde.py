@@ -164,8 +164,9 @@ def write_tables(result: dict, folder: Path) -> list[Path]:
 
 
 def compare(result: dict, path: Path) -> dict:
-    """Cells of the notebook's saved ``U`` (``np.save(path, simulation.run().cpu().numpy())``) equal to the published
-    run of the same shape within ``EQUAL``, and the largest difference; block by block (its default table is 3 GB)."""
+    """Cells of the notebook's saved ``U`` (after its cell, ``np.save(path, results.cpu().numpy())``) equal to the
+    published run of the same shape within ``EQUAL``, and the largest difference; block by block (its default table
+    is 3 GB)."""
     from . import cells
 
     if not result["as_published"]:
