@@ -143,6 +143,7 @@ def test_the_command_compares_the_notebooks_saved_table(tmp_path):
     assert "U" not in out["runs"][0] and out["runs"][0]["rows"] == 15  # int(0.01 / (0.02 dx)), dx = 2 pi / 200
     res = runner.invoke(app, [*args, "--compare", str(tmp_path / "U_beta7.npy")])
     assert res.exit_code == 0 and "cells equal: 3000 / 3000" in res.stdout
-    for bad, word in ((["--points", "0"], "points"), (["--maxtime", "-1"], "maxtime"), (["--heads", "2"], "heads")):
+    bad_input = [(["--points", "0"], "points"), (["--maxtime", "-1"], "maxtime"), (["--heads", "2"], "heads")]
+    for bad, word in [*bad_input, (["--seed", "-1"], "seed"), (["--seed", str(2**64)], "seed")]:
         res = runner.invoke(app, [*args, *bad])
         assert res.exit_code == 2 and word in res.output and "Traceback" not in res.output

@@ -80,6 +80,8 @@ def peer(
     for key in given:
         if key not in allowed:
             raise ConfigError(key, given[key], f"not an option of {name}")
+    if seed is not None and not 0 <= seed < 2**64:  # torch's generator seeds
+        raise ConfigError("seed", seed, "an integer in [0, 2^64)")
     if name in ("simuformer", "glpr"):  # the two whose options size their arrays: bounded before any draw
         from ._bounds import bound, peer_bytes
 
