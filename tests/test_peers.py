@@ -10,6 +10,8 @@ How the recorded numbers were obtained (scratch copies outside the repository, n
   script; only the iteration count changed, imageio and seaborn stubbed, no LaTeX): at beta = 500, 1000, 1500,
   2000, 3000, 4000 its energy reaches 1.0 and turns NaN at iteration 12237, 11090, 10477, 10082, 9571, 9238:
   the path lengths lr log(beta) * (steps before NaN) are recorded below. 36.7 s for the six betas.
+  The same run with its print(E) kept (stdout redirected: print(theta0), then six lists of np.float64(...)):
+  NaN from the same iterations, and `sdeformer peer dotm --as-published --compare out.txt` gives 12 / 12.
 """
 
 from __future__ import annotations
@@ -84,6 +86,24 @@ def test_dotm_compare_reads_the_peers_energies(tmp_path):
     assert peers.compare("dotm", result, path)["equal"] == 2
     path.write_text(json.dumps({"E": {"2000": energies[: n // 2] + [math.nan] * (n // 2)}}))
     assert peers.compare("dotm", result, path)["equal"] == 0  # collapsed early, below one cluster's energy
+
+
+def test_dotm_compare_reads_the_staircase_scripts_printed_output(tmp_path):
+    """``python staircase.py > out.txt``: print(theta0) (numpy, no commas), then print(E) per beta of the script's
+    six, floats as np.float64(...) under numpy 2 and bare under numpy 1 (the peer's run above printed the former)."""
+    result = peers.run("dotm", beta=[2000.0], as_published=True)
+    n, rows = 10082, []
+    for beta in dotm.BETAS:  # the collapse at 2000 after n steps; the other betas never reach one cluster
+        e = np.r_[np.linspace(0.2, 1.0 if beta == 2000.0 else 0.5, n), np.full(50, np.nan)]
+        rows.append("[" + ", ".join(f"np.float64({v!r})" if beta < 3000 else repr(v) for v in e.tolist()) + "]")
+    text = "[0.         0.04249034 0.16996135\n 0.33992269 0.59486471]\n" + "\n".join(rows) + "\n"
+    path = tmp_path / "out.txt"
+    path.write_text(text)
+    assert peers.compare("dotm", result, path)["equal"] == 2
+    assert peers.compare("dotm", peers.run("dotm", beta=[1000.0], as_published=True), path)["equal"] == 0
+    path.write_text(text.replace(rows[-1], ""))
+    with pytest.raises(ConfigError, match="compare"):
+        peers.compare("dotm", result, path)
 
 
 def test_peer_command_json_and_errors(tmp_path):

@@ -17,6 +17,7 @@ section 10).
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -121,14 +122,13 @@ def write(result: dict, folder: Path) -> list[Path]:
 
 def compare(result: dict, path: Path) -> dict:
     """kinetic: cells of the peer's saved ``z`` (.npy) equal within 1e-6. staircase: the peer's energies per
-    beta (a JSON {"E": {beta: [...]}} of the script's lists): per beta, the final finite energy (1: one
-    cluster) and the ratio of the path lengths to the collapse (the peer's steps before NaN times lr log(beta),
-    over ours), each within 0.05 of 1 (the merge distance shortens our path by a few percent)."""
+    beta (its printed output, ``python staircase.py > out.txt``, or a JSON {"E": {beta: [...]}}): per beta, the
+    final finite energy (1: one cluster) and the ratio of the path lengths to the collapse (the peer's steps
+    before NaN times lr log(beta), over ours), each within 0.05 of 1 (the merge distance shortens our path by a
+    few percent)."""
     if result["part"] == "kinetic":
         return cells(result["z"], np.load(path), 1e-6)
-    import json
-
-    peer = json.loads(path.read_text())["E"]
+    peer = _peer_energies(path)
     ours, theirs, lengths = [], [], []
     for r in result["runs"]:
         e = np.asarray(peer.get(f"{r['beta']:g}", peer.get(str(int(r["beta"])), [])), float)
@@ -141,3 +141,21 @@ def compare(result: dict, path: Path) -> dict:
     out = cells(ours, theirs, 0.05)
     out["peer_path_length"] = lengths
     return out
+
+
+def _peer_energies(path: Path) -> dict[str, list[float]]:
+    """The staircase script's energy list per beta: from a JSON {"E": {beta: [...]}}, or from what the script
+    prints (``print(theta0)``, a numpy array without commas, then ``print(E)`` once per beta of ``BETAS`` in
+    order: a Python list on one line, its floats bare or as ``np.float64(...)``, NaN as ``nan``)."""
+    import json
+
+    text = path.read_text()
+    try:
+        return json.loads(text)["E"]
+    except (ValueError, KeyError, TypeError):
+        pass
+    lists = [line.strip() for line in text.splitlines() if line.startswith("[") and "," in line]
+    if len(lists) != len(BETAS):
+        raise ConfigError("compare", str(path), f"the script's printed energies, one list per beta {BETAS}")
+    numbers = [re.findall(r"nan|[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?", x.replace("np.float64", "")) for x in lists]
+    return {f"{b:g}": [float(v) for v in row] for b, row in zip(BETAS, numbers)}
