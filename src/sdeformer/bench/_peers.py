@@ -138,7 +138,9 @@ def _bruno_particles() -> dict | None:
     return {"peer": _quiet(sim.run), "sdeformer": lambda: model.run(x0).x}
 
 
-def _bruno_pde() -> dict | None:
+def _bruno_pde(as_published: bool) -> dict | None:
+    """The notebook's PDE cell against the density solver (16 modes), or ``as_published`` against the preset's
+    Lax-Friedrichs scheme on the notebook's grid (like for like: the same table, cell for cell)."""
     ns = _notebook_cell(15)
     if ns is None:
         return None
@@ -148,6 +150,8 @@ def _bruno_pde() -> dict | None:
         torch.manual_seed(0)
         return ns["PDESimulation"](p["n_points"], p["T"], p["beta"], 10**9, 0.01, torch.double, cpu).run()
 
+    if as_published:
+        return {"peer": _quiet(peer), "sdeformer": lambda: bruno_pde.published(p["beta"], p["n_points"], p["T"])}
     return {"peer": _quiet(peer), "sdeformer": lambda: bruno_pde.measure(p["beta"], p["n_points"])}
 
 
@@ -244,7 +248,11 @@ def bench_peers(rounds: int = 3, only: str = "") -> dict:
         ("litm t_crit curve", _litm),
         ("litm particles (RK4 both)", _litm_particles),
         ("bruno particles (N 1000, beta 5, 100 angle-Euler steps)", _bruno_particles),
-        ("bruno PDE (its Lax-Friedrichs on 1000 points; sdeformer's density solver, 16 modes)", _bruno_pde),
+        (
+            "bruno PDE (its Lax-Friedrichs on 1000 points; sdeformer's density solver, 16 modes)",
+            lambda: _bruno_pde(False),
+        ),
+        ("bruno PDE --as-published (its Lax-Friedrichs on 1000 points, both)", lambda: _bruno_pde(True)),
         ("simuformer 1 head (512 x 64 x 16, 2 betas, T 5)", lambda: _simuformer(1)),
         ("simuformer 8 heads (512 x 64 x 16, 2 betas, T 5)", lambda: _simuformer(8)),
         ("glpr softmax (2048 x 32 x 2, beta 4, T 30)", lambda: _glpr("softmax")),
