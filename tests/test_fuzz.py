@@ -22,7 +22,7 @@ from sdeformer.experiments import _simulate as sim
 
 runner = CliRunner()
 # every health check that still exists (return_value and not_a_test_method are deprecated: always errors)
-QUIET = [h for h in HealthCheck if h.name not in ("return_value", "not_a_test_method")]
+QUIET = [h for name, h in HealthCheck.__members__.items() if name not in ("return_value", "not_a_test_method")]
 FAST = settings(max_examples=15, deadline=None, suppress_health_check=QUIET)
 DEEP = settings(max_examples=400, deadline=None, suppress_health_check=QUIET)
 
