@@ -132,6 +132,9 @@ def test_the_sync_table_gives_every_rate_and_energy_its_uncertainty(one_thread):
     row = dict(zip(table.columns, table.rows[0]))
     assert row["s.e. SDE"] == result.measured_rate_se["sde"] and row["95% half-width"] > 0
     assert row["power"].startswith("sign only: a one-sided bound")  # the record's reason in the power column
+    outside = dataclasses.replace(result, theorem_applies=False, not_applicable={"norm": "pre-LN"})
+    table = _sync_section((outside,), {"runs": 20, "tokens": 4, "dim": 8, "steps": 40, "horizon": 2.0}).tables[0]
+    assert dict(zip(table.columns, table.rows[0]))["power"] == "not applicable"  # no check, no power to claim
 
 
 def test_the_rate_and_lyapunov_tables_of_the_theorems_carry_their_uncertainties():

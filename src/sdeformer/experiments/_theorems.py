@@ -128,7 +128,7 @@ def _sync_section(results: tuple[sync.SyncResult, ...], cfg: dict[str, Any]) -> 
             float(r.energy_ci["sde"][-1]),
             r.floor,
             r.verdict,
-            f"sign only: {sync.check_record(r)['reason']}; {r.power_text}",
+            f"sign only: {sync.check_record(r)['reason']}; {r.power_text}" if r.theorem_applies else "not applicable",
         ]
         for r in results
     ]
