@@ -1,6 +1,7 @@
 """The report builder refuses a number measured from runs without its uncertainty unless its column says why it
 needs none (io._report: Table.from_runs, exact, uncertainty); the SPDE part's tables pass it."""
 
+import dataclasses
 from types import SimpleNamespace
 
 import pytest
