@@ -12,7 +12,16 @@ from scipy.optimize import linear_sum_assignment
 from scipy.special import iv
 
 from sdeformer.experiments._spde.study import check_records
-from sdeformer.spde._chaos import SUBLEVELS, _solver, chaos_w2, density_quantile, r_d, w2_check, w2_circle
+from sdeformer.spde._chaos import (
+    SUBLEVELS,
+    _solver,
+    chaos_w2,
+    chaos_w2_models,
+    density_quantile,
+    r_d,
+    w2_check,
+    w2_circle,
+)
 
 MODES = np.arange(33)
 
@@ -50,8 +59,9 @@ def test_quantile_points_of_the_uniform_law_are_at_the_midpoint_rule_value():
 def test_w2_falls_with_n_only_for_the_right_density(one_thread):
     """QMC particles: sup_t W_2^2 falls ~100x from N = 100 to 1000 against the density of their own equation;
     against the density with the noise covariance x 1.2 (same Brownian coefficients) it stays at the mismatch."""
-    right = chaos_w2(_solver(), (100, 1000), 2, saves=2).sup()[1].mean(-1)
-    wrong = chaos_w2(_solver(), (100, 1000), 2, saves=2, density_solver=_solver(1.2)).sup()[1].mean(-1)
+    found = chaos_w2_models([_solver(), _solver(1.2)], (100, 1000), 2, saves=2)
+    right, wrong = (c.sup()[1].mean(-1) for c in found)
+    assert np.array_equal(found[0].w2, chaos_w2(_solver(), (100, 1000), 2, saves=2).w2)  # the right model alone
     assert right[1] < right[0] / 30, right
     assert wrong[1] > wrong[0] / 3, wrong
 

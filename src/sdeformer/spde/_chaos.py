@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import torch
@@ -162,19 +163,26 @@ def _angles(x: torch.Tensor) -> np.ndarray:
     return torch.atan2(x[..., 1], x[..., 0]).numpy()
 
 
-def chaos_w2(
-    solver: DensitySolver,
+def chaos_w2(solver: DensitySolver, sizes: Sequence[int], runs: int, **options: Any) -> Chaos:
+    """i.i.d. and QMC clouds of every size from the von Mises-Fisher law, driven with the density by ``solver``
+    over ``runs`` noise paths (one batch); W_2^2 at ``saves`` + 1 equally spaced times. ``options``: those of
+    ``chaos_w2_models`` (seed, saves, concentration)."""
+    return chaos_w2_models([solver], sizes, runs, **options)[0]
+
+
+def chaos_w2_models(
+    models: Sequence[DensitySolver],
     sizes: Sequence[int],
     runs: int,
     *,
-    density_solver: DensitySolver | None = None,
     seed: int = 0,
     saves: int = 4,
     concentration: float = 1.0,
-) -> Chaos:
-    """i.i.d. and QMC clouds of every size from the von Mises-Fisher law, driven with the density by ``solver``
-    over ``runs`` noise paths (one batch); W_2^2 at ``saves`` + 1 equally spaced times. ``density_solver``: a
-    wrong model for the density (e.g. another noise scale), run on the same Brownian coefficients (same seed)."""
+) -> tuple[Chaos, ...]:
+    """``chaos_w2`` for each density of ``models``, against the same clouds driven once with the first (the right
+    model); the others (wrong models: another equation, e.g. another noise scale) are re-run on the same Brownian
+    coefficients (same seed): one ``Chaos`` each."""
+    solver, *wrong = models
     if solver.dim != 2:
         raise ValueError("chaos_w2: the exact quantile form is on the circle (dim 2)")
     c0 = von_mises_fisher(solver.basis, concentration)
@@ -190,19 +198,19 @@ def chaos_w2(
     every = max(1, solver.steps // saves)
     batch = c0.expand(runs, -1).clone()
     traj, tail = tracked_run(solver, batch, seed, every, clouds)
-    density = traj.x[0] if density_solver is None else density_solver.run(batch, seed=seed, saveat=every).x
-    dens = density.numpy()  # (S, runs, P)
+    densities = [traj.x[0], *(w.run(batch, seed=seed, saveat=every).x for w in wrong)]  # (S, runs, P) each
     size = SUBLEVELS * max(sizes)
     if any(size % n for n in sizes):
         raise ValueError("chaos_w2: every size must divide the largest")
     t = (np.arange(size) + 0.5) / size
-    w2 = np.zeros((2, len(sizes), dens.shape[0], runs))
-    for s in range(dens.shape[0]):
-        for r in range(runs):
-            g = _periodic(density_quantile(dens[s, r], t), t)
-            for j, cloud in enumerate(traj.x[1:]):
-                w2[j % 2, j // 2, s, r] = w2_circle(_angles(cloud[s, r]), dens[s, r], size, g)
-    return Chaos(tuple(int(n) for n in sizes), ("iid", "qmc"), traj.t.numpy(), w2, tail=tail)
+    w2 = np.zeros((len(densities), 2, len(sizes), traj.x[0].shape[0], runs))
+    for m, dens in enumerate(d.numpy() for d in densities):
+        for s in range(dens.shape[0]):
+            for r in range(runs):
+                g = _periodic(density_quantile(dens[s, r], t), t)
+                for j, cloud in enumerate(traj.x[1:]):
+                    w2[m, j % 2, j // 2, s, r] = w2_circle(_angles(cloud[s, r]), dens[s, r], size, g)
+    return tuple(Chaos(tuple(int(n) for n in sizes), ("iid", "qmc"), traj.t.numpy(), w, tail=tail) for w in w2)
 
 
 # -- the report's propagation-of-chaos check (docs/spde.md section 9) --------------------------------------------
@@ -238,8 +246,8 @@ def w2_check(quick: bool = False, seed: int = 0, runs: int = 32) -> dict:
     as the bound); a wrong model is caught when one of them does not (what it adds stops falling at the
     mismatch). ``smallest_error_caught``: the smallest size caught."""
     sizes = (100, 1000) if quick else (100, 1000, 10000)
-    right = chaos_w2(_solver(), sizes, runs, seed=seed).rows()
-    wrong = {s: chaos_w2(_solver(), sizes, runs, seed=seed, density_solver=_solver(1 + s)).rows() for s in SIZES}
+    found = chaos_w2_models([_solver(), *(_solver(1 + s) for s in SIZES)], sizes, runs, seed=seed)
+    right, wrong = found[0].rows(), {s: c.rows() for s, c in zip(SIZES, found[1:])}
     records = power_records("propagation_of_chaos", right, wrong)
     return {"w2": records, "slope": {r["particles"]: r["slope"] for r in records}}
 
