@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # the public names: the one re-export list (lazy_exports load
     from ._fields import CircleNoise, SpectralField, mlp_noise
     from ._harmonics import harmonics
     from ._initial import sample_vmf, von_mises_fisher
+    from ._sliced_sphere import chaos_sliced_models, slice_coefficients, sliced_w2, sphere_sliced_table
     from ._solver import ATTENTIONS, DensitySolver
     from ._theory import dominant_mode, linear_rates
 

@@ -91,7 +91,7 @@ def chaos_w2_sphere(solver: DensitySolver, sizes: Sequence[int], runs: int, **op
     return chaos_w2_sphere_models(solver, (), sizes, runs, **options)[0]
 
 
-def chaos_w2_sphere_models(
+def driven_clouds(
     solver: DensitySolver,
     wrong: Sequence[DensitySolver],
     sizes: Sequence[int],
@@ -100,12 +100,11 @@ def chaos_w2_sphere_models(
     seed: int = 0,
     saves: int = 2,
     concentration: float = 1.0,
-    atoms: int = 4,
-) -> tuple[Chaos, ...]:
-    """``chaos_w2_sphere`` for the right density and, against the same clouds, each density of ``wrong`` (another
-    equation, e.g. another noise covariance) run on the same Brownian coefficients (same seed): one ``Chaos``
-    each. Only the densities are re-run; the cost matrix of a cloud against the atoms is computed once for all
-    models, and a transport whose masses equal the right model's (the common start) is not solved again."""
+):
+    """i.i.d. and QMC clouds of every size from the von Mises-Fisher law (i.i.d. and QMC alternating, ``sizes``
+    order), driven with the density by ``solver`` over ``runs`` noise paths (one batch, saved at ``saves`` + 1
+    equally spaced times), and the densities of ``wrong`` re-run on the same Brownian coefficients: (trajectory,
+    the largest tail share per path, [right density, *wrong densities] ``(S, runs, P)`` each)."""
     if solver.dim != 3:
         raise ValueError("chaos_w2_sphere: the density solver must be on the 2-sphere (dim 3)")
     c0 = von_mises_fisher(solver.basis, concentration)
@@ -118,7 +117,18 @@ def chaos_w2_sphere_models(
     every = max(1, solver.steps // saves)
     batch = c0.expand(runs, -1).clone()
     traj, tail = tracked_run(solver, batch, seed, every, clouds)
-    densities = [traj.x[0], *(w.run(batch, seed=seed, saveat=every).x for w in wrong)]
+    return traj, tail, [traj.x[0], *(w.run(batch, seed=seed, saveat=every).x for w in wrong)]
+
+
+def chaos_w2_sphere_models(
+    solver: DensitySolver, wrong: Sequence[DensitySolver], sizes: Sequence[int], runs: int, *, atoms: int = 4, **options
+) -> tuple[Chaos, ...]:
+    """``chaos_w2_sphere`` for the right density and, against the same clouds, each density of ``wrong`` (another
+    equation, e.g. another noise covariance) run on the same Brownian coefficients (same seed): one ``Chaos``
+    each. Only the densities are re-run; the cost matrix of a cloud against the atoms is computed once for all
+    models, and a transport whose masses equal the right model's (the common start) is not solved again.
+    ``options``: those of ``driven_clouds`` (seed, saves, concentration)."""
+    traj, tail, densities = driven_clouds(solver, wrong, sizes, runs, **options)
     masses = [density_atoms(solver, c, atoms * max(sizes)) for c in densities]  # (K, 3), (S, runs, K) each
     points = masses[0][0]
     w2 = np.zeros((len(masses), 2, len(sizes), masses[0][1].shape[0], runs))

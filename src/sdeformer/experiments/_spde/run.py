@@ -46,6 +46,7 @@ from ...spde._diagnostics import (
 )
 from ...spde._fields import mlp_noise
 from ...spde._initial import sample_vmf, von_mises_fisher
+from ...spde._sliced_sphere import sliced_check
 from ...spde._solver import ATTENTIONS, DensitySolver
 from .._results import Result, cached_stage
 from . import study as study
@@ -252,6 +253,7 @@ class SpdeReport(Result):
     chaos: dict[str, Any] = field(default_factory=dict)  # ``spde._chaos.w2_check``: ``w2`` rows, fitted ``slope``
     sphere: dict[str, Any] = field(default_factory=dict)  # ``spde._chaos_sphere.sphere_check``: the same on S^2
     covariance: list[dict[str, Any]] = field(default_factory=list)  # ``spde._covariance.covariance_check`` records
+    sliced: dict[str, Any] = field(default_factory=dict)  # ``spde._sliced_sphere.sliced_check``: S^2 to N = 10^4
 
 
 def run_and_write(out: Path, quick: bool = False, seed: int = 0) -> SpdeReport:
@@ -280,6 +282,7 @@ def run_and_write(out: Path, quick: bool = False, seed: int = 0) -> SpdeReport:
         stage("w2", lambda: w2_check(quick, seed)),
         stage("w2_sphere", lambda: sphere_check(quick, seed)),
         stage("covariance", lambda: covariance_records(quick, seed)),
+        stage("w2_sphere_sliced", lambda: sliced_check(quick, seed)),
     )
     write_json(out / "checks.json", study.check_records(report))
     write_json(out / "spde_report.json", report)

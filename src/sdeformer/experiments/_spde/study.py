@@ -247,7 +247,8 @@ def check_records(report) -> list[dict[str, Any]]:
     Rates (1 % relative tolerance, deterministic): the theory moved by s is rejected when s exceeds 1 % plus the
     largest measured error. Moments (|z| <= Z_TOL): the wrong models it is tested against are the Laplacian
     counted twice and the Stratonovich form read as Ito, not a 10-20 % covariance error; the covariance read from
-    the degree energies carries it (``spde._covariance``). W_2: ``chaos.w2_check`` and ``chaos_sphere.sphere_check``."""
+    the degree energies carries it (``spde._covariance``). W_2: ``chaos.w2_check``, ``chaos_sphere.sphere_check`` and
+    ``sliced_sphere.sliced_check``."""
     worst = max(r["rel_error"] for r in report.rates)
     smallest = min((s for s in (0.1, 0.2) if s > RATE_RTOL + worst), default=None)
     rates = {"check": "linear_rates", "quantity": "noise-free growth rate of each degree", "tolerance": RATE_RTOL}
@@ -268,5 +269,5 @@ def check_records(report) -> list[dict[str, Any]]:
         "reason": "catches a doubled or missing Laplacian (tests/test_spde_solver.py); a 10-20 % noise covariance "
         "error is not resolved by |z| <= 4.5 at these path counts",
     }
-    sphere = getattr(report, "sphere", {}).get("w2", [])
+    sphere = [*getattr(report, "sphere", {}).get("w2", []), *getattr(report, "sliced", {}).get("w2", [])]
     return [rates, moments, *getattr(report, "covariance", []), *report.chaos.get("w2", []), *sphere]

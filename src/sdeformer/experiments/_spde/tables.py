@@ -9,7 +9,12 @@ import sys
 
 from ... import __version__
 from ...io._report import Table
-from ...spde import _chaos as chaos, _chaos_sphere as chaos_sphere, _covariance as covariance
+from ...spde import (
+    _chaos as chaos,
+    _chaos_sphere as chaos_sphere,
+    _covariance as covariance,
+    _sliced_sphere as sliced_sphere,
+)
 
 SETTING = "a setting"  # why a table column needs no uncertainty
 
@@ -44,12 +49,16 @@ def covariance_table(report) -> Table:
     )  # fmt: skip
 
 
+DISTANCES = {"propagation_of_chaos_sphere": "3", "propagation_of_chaos_sphere_sliced": "3 (SSW)"}
+
+
 def w2_table(report) -> Table:
     """sup_t W_2^2 per N with its interval, the initial and dynamics parts, the slope with its bootstrap
     interval beside r_d's, for the circle (``w2_check``) and the sphere (``sphere_check``)."""
-    records = [*report.chaos.get("w2", []), *getattr(report, "sphere", {}).get("w2", [])]
+    records = [*report.chaos.get("w2", []), *getattr(report, "sphere", {}).get("w2", []),
+               *getattr(report, "sliced", {}).get("w2", [])]  # fmt: skip
     rows = [
-        [3 if r.get("check") == "propagation_of_chaos_sphere" else 2, r["particles"], f"{n:g}",
+        [DISTANCES.get(r.get("check"), "2"), r["particles"], f"{n:g}",
          f"{m:.3g} [{lo:.3g}, {hi:.3g}]", f"{i:.3g} ({ise:.2g})", f"{a:.3g} ({s:.2g})",
          f"{r['slope']:.3f} [{r['slope_ci'][0]:.3f}, {r['slope_ci'][1]:.3f}]", r["bound_slope"], power_text(r)]
         for r in records
@@ -61,8 +70,9 @@ def w2_table(report) -> Table:
          "slope (95% CI)", "r_d slope", "smallest error caught"],
         rows,
         "Propagation of chaos: sup over saved times of W_2^2 between the particles and the density on the same "
-        "noise path (circle: exact quantile form; sphere: POT's exact solver against the density's atoms), over "
-        "the paths' mean with 1.96 s.e.",
+        "noise path (circle: exact quantile form; sphere: POT's exact solver against the density's atoms; "
+        "sphere SSW: the spherical sliced W_2^2, each great circle's W_2 exact, 16 great circles), over the paths' "
+        "mean with 1.96 s.e.",
         from_runs=True,
         exact={"N": SETTING, "r_d slope": "closed form"},
     )  # fmt: skip
@@ -74,7 +84,7 @@ def study_code() -> str:
     from . import study
 
     try:
-        modules = (study, sys.modules[__name__], chaos, chaos_sphere, covariance)
+        modules = (study, sys.modules[__name__], chaos, chaos_sphere, sliced_sphere, covariance)
         text = "".join(inspect.getsource(m) for m in modules) + __version__
     except (OSError, TypeError):  # no source files (a frozen install): the version alone
         text = __version__
