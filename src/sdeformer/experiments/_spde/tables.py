@@ -74,7 +74,7 @@ def w2_table(report) -> Table:
         "sphere SSW: the spherical sliced W_2^2, each great circle's W_2 exact, 16 great circles), over the paths' "
         "mean with 1.96 s.e.",
         from_runs=True,
-        exact={"N": SETTING, "r_d slope": "closed form"},
+        exact={"d": SETTING, "N": SETTING, "r_d slope": "closed form"},
     )  # fmt: skip
 
 
