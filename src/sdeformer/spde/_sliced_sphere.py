@@ -35,6 +35,7 @@ POLES = 16  # great circles (their poles on a spherical Fibonacci lattice)
 LATITUDES = 48  # Gauss-Legendre nodes along a meridian
 SUBLEVELS = 16  # quantile levels per particle in each slice's W_2 (``w2_circle``'s default)
 MIN_LEVELS = 2**14
+SIZES = (100, 300, 1000, 10000, 100000)  # the table's and the report-size check's N (quick: 100, 1000)
 
 
 def frames(poles: int) -> np.ndarray:
@@ -130,7 +131,7 @@ def pole_spread(per_pole: np.ndarray) -> dict:
 
 
 def sphere_sliced_table(
-    sizes: Sequence[int] = (100, 300, 1000, 10000, 100000),
+    sizes: Sequence[int] = SIZES,
     runs: int = 32,
     seed: int = 0,
     poles: int = POLES,
@@ -158,12 +159,13 @@ def sphere_sliced_table(
 
 
 def sliced_check(quick: bool = False, seed: int = 0, runs: int = 32, poles: int = POLES) -> dict:
-    """The sphere's propagation of chaos in ``reproduce spde`` beyond exact transport: SSW_2^2 at N = 10^2, 10^3,
-    10^4 (quick 10^2, 10^3) over ``runs`` noise paths, i.i.d. and QMC clouds, judged as the circle's
+    """The sphere's propagation of chaos in ``reproduce spde`` beyond exact transport: SSW_2^2 at N = 10^2 .. 10^5
+    (``SIZES``, those of ``sphere_sliced_table``: the same clouds and noise; quick 10^2, 10^3) over ``runs`` noise
+    paths, i.i.d. and QMC clouds, judged as the circle's
     (``chaos.power_records``: both slopes' 95% intervals below r_d's, every path resolved, and a wrong density,
     noise covariance x 1.1 or x 1.2 on the same Brownian coefficients and clouds, caught), each record with the
     pole rule's relative s.e. on ``poles`` great circles (``pole_spread``: the largest over sizes)."""
-    sizes = (100, 1000) if quick else (100, 1000, 10000)
+    sizes = (100, 1000) if quick else SIZES
     models, per_pole = chaos_sliced_models(
         _solver(), [_solver(1 + s) for s in WRONG], sizes, runs, seed=seed, poles=poles
     )

@@ -253,7 +253,7 @@ class SpdeReport(Result):
     chaos: dict[str, Any] = field(default_factory=dict)  # ``spde._chaos.w2_check``: ``w2`` rows, fitted ``slope``
     sphere: dict[str, Any] = field(default_factory=dict)  # ``spde._chaos_sphere.sphere_check``: the same on S^2
     covariance: list[dict[str, Any]] = field(default_factory=list)  # ``spde._covariance.covariance_check`` records
-    sliced: dict[str, Any] = field(default_factory=dict)  # ``spde._sliced_sphere.sliced_check``: S^2 to N = 10^4
+    sliced: dict[str, Any] = field(default_factory=dict)  # ``spde._sliced_sphere.sliced_check``: S^2 to N = 10^5
 
 
 def run_and_write(out: Path, quick: bool = False, seed: int = 0) -> SpdeReport:
