@@ -232,6 +232,7 @@ def test_reproduce_spde_recomputes_a_damaged_showcase_run(tmp_path, monkeypatch,
     monkeypatch.setattr(sp, "w2_check", lambda *a: {"slope": -1.0})
     monkeypatch.setattr(sp, "sphere_check", lambda *a: {"slope": -1.0})
     monkeypatch.setattr(sp, "covariance_records", lambda *a: [{"x": 1.0}])
+    monkeypatch.setattr(sp, "sliced_check", lambda *a: {"slope": -1.0})
     sp.run_and_write(tmp_path, quick=True)
     run = tmp_path / "run_d2"
     before = read_json(run / "spde.json")["energy"]
