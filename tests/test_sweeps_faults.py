@@ -155,3 +155,28 @@ def test_loopback_workers_leave_ctrl_c_to_the_driver():
     with DaskExecutor(workers=2) as ex:
         handlers: dict = ex.client.run(_sigint_handler)  # pyright: ignore[reportAssignmentType]  (sync client)
     assert handlers and set(handlers.values()) == {signal.SIG_IGN}
+
+
+def test_closing_the_loopback_cluster_quiets_its_workers_first(monkeypatch):
+    """``DaskExecutor.close``: the workers' Dask logs go to CRITICAL before the scheduler closes (a heartbeat
+    meeting a closed scheduler would print an ERROR traceback after a finished run), and only then the client."""
+    import logging
+
+    from sdeformer.sweeps._executors import quiet_shutdown
+
+    def level() -> int:
+        return logging.getLogger("distributed").getEffectiveLevel()
+
+    ex = DaskExecutor(workers=1)
+    assert logging.CRITICAL not in cast(dict, ex.client.run(level)).values()  # not quiet while running
+    calls, run, close = [], ex.client.run, ex.client.close
+
+    def spy_run(fn, *args, **kwargs):
+        out = run(fn, *args, **kwargs)
+        calls.append((fn, set(cast(dict, run(level)).values())))
+        return out
+
+    monkeypatch.setattr(ex.client, "run", spy_run)
+    monkeypatch.setattr(ex.client, "close", lambda *a, **k: (calls.append(("close", None)), close(*a, **k))[1])
+    ex.close()
+    assert calls == [(quiet_shutdown, {logging.CRITICAL}), ("close", None)]
