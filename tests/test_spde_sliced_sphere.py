@@ -95,3 +95,12 @@ def test_the_sliced_check_of_reproduce_spde_judges_its_wrong_models(one_thread):
         assert r["distance"] == "spherical sliced W_2^2" and 0 < r["pole_rule_relative_se"] < 0.5
         assert r["smallest_error_caught"] in (0.1, 0.2) or (r["sign_only"] and r["reason"])
         assert r["holds"] == (r["smallest_error_caught"] is not None) == (r["verdict"] == "holds")
+
+
+def test_the_sliced_distance_refuses_the_circle():
+    from sdeformer.spde._fields import mlp_noise
+    from sdeformer.spde._solver import DensitySolver
+
+    circle = DensitySolver(mlp_noise(2, "relu", 0.5, 0.5, modes=2, scale=0.3), 8, 2, 0.1)
+    with pytest.raises(ValueError, match="2-sphere"):
+        chaos_sliced_models(circle, (), (10,), 1)

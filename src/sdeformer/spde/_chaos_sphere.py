@@ -106,7 +106,7 @@ def driven_clouds(
     equally spaced times), and the densities of ``wrong`` re-run on the same Brownian coefficients: (trajectory,
     the largest tail share per path, [right density, *wrong densities] ``(S, runs, P)`` each)."""
     if solver.dim != 3:
-        raise ValueError("chaos_w2_sphere: the density solver must be on the 2-sphere (dim 3)")
+        raise ValueError("W_2 on the sphere: the density solver must be on the 2-sphere (dim 3)")
     c0 = von_mises_fisher(solver.basis, concentration)
     rng = np.random.default_rng(seed)
     clouds: list[torch.Tensor] = []
