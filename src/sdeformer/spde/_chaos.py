@@ -52,6 +52,11 @@ def density_quantile(c: np.ndarray, levels: np.ndarray) -> np.ndarray:
     return np.interp(levels, np.maximum.accumulate(cdf), theta)
 
 
+def default_levels(n: int) -> int:
+    """``w2_circle``'s quantile levels for N = ``n`` particles: SUBLEVELS N, at least MIN_LEVELS (a multiple of N)."""
+    return n * max(SUBLEVELS, -(-MIN_LEVELS // n))
+
+
 def _periodic(q: np.ndarray, levels: np.ndarray) -> np.ndarray:
     return q - 2 * math.pi * levels
 
@@ -61,7 +66,7 @@ def w2_circle(points: np.ndarray, c: np.ndarray, levels: int = 0, g: np.ndarray 
     on ``levels`` midpoint levels (a multiple of N; default SUBLEVELS N, at least MIN_LEVELS); ``g``: the
     density's periodic quantile part on those levels, when already computed."""
     n = points.shape[0]
-    size = levels or n * max(SUBLEVELS, -(-MIN_LEVELS // n))
+    size = levels or default_levels(n)
     if size % n:
         raise ValueError(f"w2_circle: {size} levels are not a multiple of N = {n}")
     t = (np.arange(size) + 0.5) / size

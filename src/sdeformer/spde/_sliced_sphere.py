@@ -27,14 +27,12 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from ._chaos import SIZES as WRONG, Chaos, _falls, _periodic, density_quantile, power_records, w2_circle
+from ._chaos import SIZES as WRONG, Chaos, _falls, _periodic, default_levels, density_quantile, power_records, w2_circle
 from ._chaos_sphere import _solver, driven_clouds, qmc_vmf, sphere_table
 from ._solver import DensitySolver
 
 POLES = 16  # great circles (their poles on a spherical Fibonacci lattice)
 LATITUDES = 48  # Gauss-Legendre nodes along a meridian
-SUBLEVELS = 16  # quantile levels per particle in each slice's W_2 (``w2_circle``'s default)
-MIN_LEVELS = 2**14
 SIZES = (100, 300, 1000, 10000, 100000)  # the table's and the report-size check's N (quick: 100, 1000)
 
 
@@ -68,17 +66,13 @@ def slice_coefficients(solver: DensitySolver, c: torch.Tensor, frame: np.ndarray
     return (2 * math.pi / angles * np.fft.fft(meridian, axis=-1))[..., : degree + 1]
 
 
-def _levels(n: int) -> int:
-    return n * max(SUBLEVELS, -(-MIN_LEVELS // n))
-
-
 def sliced_w2(clouds: Sequence[np.ndarray], coefficients: np.ndarray, frame: np.ndarray) -> list[float]:
     """W_2^2 of each slice P^p_# of the ``clouds`` ``(N_i, 3)`` against one slice of a density (its
     ``slice_coefficients`` ``(L + 1,)`` on ``frame``), the density's quantile computed once per level count."""
     quantiles: dict[int, np.ndarray] = {}
     out = []
     for x in clouds:
-        size = _levels(x.shape[0])
+        size = default_levels(x.shape[0])
         if size not in quantiles:
             t = (np.arange(size) + 0.5) / size
             quantiles[size] = _periodic(density_quantile(coefficients, t), t)
