@@ -19,6 +19,7 @@ from sdeformer.config import ModelConfig
 from sdeformer.core._counter import CounterStreams
 from sdeformer.core._errors import ConfigError
 from sdeformer.core._rng import RNG_KINDS, Streams, make_streams
+from sdeformer.core._splitmix import SplitMixStreams
 from sdeformer.dynamics import _engine as engine
 from sdeformer.io._hashing import config_hash
 from sdeformer.sweeps._spec import parse_spec
@@ -31,11 +32,15 @@ def test_make_streams_gives_each_kind_and_refuses_other_names_in_one_line():
     counter = make_streams("counter", [3, 4], (2,))
     assert isinstance(counter, CounterStreams) and counter.seeds == [3, 4]
     assert torch.equal(counter.randn((5,)), CounterStreams([3, 4], (2,)).randn((5,)))
+    mixed = make_streams("splitmix", [3, 4], (2,))
+    assert isinstance(mixed, SplitMixStreams) and torch.equal(
+        mixed.randn((5,)), SplitMixStreams([3, 4], (2,)).randn((5,))
+    )
     for bad in ("philox", "Counter", "", None, 1):
         with pytest.raises(ConfigError) as info:
             make_streams(bad, 0, ())  # pyright: ignore[reportArgumentType]
         assert "rng" in str(info.value) and "\n" not in str(info.value)
-    assert RNG_KINDS == ("generator", "counter")
+    assert RNG_KINDS == ("generator", "counter", "splitmix")
 
 
 def test_the_config_field_defaults_to_the_generator_and_keeps_the_hashes():

@@ -71,10 +71,10 @@ class ModelConfig:
     mask: str = _D["mask"]  # graph mask: path, cycle, complete, grid[:RxC], regular:K[:SEED] or a file (BEYOND 8)
     cross: int = _D["cross"]  # encoder tokens K: the first K tokens are the encoder species (BEYOND 9)
     cross_noise: str = _D["cross_noise"]  # two species: one common field (shared) or one per species (own)
-    # random source (core._rng.make_streams): generator (a torch.Generator per run: the recorded runs' numbers) or
+    # random source (core._rng.make_streams): generator (a torch.Generator per run: the recorded runs' numbers),
     # counter (Philox for the whole batch in vectorised ops: the choice on a GPU, where the generator loop is one
-    # kernel launch per run and draw; slower than the loop on a CPU: docs/benchmarks.md, "Counter-based
-    # randomness"); the same law, other numbers
+    # kernel launch per run and draw) or splitmix (SplitMix64's mixer, the same design at a fifth of the work: many
+    # small runs in one batch on a CPU; docs/benchmarks.md); the same law, other numbers
     rng: str = _D["rng"]
     # "" = the discrete model of THEORY section 1 (``layers`` layers); a name of registry.SOLVERS (euler,
     # projected) = that scheme for the limit SDE of THEORY section 3 with ``layers`` steps on [0, horizon], the

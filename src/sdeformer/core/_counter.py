@@ -179,24 +179,23 @@ def _inverse_cdf(x: torch.Tensor) -> None:
     x.erfinv_().mul_(SQRT2)
 
 
-class CounterStreams:
-    """One counter-based stream per batch element: ``randn(shape, dtype)`` -> ``(*batch, *shape)`` (a
-    ``contracts.RandomSource``). ``seed``: as ``rng.Streams`` (an int for one run or the root of a batch, a
-    list of one seed per element, None = 0). Raises ConfigError for bad seeds, a non-floating dtype, a draw too
-    large for the counter layout and a state of another kind."""
+class DrawCounted:
+    """The state and interface both counter-based sources share (``CounterStreams``, ``_splitmix.SplitMixStreams``):
+    one stream per batch element, seeded as ``rng.Streams`` (an int for one run or the root of a batch, a list of
+    one seed per element, None = 0), and one int64 draw counter per stream that every ``randn`` call advances by
+    one. A subclass fills ``_fill(out)``: ``out`` ``(B, n)`` in float32 or float64, row k from stream k's seed and
+    counter. Raises ConfigError for bad seeds, a non-floating dtype and a state of another kind."""
 
     def __init__(self, seed: Seeds, batch: tuple[int, ...], device: str | torch.device = "cpu"):
         self.batch = tuple(batch)
         self.device = torch.device(device)
         self.seeds = seed_list(seed, self.batch)
-        s = torch.tensor(self.seeds, dtype=torch.int64, device=self.device).reshape(-1, 1)  # (B, 1)
-        self.keys = key_schedule(s & MASK, s >> 32)  # ROUNDS pairs of (B, 1)
         self.draws = torch.zeros((len(self.seeds), 1), dtype=torch.int64, device=self.device)  # (B, 1)
-        self._buffers: tuple[torch.Tensor, torch.Tensor] | None = None
 
     def get_state(self) -> list[torch.Tensor]:
-        """Each stream's draw counter, an int64 tensor ``(1,)`` on the CPU (for checkpoints); see ``set_state``."""
-        return list(self.draws.cpu().unbind(0))
+        """Each stream's draw counter, an int64 tensor ``(1,)`` on the CPU (for checkpoints; a copy, which later
+        draws leave as it is); see ``set_state``."""
+        return list(self.draws.cpu().clone().unbind(0))
 
     def set_state(self, states: Sequence[torch.Tensor]) -> None:
         """Restore ``get_state()``: one draw counter per stream (int64, one entry each)."""
@@ -214,15 +213,34 @@ class CounterStreams:
             raise ConfigError("dtype", dtype, "a floating torch dtype (float32, float64, bfloat16, float16)")
         shape = tuple(int(n) for n in shape)
         work = torch.float64 if dtype == torch.float64 else torch.float32
-        lanes, n = LANES[work], math.prod(shape)
-        blocks = -(-n // lanes)
-        if blocks > MASK:
-            raise ConfigError("shape", shape, f"at most {MASK * lanes} normals per stream and draw")
-        out = torch.empty((len(self.seeds), n), dtype=work, device=self.device)  # (B, n): lanes of Q = blocks
+        self._check_size(shape, math.prod(shape), work)
+        out = torch.empty((len(self.seeds), math.prod(shape)), dtype=work, device=self.device)  # (B, n)
         if out.numel():
-            self._fill(out, blocks)
+            self._fill(out)
         self.draws += 1
         return out.reshape(self.batch + shape).to(dtype)
+
+    def _check_size(self, shape: tuple[int, ...], n: int, work: torch.dtype) -> None:
+        """ConfigError naming ``shape`` where one draw of ``n`` normals exceeds the source's counter layout."""
+
+    def _fill(self, out: torch.Tensor) -> None:
+        raise NotImplementedError
+
+
+class CounterStreams(DrawCounted):
+    """One Philox stream per batch element: ``randn(shape, dtype)`` -> ``(*batch, *shape)`` (a
+    ``contracts.RandomSource``; ``DrawCounted``). Raises ConfigError as ``DrawCounted`` does and for a draw too
+    large for the counter layout."""
+
+    def __init__(self, seed: Seeds, batch: tuple[int, ...], device: str | torch.device = "cpu"):
+        super().__init__(seed, batch, device)
+        s = torch.tensor(self.seeds, dtype=torch.int64, device=self.device).reshape(-1, 1)  # (B, 1)
+        self.keys = key_schedule(s & MASK, s >> 32)  # ROUNDS pairs of (B, 1)
+        self._buffers: tuple[torch.Tensor, torch.Tensor] | None = None
+
+    def _check_size(self, shape: tuple[int, ...], n: int, work: torch.dtype) -> None:
+        if -(-n // LANES[work]) > MASK:
+            raise ConfigError("shape", shape, f"at most {MASK * LANES[work]} normals per stream and draw")
 
     def _scratch(self, size: int) -> tuple[torch.Tensor, torch.Tensor]:
         """int64 (>= 5 size) and zeroed uint8 (>= 4 size) buffers, kept from call to call: no fresh pages per draw."""
@@ -233,9 +251,9 @@ class CounterStreams:
             )
         return self._buffers
 
-    def _fill(self, out: torch.Tensor, blocks: int) -> None:
+    def _fill(self, out: torch.Tensor) -> None:
         """``out`` ``(B, n)`` chunk by chunk: rows of streams times ranges of blocks, at most a chunk's blocks."""
-        rows = out.shape[0]
+        rows, blocks = out.shape[0], -(-out.shape[1] // LANES[out.dtype])
         chunk = CUDA_CHUNK_BLOCKS if self.device.type == "cuda" else CHUNK_BLOCKS
         row_step, block_step = max(1, chunk // blocks), min(blocks, chunk)
         scratch, spare = self._scratch(min(rows, row_step) * block_step)

@@ -6,10 +6,12 @@ batched run draws exactly the numbers an unbatched run with the same seed draws:
 batch element, row-major), or None (seed 0). Every seed is an int in [0, 2**63) (``validate.seed``): negative,
 larger, float, string and nested seeds raise ConfigError, so no two seeds alias the same stream.
 
-Two kinds of source, selected by name (``make_streams``, ``ModelConfig.rng``): ``"generator"`` (``Streams``, the
-default: the numbers of every recorded run) and ``"counter"`` (``core._counter.CounterStreams``: Philox, the
-whole batch in vectorised ops, state = one draw counter per stream). Both keep batched equal to unbatched and
-checkpoint through ``get_state`` / ``set_state``; their numbers differ (same law).
+Three kinds of source, selected by name (``make_streams``, ``ModelConfig.rng``): ``"generator"`` (``Streams``, the
+default: the numbers of every recorded run), ``"counter"`` (``core._counter.CounterStreams``: Philox, the
+whole batch in vectorised ops, state = one draw counter per stream) and ``"splitmix"``
+(``core._splitmix.SplitMixStreams``: the same design with SplitMix64's mixer, a fifth of Philox's work: many
+small runs in one batch). All keep batched equal to unbatched and checkpoint through ``get_state`` /
+``set_state``; their numbers differ (same law).
 """
 
 from __future__ import annotations
@@ -28,10 +30,11 @@ from ._validate import seed as check_seed, seed_sequence
 
 if TYPE_CHECKING:
     from ._counter import CounterStreams
+    from ._splitmix import SplitMixStreams
 
 Seeds = int | Sequence[int] | None
-RNG_KINDS = ("generator", "counter")
-StreamSource: TypeAlias = "Streams | CounterStreams"  # what make_streams returns: randn, get_state, set_state
+RNG_KINDS = ("generator", "counter", "splitmix")
+StreamSource: TypeAlias = "Streams | CounterStreams | SplitMixStreams"  # make_streams: randn, get_state, set_state
 
 
 def derive_seeds(seed: int, count: int) -> list[int]:
@@ -117,9 +120,11 @@ def make_streams(kind: str, seed: Seeds, batch: tuple[int, ...], device: str | t
     "counter" is the choice on a GPU, where the generator loop launches one kernel per run and draw; on a CPU
     the loop is faster (docs/benchmarks.md, "Counter-based randomness"). Raises ConfigError for another name."""
     from ._counter import CounterStreams  # counter imports this module (seed_list)
+    from ._splitmix import SplitMixStreams
 
-    if check_kind(kind) == "counter":
-        return CounterStreams(seed, batch, device)
+    kind = check_kind(kind)
+    if kind != "generator":
+        return (CounterStreams if kind == "counter" else SplitMixStreams)(seed, batch, device)
     launch_warning(torch.device(device), math.prod(batch))
     return Streams(seed, batch, device)
 

@@ -216,12 +216,13 @@ class TokenDynamics:
         stop: int | None = None,
     ) -> Trajectory:
         """Run steps ``start+1 .. stop`` (default: all) from ``start_state(x0)`` (LN(x0) for tokens on the sphere)
-        ``(..., N, d)`` (``integrate``); ``t`` = k dt.
+        ``(..., N, d)`` (``integrate``); ``t`` = k dt. A run resumed at ``start`` > 0 continues from x0 as given
+        (the state a segment ended in: projecting it again would move it by rounding).
 
         ``seed``: int or one int per batch element (see :mod:`sdeformer.core._rng`); ``streams`` overrides it
         (pass the same Streams to continue a run in segments); ``rng`` names the source made from ``seed`` without
-        ``streams`` (``core._rng.make_streams``: generator or counter). ``saveat`` (``SaveAt``, or an int k for every
-        k-th step; default every step): the start state is always saved, and with ``every`` the model's last
+        ``streams`` (``core._rng.make_streams``: generator, counter or splitmix). ``saveat`` (``SaveAt``, or an int k
+        for every k-th step; default every step): the start state is always saved, and with ``every`` the model's last
         step too. ``progress(k)`` is called after each step. Raises ConfigError for bad tokens, step range or
         saveat."""
         stop = self.total if stop is None else int(stop)
@@ -231,6 +232,7 @@ class TokenDynamics:
         source = make_streams(rng, seed, tuple(x0.shape[:-2]), x0.device) if streams is None else streams
         self.begin(start)
         return integrate(
-            self.step, self.start_state(x0), self.dt, stop, source=source, saveat=saveat, progress=progress,
+            self.step, self.start_state(x0) if start == 0 else x0, self.dt, stop, source=source, saveat=saveat,
+            progress=progress,
             start=start, final=self.total,
         )  # fmt: skip

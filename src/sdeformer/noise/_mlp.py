@@ -37,6 +37,11 @@ def root_pays(n: int, k: int, cols: int) -> bool:
     return k > n and 2 * k * n * n < ROOT_FLOPS_PER_NORMAL * (k - n) * cols
 
 
+def _zero(std) -> bool:
+    """Whether a bias std is the number 0 (not a tensor of per-run stds)."""
+    return isinstance(std, (int, float)) and std == 0
+
+
 @dataclass(frozen=True)
 class MLPParams:
     """One layer's random MLP for every batch element."""
@@ -130,10 +135,14 @@ class MLPNoise(IsotropicKernel):
     def apply(self, p: MLPParams, y: torch.Tensor) -> torch.Tensor:
         """G(y) for one drawn MLP. ``y``: (..., N, d) -> (..., N, d)."""
         d = y.shape[-1]
-        # scale the small operands, not the (..., N, m) hidden layer; add the bias in place
-        pre = self._mm(y / math.sqrt(d), p.U.transpose(-1, -2)).add_(p.bU.unsqueeze(-2))  # (..., N, m)
-        out = self._mm(self.activation.apply_(pre), p.W.transpose(-1, -2))  # (..., N, d)
-        return out.mul_(1 / math.sqrt(self.width)).add_(p.bW.unsqueeze(-2))
+        # scale the small operands, not the (..., N, m) hidden layer; add the bias in place, unless its std is the
+        # number 0 (its values are then +-0: adding them changes no value, at most a zero's sign)
+        pre = self._mm(y / math.sqrt(d), p.U.transpose(-1, -2))  # (..., N, m)
+        pre = pre if _zero(self.su) else pre.add_(p.bU.unsqueeze(-2))
+        out = self._mm(self.activation.apply_(pre), p.W.transpose(-1, -2)).mul_(
+            1 / math.sqrt(self.width)
+        )  # (..., N, d)
+        return out if _zero(self.sw) else out.add_(p.bW.unsqueeze(-2))
 
     def increment(self, y: torch.Tensor, dt: float, source: RandomSource) -> torch.Tensor:
         """sqrt(dt) G_l(y) with a fresh G_l. ``(..., N, d) -> (..., N, d)``."""
@@ -149,7 +158,11 @@ class MLPNoise(IsotropicKernel):
         return 2 * m * d + m + d
 
     def _mm(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-        """a @ b, computed in ``matmul_dtype`` when set, returned in a's dtype."""
+        """a @ b, computed in ``matmul_dtype`` when set, returned in a's dtype. Two matrices (one run) are multiplied
+        as a stack of one: each run of a batch is one entry of a batched product, and torch picks another kernel
+        (another rounding) for a small 2-D product, so this keeps batched equal to unbatched at every width."""
+        if a.ndim == b.ndim == 2:
+            return self._mm(a.unsqueeze(0), b.unsqueeze(0)).squeeze(0)
         if self.matmul_dtype is None:
             return a @ b
         return (a.to(self.matmul_dtype) @ b.to(self.matmul_dtype)).to(a.dtype)

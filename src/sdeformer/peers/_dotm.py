@@ -56,7 +56,8 @@ def kinetic(beta: float = 4.0, horizon: float = 400.0, dt: float = 0.1) -> np.nd
         raise ConfigError("dt", dt, f"a divisor of the horizon {horizon:g}")
     model = StochasticTransformer(layers, horizon, None, SoftmaxAttention(beta))
     with torch.inference_mode():  # no autograd bookkeeping: a quarter of a small layer's cost
-        x = model.run(torch.tensor(Z0, dtype=torch.float64)).x  # (S, n, d)
+        # a batch of one (equal to the unbatched run bit for bit): a (1, n, d) state needs no views a layer
+        x = model.run(torch.tensor(Z0, dtype=torch.float64).unsqueeze(0)).x[:, 0]  # (S, n, d)
     return x.transpose(0, 1).numpy()
 
 
