@@ -190,3 +190,21 @@ def test_increment_and_variance_equals_the_separate_calls(field):
     inc, var = field.increment_and_variance(y, 0.1, Streams(6, (2,)))
     torch.testing.assert_close(inc, field.increment(y, 0.1, Streams(6, (2,))), rtol=0, atol=1e-15)
     torch.testing.assert_close(var, field.variance(y), rtol=0, atol=0)
+
+
+def test_a_zero_bias_std_skips_adding_the_bias_and_changes_no_value():
+    """``MLPNoise.apply`` skips the bias additions when a std is the number 0 (the drawn biases are then +-0): the
+    result equals the MLP written out with the additions; the wrong model, a nonzero std skipped, differs."""
+    from sdeformer.noise._mlp import MLPNoise
+
+    y = uniform_sphere(6, 4, batch=(3,), seed=2)  # (3, N, d)
+    for su, sw in ((0.0, 0.0), (0.0, 0.3), (0.2, 0.0)):
+        mlp = MLPNoise("relu", 16, su, sw)
+        p = mlp.sample(4, Streams([1, 2, 3], (3,)), y)
+        pre = torch.relu((y / 2.0) @ p.U.transpose(-1, -2) + p.bU.unsqueeze(-2))
+        written = (pre @ p.W.transpose(-1, -2)) * (1 / 4.0) + p.bW.unsqueeze(-2)
+        assert torch.equal(mlp.apply(p, y), written)
+    mlp = MLPNoise("relu", 16, 0.2, 0.3)
+    p = mlp.sample(4, Streams([1, 2, 3], (3,)), y)
+    skipped = (torch.relu((y / 2.0) @ p.U.transpose(-1, -2)) @ p.W.transpose(-1, -2)) * (1 / 4.0)
+    assert not torch.allclose(mlp.apply(p, y), skipped)
