@@ -134,7 +134,7 @@ def _phase_jobs(name: str, result: dict, options: dict) -> list[Job]:
 
 
 def _dotm_job(result: dict, options: dict, max_iter) -> Job:
-    stubs = ["imageio", "seaborn"]  # imported by the scripts, unused by what they compute
+    stubs = ["imageio", "seaborn", "networkx"]  # imported by the scripts, unused by what they compute
     if result["part"] == "kinetic":
         beta = options.get("beta")
         spec = {"script": "kinetic.py", "stubs": stubs, "stop_at": "movie = True", "save": {"z": "z.npy"}}
