@@ -60,6 +60,7 @@ CHUNK_BLOCKS = 1 << 17  # blocks per chunk on a CPU: ~100 torch ops of 1 MB each
 CUDA_CHUNK_BLOCKS = 1 << 22  # on a GPU: each of the ~100 kernels of a chunk then moves 32 MB
 SQRT2 = math.sqrt(2.0)
 LANES = {torch.float32: 5, torch.float64: 2}  # normals per Philox block
+LOWEST_POINT = torch.tensor(2.0**-24 - 1)  # the float32 transform's point for k = 0 (a 0-dim tensor, made once)
 
 Word = torch.Tensor | int
 K = TypeVar("K", int, torch.Tensor)
@@ -175,7 +176,7 @@ def _inverse_cdf(x: torch.Tensor) -> None:
     if x.dtype == torch.float64:
         x.mul_(2.0**-53)
     else:  # (2^-24 - 1) + 2^-23 k in one pass: k 2^-23 is exact, so is the sum
-        torch.sub(torch.tensor(2.0**-24 - 1), x, alpha=-(2.0**-23), out=x)
+        torch.sub(LOWEST_POINT, x, alpha=-(2.0**-23), out=x)
     x.erfinv_().mul_(SQRT2)
 
 

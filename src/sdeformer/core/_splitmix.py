@@ -72,10 +72,12 @@ class SplitMixStreams(DrawCounted):
 
     def __init__(self, seed: Seeds, batch: tuple[int, ...], device: str | torch.device = "cpu"):
         super().__init__(seed, batch, device)
-        s = torch.tensor([signed(v + WEYL) for v in self.seeds], dtype=torch.int64, device=self.device)
-        self.keys = mix(s.reshape(-1, 1), torch.empty_like(s).reshape(-1, 1))  # (B, 1)
+        s = torch.tensor(self.seeds, dtype=torch.int64, device=self.device).add_(signed(WEYL)).reshape(-1, 1)
+        self.keys = mix(s, torch.empty_like(s))  # (B, 1): mix(seed + G), the sum wrapping mod 2^64
 
         self._count: int | None = 0  # the streams' common draw counter (None where they differ)
+        self._buffers: tuple[torch.Tensor, torch.Tensor] | None = None
+        self._weyls: dict[tuple[int, int], torch.Tensor] = {}
 
     def randn(self, shape: tuple[int, ...], dtype: torch.dtype = torch.float32) -> torch.Tensor:
         out = super().randn(shape, dtype)
@@ -94,6 +96,19 @@ class SplitMixStreams(DrawCounted):
         d = (self.draws + 1).mul_(signed(WEYL))
         return mix(d, torch.empty_like(d)).bitwise_xor_(self.keys)
 
+    def _scratch(self, size: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Two int64 buffers of >= ``size`` words, kept from draw to draw (a small run draws many times a layer)."""
+        if self._buffers is None or self._buffers[0].numel() < size:
+            z = torch.empty(size, dtype=torch.int64, device=self.device)
+            self._buffers = (z, torch.empty_like(z))
+        return self._buffers
+
+    def _weyl(self, q0: int, q1: int) -> torch.Tensor:
+        """(j + 1) G for the words j = q0 .. q1 - 1 of a draw, ``(q,)`` int64, kept per range."""
+        if (q0, q1) not in self._weyls:
+            self._weyls[q0, q1] = torch.arange(q0 + 1, q1 + 1, dtype=torch.int64, device=self.device).mul_(signed(WEYL))
+        return self._weyls[q0, q1]
+
     def _fill(self, out: torch.Tensor) -> None:
         """``out`` ``(B, n)`` chunk by chunk: rows of streams times ranges of words, at most a chunk's words."""
         rows, per_word = out.shape[0], 2 if out.dtype == torch.float32 else 1
@@ -101,11 +116,10 @@ class SplitMixStreams(DrawCounted):
         chunk = CUDA_CHUNK_WORDS if self.device.type == "cuda" else CHUNK_WORDS
         row_step, word_step = max(1, chunk // words), min(words, chunk)
         keys = self.row_keys()  # (B, 1)
-        z = torch.empty(min(rows, row_step) * word_step, dtype=torch.int64, device=self.device)
-        scratch = torch.empty_like(z)
+        z, scratch = self._scratch(min(rows, row_step) * word_step)
         for q0 in range(0, words, word_step):
             q1 = min(words, q0 + word_step)
-            weyl = torch.arange(q0 + 1, q1 + 1, dtype=torch.int64, device=self.device).mul_(signed(WEYL))  # (q,)
+            weyl = self._weyl(q0, q1)  # (q,)
             for r0 in range(0, rows, row_step):
                 r1 = min(rows, r0 + row_step)
                 shape = (r1 - r0, q1 - q0)
