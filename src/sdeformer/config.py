@@ -73,7 +73,7 @@ class ModelConfig:
     cross_noise: str = _D["cross_noise"]  # two species: one common field (shared) or one per species (own)
     # random source (core._rng.make_streams): generator (a torch.Generator per run: the recorded runs' numbers),
     # counter (Philox for the whole batch in vectorised ops: the choice on a GPU, where the generator loop is one
-    # kernel launch per run and draw) or splitmix (SplitMix64's mixer, the same design at a fifth of the work: many
+    # kernel launch per run and draw) or splitmix (SplitMix64's mixer, the same design at a third of the work: many
     # small runs in one batch on a CPU; docs/benchmarks.md); the same law, other numbers
     rng: str = _D["rng"]
     # "" = the discrete model of THEORY section 1 (``layers`` layers); a name of registry.SOLVERS (euler,

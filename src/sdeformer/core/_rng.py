@@ -9,7 +9,7 @@ larger, float, string and nested seeds raise ConfigError, so no two seeds alias 
 Three kinds of source, selected by name (``make_streams``, ``ModelConfig.rng``): ``"generator"`` (``Streams``, the
 default: the numbers of every recorded run), ``"counter"`` (``core._counter.CounterStreams``: Philox, the
 whole batch in vectorised ops, state = one draw counter per stream) and ``"splitmix"``
-(``core._splitmix.SplitMixStreams``: the same design with SplitMix64's mixer, a fifth of Philox's work: many
+(``core._splitmix.SplitMixStreams``: the same design with SplitMix64's mixer, a third of Philox's work: many
 small runs in one batch). All keep batched equal to unbatched and checkpoint through ``get_state`` /
 ``set_state``; their numbers differ (same law).
 """
