@@ -175,3 +175,13 @@ def test_the_moment_test_fails_for_the_wrong_limit(measured, wrong, float64):
     attention, field = _parts()
     meas = measured_moments(norm, x, H, COPIES, attention, field, t)
     assert not _agree(predicted_moments(wrong, x, attention, field, t), meas)
+
+
+def test_a_resumed_run_continues_from_its_state_as_given():
+    """A segment's end state is the next segment's start, bit for bit; the wrong model, projecting it to the sphere
+    again (as ``start_state`` does for a fresh run), moves it by rounding here."""
+    model = StochasticTransformer(10, 2.0, noise=MLPNoise("relu", 16, 0.1, 0.1), norm=SqrtScaling())
+    streams = Streams(4, ())
+    half = model.run(uniform_sphere(4, 3, seed=5) * 2.0, streams=streams, stop=4).final
+    assert torch.equal(model.run(half, streams=streams, start=4).x[0], half)
+    assert not torch.equal(project(half), half)

@@ -16,7 +16,7 @@ import pytest
 import torch
 from hang_guard import HANG_S
 from scipy import stats
-from test_counter_rng import SEEDS, SHAPES, _max_corr, _standardised_moments, _tail_scores
+from test_counter_rng import SEEDS, SHAPES, _draws, _max_corr, _standardised_moments, _tail_scores
 
 import sdeformer.core._splitmix as splitmix
 from sdeformer.config import ModelConfig
@@ -72,10 +72,6 @@ def test_every_output_bit_is_balanced_and_the_float32_normals_take_the_low_24_bi
     k = torch.tensor([w & 0xFFFFFF, (w >> 32) & 0xFFFFFF], dtype=torch.float64)
     expected = ((2 * k + 1 - 2**24) * 2.0**-24).erfinv() * math.sqrt(2)
     assert torch.allclose(z[:2].double(), expected, rtol=1e-6, atol=0)
-
-
-def _draws(source, dtype) -> list[torch.Tensor]:
-    return [source.randn(shape, dtype) for shape in SHAPES]
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])

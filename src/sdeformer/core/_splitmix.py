@@ -29,6 +29,8 @@ ulp across devices.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import torch
 
 from ._counter import DrawCounted, _inverse_cdf
@@ -74,7 +76,6 @@ class SplitMixStreams(DrawCounted):
         super().__init__(seed, batch, device)
         s = torch.tensor(self.seeds, dtype=torch.int64, device=self.device).add_(signed(WEYL)).reshape(-1, 1)
         self.keys = mix(s, torch.empty_like(s))  # (B, 1): mix(seed + G), the sum wrapping mod 2^64
-
         self._count: int | None = 0  # the streams' common draw counter (None where they differ)
         self._buffers: tuple[torch.Tensor, torch.Tensor] | None = None
         self._weyls: dict[tuple[int, int], torch.Tensor] = {}
@@ -84,7 +85,7 @@ class SplitMixStreams(DrawCounted):
         self._count = None if self._count is None else self._count + 1
         return out
 
-    def set_state(self, states) -> None:
+    def set_state(self, states: Sequence[torch.Tensor]) -> None:
         super().set_state(states)
         first = int(self.draws[0, 0]) if len(self.seeds) else 0
         self._count = first if bool((self.draws == first).all()) else None

@@ -231,8 +231,8 @@ class TokenDynamics:
         check_tokens(x0)
         source = make_streams(rng, seed, tuple(x0.shape[:-2]), x0.device) if streams is None else streams
         self.begin(start)
+        state0 = self.start_state(x0) if start == 0 else x0
         return integrate(
-            self.step, self.start_state(x0) if start == 0 else x0, self.dt, stop, source=source, saveat=saveat,
-            progress=progress,
+            self.step, state0, self.dt, stop, source=source, saveat=saveat, progress=progress,
             start=start, final=self.total,
         )  # fmt: skip

@@ -139,9 +139,8 @@ class MLPNoise(IsotropicKernel):
         # number 0 (its values are then +-0: adding them changes no value, at most a zero's sign)
         pre = self._mm(y / math.sqrt(d), p.U.transpose(-1, -2))  # (..., N, m)
         pre = pre if _zero(self.su) else pre.add_(p.bU.unsqueeze(-2))
-        out = self._mm(self.activation.apply_(pre), p.W.transpose(-1, -2)).mul_(
-            1 / math.sqrt(self.width)
-        )  # (..., N, d)
+        out = self._mm(self.activation.apply_(pre), p.W.transpose(-1, -2))  # (..., N, d)
+        out.mul_(1 / math.sqrt(self.width))
         return out if _zero(self.sw) else out.add_(p.bW.unsqueeze(-2))
 
     def increment(self, y: torch.Tensor, dt: float, source: RandomSource) -> torch.Tensor:
