@@ -3,9 +3,10 @@ of N = 4, d = 4, width 8, 20 layers, float32, one seed per run, only the last st
 ``torch.randn`` drawing the same count of normals (the MLP's per layer and run: 2 m d + m + d).
 
 Contenders, interleaved A B A B over rounds (``timing.interleaved``): the run with ``rng: splitmix`` (the source for
-this case), with ``rng: counter`` (Philox) and with the default source (one generator per run), the same batch
-without noise (attention and normalization only: the
-part of the time that is not the noise), and the floor. Reported: seconds, and per round each over the floor.
+this case), the same in the usual layout (``batch_last`` off: what ``dynamics._batch_last`` saves; the numbers are
+equal), with ``rng: counter`` (Philox) and with the default source (one generator per run), the same batch without
+noise (attention and normalization only: the part of the time that is not the noise), and the floor. Reported:
+seconds, and per round each over the floor.
 
     python -m sdeformer.bench small_runs [--rounds 5] [--runs 4096] [--out FILE]
 """
@@ -32,13 +33,15 @@ def normals(runs: int) -> int:
 
 
 def contenders(runs: int) -> dict:
-    """The five contenders at ``runs`` runs (the batched runs from the same tokens and seeds)."""
+    """The six contenders at ``runs`` runs (the batched runs from the same tokens and seeds)."""
     cfg = ModelConfig(tokens=SIZE["tokens"], dim=SIZE["dim"], width=SIZE["width"], layers=SIZE["layers"])
     x0 = torch.randn(runs, SIZE["tokens"], SIZE["dim"], generator=torch.Generator().manual_seed(0))
     seeds, last = list(range(runs)), SaveAt(final_only=True)
-    noisy, quiet, count = cfg.build(), cfg.replace(mlp=False).build(), normals(runs)
+    noisy, quiet, usual, count = cfg.build(), cfg.replace(mlp=False).build(), cfg.build(), normals(runs)
+    usual.batch_last = False
     return {
         "splitmix": lambda: noisy.run(x0, seed=seeds, rng="splitmix", saveat=last).final,
+        "splitmix, usual layout": lambda: usual.run(x0, seed=seeds, rng="splitmix", saveat=last).final,
         "counter": lambda: noisy.run(x0, seed=seeds, rng="counter", saveat=last).final,
         "generator": lambda: noisy.run(x0, seed=seeds, rng="generator", saveat=last).final,
         "no noise": lambda: quiet.run(x0, seed=seeds, saveat=last).final,

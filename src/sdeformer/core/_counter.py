@@ -210,22 +210,44 @@ class DrawCounted:
 
     def randn(self, shape: tuple[int, ...], dtype: torch.dtype = torch.float32) -> torch.Tensor:
         """Standard normals ``(*batch, *shape)``; row k from stream k's seed and draw counter (then advanced)."""
+        shape, work = self._draw_shape(shape, dtype)
+        out = torch.empty((len(self.seeds), math.prod(shape)), dtype=work, device=self.device)  # (B, n)
+        if out.numel():
+            self._fill(out)
+        self._advance()
+        return out.reshape(self.batch + shape).to(dtype)
+
+    def randn_last(self, shape: tuple[int, ...], dtype: torch.dtype = torch.float32) -> torch.Tensor:
+        """``randn(shape, dtype)``'s numbers with the batch last, ``(*shape, B)`` (``dynamics._batch_last``)."""
+        shape, work = self._draw_shape(shape, dtype)
+        out = self._fill_last(math.prod(shape), work)  # (n, B)
+        self._advance()
+        return out.reshape(shape + (len(self.seeds),)).to(dtype)
+
+    def _draw_shape(self, shape: tuple[int, ...], dtype: torch.dtype) -> tuple[tuple[int, ...], torch.dtype]:
+        """The shape as ints and the dtype the normals are made in; ConfigError for a non-floating dtype."""
         if not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
             raise ConfigError("dtype", dtype, "a floating torch dtype (float32, float64, bfloat16, float16)")
         shape = tuple(int(n) for n in shape)
         work = torch.float64 if dtype == torch.float64 else torch.float32
         self._check_size(shape, math.prod(shape), work)
-        out = torch.empty((len(self.seeds), math.prod(shape)), dtype=work, device=self.device)  # (B, n)
-        if out.numel():
-            self._fill(out)
-        self.draws += 1
-        return out.reshape(self.batch + shape).to(dtype)
+        return shape, work
+
+    def _advance(self) -> None:
+        self.draws += 1  # one draw done
 
     def _check_size(self, shape: tuple[int, ...], n: int, work: torch.dtype) -> None:
         """ConfigError naming ``shape`` where one draw of ``n`` normals exceeds the source's counter layout."""
 
     def _fill(self, out: torch.Tensor) -> None:
         raise NotImplementedError
+
+    def _fill_last(self, n: int, work: torch.dtype) -> torch.Tensor:
+        """The draw's ``n`` normals of every stream as ``(n, B)`` in ``work``: ``_fill``'s rows, transposed."""
+        out = torch.empty((len(self.seeds), n), dtype=work, device=self.device)  # (B, n)
+        if out.numel():
+            self._fill(out)
+        return out.t().contiguous()
 
 
 class CounterStreams(DrawCounted):

@@ -1,0 +1,112 @@
+"""Many small runs of the paper's layer as one vector program: the batch as the last axis (THEORY section 1; the
+phase-diagram case of docs/benchmarks.md, "Many small runs in one batch").
+
+A batch of B small runs ``(B, N, d)`` spends its time in torch's per-row kernels (``bmm`` of 4 x 4 matrices, a
+softmax over 4 keys, a norm of 4 coordinates). Held as ``(N, d, B)``, every operation of a layer is a pass over B
+contiguous numbers, and ``core._batch_last`` computes each exactly as torch's kernel does for one run: the result
+equals the usual layout's bit for bit (tests/test_batch_last.py), only faster. ``StochasticTransformer.run`` takes
+this path by itself where it applies (``applies``): a CPU batch ``(B, N, d)`` of at least ``MIN_RUNS`` runs in
+float32 or float64, the Post-LN layer, the paper's attention (Q^T K = beta I with a number beta, V = I, not causal,
+small enough for the stacked path) and the MLP noise drawn directly (number bias stds, a piecewise-linear
+activation, every product small enough for torch's plain ``bmm`` loop), and no observers. The normals come from
+the source's ``randn_last`` where it has one (``SplitMixStreams`` makes them in this layout; the counter sources
+transpose theirs), else from ``randn`` transposed: the same numbers either way.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ..attention._softmax import SoftmaxAttention, _small
+from ..contracts import RandomSource
+from ..core._batch_last import matmul_last, project_last, softmax_last
+from ..noise._mlp import MLPNoise
+
+MIN_RUNS = 1024  # runs from which the batch-last layout pays: level at 1,024, 0.8x at 4,096 (docs/benchmarks.md)
+PLAIN_LOOP_LIMIT = 400  # torch's bmm runs its plain loop for products of fewer multiply-adds (is * js * ks)
+
+
+def _attention_fits(attention, n: int, d: int) -> bool:
+    if attention is None:
+        return True
+    plain = type(attention) is SoftmaxAttention and attention._plain_beta is not None
+    return plain and _small(n, d, d) and n * n * d < PLAIN_LOOP_LIMIT
+
+
+def _noise_fits(noise, n: int, d: int) -> bool:
+    if noise is None:
+        return True
+    if type(noise) is not MLPNoise or noise.sampling != "direct" or noise.matmul_dtype is not None:
+        return False
+    numbers = all(isinstance(s, (int, float)) for s in (noise.su, noise.sw))
+    return numbers and noise.activation.leak is not None and n * d * noise.width < PLAIN_LOOP_LIMIT
+
+
+def applies(model, x: torch.Tensor, source: RandomSource, observers: tuple) -> bool:
+    """Whether ``model`` (a ``StochasticTransformer``) runs the tokens ``x`` with ``source`` batch-last (see the
+    module doc)."""
+    from ._norms.schemes import PostLN
+
+    if x.ndim != 3 or x.shape[0] < MIN_RUNS or x.device.type != "cpu" or observers or x.requires_grad:
+        return False
+    if tuple(getattr(source, "batch", ())) != (x.shape[0],):
+        return False
+    if x.dtype not in (torch.float32, torch.float64) or type(model.norm) is not PostLN:
+        return False
+    n, d = x.shape[1:]
+    parts = (model._attention, model.noise)
+    return any(p is not None for p in parts) and _attention_fits(parts[0], n, d) and _noise_fits(parts[1], n, d)
+
+
+def enter(x: torch.Tensor) -> torch.Tensor:
+    """``(B, N, d) -> (N, d, B)``, contiguous."""
+    return x.permute(1, 2, 0).contiguous()
+
+
+def leave(x: torch.Tensor) -> torch.Tensor:
+    """Saved states ``(S, N, d, B) -> (S, B, N, d)``, contiguous."""
+    return x.permute(0, 3, 1, 2).contiguous()
+
+
+def normals(source: RandomSource, shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
+    """``source.randn(shape, dtype)`` with the batch last, ``(*shape, B)``."""
+    draw = getattr(source, "randn_last", None)
+    if draw is not None:
+        return draw(shape, dtype)
+    z = source.randn(shape, dtype)  # (B, *shape)
+    return z.reshape(z.shape[0], -1).t().contiguous().reshape(*shape, z.shape[0])
+
+
+def attention_drift(x: torch.Tensor, beta: float) -> torch.Tensor:
+    """``SoftmaxAttention(beta).drift`` of each run: softmax(beta x x^T) x. ``(N, d, B) -> (N, d, B)``."""
+    scores = matmul_last(x * beta, x.transpose(0, 1))  # (N, N, B)
+    return matmul_last(softmax_last(scores), x)
+
+
+def mlp_increment(noise: MLPNoise, y: torch.Tensor, dt: float, source: RandomSource) -> torch.Tensor:
+    """``MLPNoise.increment`` of each run (``sample`` then ``apply``, the same draws and operations).
+    ``(N, d, B) -> (N, d, B)``."""
+    m, d, dtype = noise.width, y.shape[1], y.dtype
+    U = normals(source, (m, d), dtype)  # (m, d, B)
+    bU = normals(source, (m,), dtype) * noise.su  # (m, B)
+    W = normals(source, (d, m), dtype)  # (d, m, B)
+    bW = normals(source, (d,), dtype) * noise.sw  # (d, B)
+    pre = matmul_last(y / math.sqrt(d), U.transpose(0, 1))  # (N, m, B)
+    pre = pre if noise.su == 0 else pre.add_(bU)
+    out = matmul_last(noise.activation.apply_(pre), W.transpose(0, 1))  # (N, d, B)
+    out.mul_(1 / math.sqrt(m))
+    out = out if noise.sw == 0 else out.add_(bW)
+    return math.sqrt(dt) * out
+
+
+def layer(model, x: torch.Tensor, source: RandomSource) -> torch.Tensor:
+    """``PostLN.layer`` of each run: ``LN(x + dt Attn(x))``, then ``LN(y + sqrt(dt) G(y))``. ``(N, d, B)``."""
+    dt, attention, noise = model.dt, model._attention, model.noise
+    model.clock += 1
+    if attention is not None:
+        x = project_last(x + dt * attention_drift(x, attention._plain_beta))
+    if noise is not None:
+        x = project_last(x + mlp_increment(noise, x, dt, source))
+    return x
