@@ -55,6 +55,7 @@ def test_tree_lanes_add_in_order_for_as_many_entries_as_the_tree_allows():
     assert ops.tree_lanes(5, 16) == (0, 8, 4, 2, 1)
     assert ops.tree_lanes(1, 8) == (0,) and ops.tree_lanes(5, 8) is None
     lanes = ops.tree_lanes(4, 8)
+    assert lanes is not None
     values = np.array([1.0, 2.0**-24, 2.0**-24, 2.0**-24], dtype=np.float32)  # sums that depend on the order
     row = np.zeros(8, dtype=np.float32)
     row[list(lanes)] = values

@@ -117,7 +117,7 @@ def softmax_plan(entries: int, dtype: torch.dtype) -> tuple[tuple[int, ...], int
     and it gives torch's softmax on the probe inputs (checked once per process); else None."""
     width = simd_width(dtype)
     lanes = None if width is None or entries >= width else tree_lanes(entries, width)
-    if lanes is None:
+    if width is None or lanes is None:
         return None
     s = _probe((3, entries), dtype)  # (R, I, J)
     padded = _softmax_padded(s.permute(1, 2, 0).contiguous(), lanes, width).permute(2, 0, 1)

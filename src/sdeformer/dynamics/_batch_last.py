@@ -81,7 +81,8 @@ def normals(source: RandomSource, shape: tuple[int, ...], dtype: torch.dtype) ->
 
 def attention_drift(x: torch.Tensor, beta: float) -> torch.Tensor:
     """``SoftmaxAttention(beta).drift`` of each run: softmax(beta x x^T) x. ``(N, d, B) -> (N, d, B)``."""
-    scores = matmul_last(x * beta, x.transpose(0, 1))  # (N, N, B)
+    queries = x if beta == 1 else x * beta  # x * 1 is x, bit for bit
+    scores = matmul_last(queries, x.transpose(0, 1))  # (N, N, B)
     return matmul_last(softmax_last(scores), x)
 
 
@@ -90,14 +91,14 @@ def mlp_increment(noise: MLPNoise, y: torch.Tensor, dt: float, source: RandomSou
     ``(N, d, B) -> (N, d, B)``."""
     m, d, dtype = noise.width, y.shape[1], y.dtype
     U = normals(source, (m, d), dtype)  # (m, d, B)
-    bU = normals(source, (m,), dtype) * noise.su  # (m, B)
+    bU = normals(source, (m,), dtype)  # (m, B); drawn even where its std is 0 (the streams advance alike)
     W = normals(source, (d, m), dtype)  # (d, m, B)
-    bW = normals(source, (d,), dtype) * noise.sw  # (d, B)
+    bW = normals(source, (d,), dtype)  # (d, B)
     pre = matmul_last(y / math.sqrt(d), U.transpose(0, 1))  # (N, m, B)
-    pre = pre if noise.su == 0 else pre.add_(bU)
+    pre = pre if noise.su == 0 else pre.add_(bU.mul_(noise.su))
     out = matmul_last(noise.activation.apply_(pre), W.transpose(0, 1))  # (N, d, B)
     out.mul_(1 / math.sqrt(m))
-    out = out if noise.sw == 0 else out.add_(bW)
+    out = out if noise.sw == 0 else out.add_(bW.mul_(noise.sw))
     return math.sqrt(dt) * out
 
 
