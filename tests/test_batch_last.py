@@ -17,6 +17,7 @@ from sdeformer.core._counter import CounterStreams
 from sdeformer.core._rng import Streams
 from sdeformer.core._sphere import project
 from sdeformer.core._splitmix import SplitMixStreams
+from sdeformer.dynamics._engine import build_batched
 from sdeformer.dynamics._loop import SaveAt
 from sdeformer.dynamics._norms.schemes import PreLN
 
@@ -143,6 +144,23 @@ def test_a_run_batch_last_equals_the_usual_layout_bit_for_bit(kwargs, rng, monke
         half = model.run(x0, streams=streams, stop=2, saveat=SaveAt(final_only=True)).final
         rest = model.run(half, streams=streams, start=2, saveat=SaveAt(final_only=True)).final
         assert _same_bits(rest, usual.final)
+
+
+def test_a_phase_diagrams_batch_one_setting_per_run_equals_the_usual_layout(monkeypatch, one_thread):
+    monkeypatch.setattr(engine, "MIN_RUNS", 8)
+    configs = [
+        ModelConfig(
+            tokens=4, dim=4, width=8, layers=4, beta=b, su=su, sw=0.1 * k, attention_scale=s, seed=k, rng="splitmix"
+        )
+        for k, (b, su, s) in enumerate((b, su, s) for b in (0.5, 1.0, 3.7) for su in (0.0, 0.3) for s in (1.0, -0.6))
+    ]
+    model = build_batched(configs)
+    x0 = torch.stack([c.initial_tokens("cpu") for c in configs])
+    streams = [SplitMixStreams([c.seed for c in configs], (len(configs),)) for _ in range(2)]
+    assert engine.applies(model, x0, streams[0], ())
+    fast = model.run(x0, streams=streams[0])
+    model.batch_last = False
+    assert _same_bits(fast.x, model.run(x0, streams=streams[1]).x)
 
 
 def test_the_engine_takes_only_the_runs_it_computes_exactly(monkeypatch):

@@ -3,10 +3,11 @@ of N = 4, d = 4, width 8, 20 layers, float32, one seed per run, only the last st
 ``torch.randn`` drawing the same count of normals (the MLP's per layer and run: 2 m d + m + d).
 
 Contenders, interleaved A B A B over rounds (``timing.interleaved``): the run with ``rng: splitmix`` (the source for
-this case), the same in the usual layout (``batch_last`` off: what ``dynamics._batch_last`` saves; the numbers are
-equal), with ``rng: counter`` (Philox) and with the default source (one generator per run), the same batch without
-noise (attention and normalization only: the part of the time that is not the noise), and the floor. Reported:
-seconds, and per round each over the floor.
+this case), the phase diagram's form of it (one beta and one su per run: 64 x 64 settings as one batched model,
+``engine.build_batched``), the same in the usual layout (``batch_last`` off: what ``dynamics._batch_last`` saves;
+the numbers are equal), with ``rng: counter`` (Philox) and with the default source (one generator per run), the
+same batch without noise (attention and normalization only: the part of the time that is not the noise), and the
+floor. Reported: seconds, and per round each over the floor.
 
     python -m sdeformer.bench small_runs [--rounds 5] [--runs 4096] [--out FILE]
 """
@@ -19,6 +20,7 @@ from pathlib import Path
 import torch
 
 from sdeformer.config import ModelConfig
+from sdeformer.dynamics._engine import build_batched
 from sdeformer.dynamics._loop import SaveAt
 
 from ._timing import conditions, finish, interleaved, ratio, spread
@@ -33,14 +35,16 @@ def normals(runs: int) -> int:
 
 
 def contenders(runs: int) -> dict:
-    """The six contenders at ``runs`` runs (the batched runs from the same tokens and seeds)."""
+    """The seven contenders at ``runs`` runs (the batched runs from the same tokens and seeds)."""
     cfg = ModelConfig(tokens=SIZE["tokens"], dim=SIZE["dim"], width=SIZE["width"], layers=SIZE["layers"])
     x0 = torch.randn(runs, SIZE["tokens"], SIZE["dim"], generator=torch.Generator().manual_seed(0))
     seeds, last = list(range(runs)), SaveAt(final_only=True)
     noisy, quiet, usual, count = cfg.build(), cfg.replace(mlp=False).build(), cfg.build(), normals(runs)
     usual.batch_last = False
+    grid = build_batched([cfg.replace(beta=0.5 + k % 64 / 8, su=k // 64 / 64) for k in range(runs)])
     return {
         "splitmix": lambda: noisy.run(x0, seed=seeds, rng="splitmix", saveat=last).final,
+        "splitmix, a beta and su per run": lambda: grid.run(x0, seed=seeds, rng="splitmix", saveat=last).final,
         "splitmix, usual layout": lambda: usual.run(x0, seed=seeds, rng="splitmix", saveat=last).final,
         "counter": lambda: noisy.run(x0, seed=seeds, rng="counter", saveat=last).final,
         "generator": lambda: noisy.run(x0, seed=seeds, rng="generator", saveat=last).final,

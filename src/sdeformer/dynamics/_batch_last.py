@@ -6,9 +6,10 @@ softmax over 4 keys, a norm of 4 coordinates). Held as ``(N, d, B)``, every oper
 contiguous numbers, and ``core._batch_last`` computes each exactly as torch's kernel does for one run: the result
 equals the usual layout's bit for bit (tests/test_batch_last.py), only faster. ``StochasticTransformer.run`` takes
 this path by itself where it applies (``applies``): a CPU batch ``(B, N, d)`` of at least ``MIN_RUNS`` runs in
-float32 or float64, the Post-LN layer, the paper's attention (Q^T K = beta I with a number beta, V = I, not causal,
-small enough for the stacked path) and the MLP noise drawn directly (number bias stds, a piecewise-linear
-activation, every product small enough for torch's plain ``bmm`` loop), and no observers. The normals come from
+float32 or float64, the Post-LN layer, the paper's attention (Q^T K = beta I, V = scale I, not causal, small
+enough for the stacked path) and the MLP noise drawn directly (a piecewise-linear activation, every product small
+enough for torch's plain ``bmm`` loop), beta, scale and the bias stds numbers or one per run (a phase diagram's
+batch, ``engine.build_batched``), and no observers. The normals come from
 the source's ``randn_last`` where it has one (``SplitMixStreams`` makes them in this layout; the counter sources
 transpose theirs), else from ``randn`` transposed: the same numbers either way.
 """
@@ -28,10 +29,19 @@ MIN_RUNS = 1024  # runs from which the batch-last layout pays: level at 1,024, 0
 PLAIN_LOOP_LIMIT = 400  # torch's bmm runs its plain loop for products of fewer multiply-adds (is * js * ks)
 
 
+def _per_run_ok(value) -> bool:
+    """A number, or one value per run (a tensor of at most one axis)."""
+    return isinstance(value, (int, float)) or (isinstance(value, torch.Tensor) and value.ndim <= 1)
+
+
 def _attention_fits(attention, n: int, d: int) -> bool:
     if attention is None:
         return True
-    plain = type(attention) is SoftmaxAttention and attention._plain_beta is not None
+    if type(attention) is not SoftmaxAttention or attention.causal:
+        return False
+    plain = all(getattr(attention, m) is None for m in "QKV") and all(
+        map(_per_run_ok, (attention.beta, attention.scale))
+    )
     return plain and _small(n, d, d) and n * n * d < PLAIN_LOOP_LIMIT
 
 
@@ -40,8 +50,21 @@ def _noise_fits(noise, n: int, d: int) -> bool:
         return True
     if type(noise) is not MLPNoise or noise.sampling != "direct" or noise.matmul_dtype is not None:
         return False
-    numbers = all(isinstance(s, (int, float)) for s in (noise.su, noise.sw))
-    return numbers and noise.activation.leak is not None and n * d * noise.width < PLAIN_LOOP_LIMIT
+    stds = all(map(_per_run_ok, (noise.su, noise.sw)))
+    return stds and noise.activation.leak is not None and n * d * noise.width < PLAIN_LOOP_LIMIT
+
+
+def _per_run(value, like: torch.Tensor, lead: int):
+    """A parameter as the usual layout's ``run_param`` makes it, batch-last: a number as it is, per-run values in
+    ``like``'s dtype as ``(1, ..., 1, B)`` with ``lead`` ones (a 0-d tensor stays 0-d)."""
+    if isinstance(value, (int, float)):
+        return value
+    t = torch.as_tensor(value, dtype=like.dtype, device=like.device)
+    return t.reshape((1,) * lead + (-1,)) if t.ndim else t
+
+
+def _is(value, number: float) -> bool:
+    return isinstance(value, (int, float)) and value == number
 
 
 def applies(model, x: torch.Tensor, source: RandomSource, observers: tuple) -> bool:
@@ -79,26 +102,29 @@ def normals(source: RandomSource, shape: tuple[int, ...], dtype: torch.dtype) ->
     return z.reshape(z.shape[0], -1).t().contiguous().reshape(*shape, z.shape[0])
 
 
-def attention_drift(x: torch.Tensor, beta: float) -> torch.Tensor:
-    """``SoftmaxAttention(beta).drift`` of each run: softmax(beta x x^T) x. ``(N, d, B) -> (N, d, B)``."""
-    queries = x if beta == 1 else x * beta  # x * 1 is x, bit for bit
+def attention_drift(x: torch.Tensor, attention: SoftmaxAttention) -> torch.Tensor:
+    """``SoftmaxAttention(beta, scale).drift`` of each run (beta, scale numbers or one per run): softmax(beta x
+    x^T) x, times the scale. ``(N, d, B) -> (N, d, B)``."""
+    beta = _per_run(attention.beta, x, 2)
+    queries = x if _is(beta, 1) else x * beta  # x * 1 is x, bit for bit
     scores = matmul_last(queries, x.transpose(0, 1))  # (N, N, B)
-    return matmul_last(softmax_last(scores), x)
+    out = matmul_last(softmax_last(scores), x)
+    return out if _is(attention.scale, 1) else out * _per_run(attention.scale, x, 2)
 
 
 def mlp_increment(noise: MLPNoise, y: torch.Tensor, dt: float, source: RandomSource) -> torch.Tensor:
-    """``MLPNoise.increment`` of each run (``sample`` then ``apply``, the same draws and operations).
-    ``(N, d, B) -> (N, d, B)``."""
+    """``MLPNoise.increment`` of each run (``sample`` then ``apply``, the same draws and operations; bias stds
+    numbers or one per run). ``(N, d, B) -> (N, d, B)``."""
     m, d, dtype = noise.width, y.shape[1], y.dtype
     U = normals(source, (m, d), dtype)  # (m, d, B)
     bU = normals(source, (m,), dtype)  # (m, B); drawn even where its std is 0 (the streams advance alike)
     W = normals(source, (d, m), dtype)  # (d, m, B)
     bW = normals(source, (d,), dtype)  # (d, B)
     pre = matmul_last(y / math.sqrt(d), U.transpose(0, 1))  # (N, m, B)
-    pre = pre if noise.su == 0 else pre.add_(bU.mul_(noise.su))
+    pre = pre if _is(noise.su, 0) else pre.add_(bU.mul_(_per_run(noise.su, y, 1)))
     out = matmul_last(noise.activation.apply_(pre), W.transpose(0, 1))  # (N, d, B)
     out.mul_(1 / math.sqrt(m))
-    out = out if noise.sw == 0 else out.add_(bW.mul_(noise.sw))
+    out = out if _is(noise.sw, 0) else out.add_(bW.mul_(_per_run(noise.sw, y, 1)))
     return math.sqrt(dt) * out
 
 
@@ -107,7 +133,7 @@ def layer(model, x: torch.Tensor, source: RandomSource) -> torch.Tensor:
     dt, attention, noise = model.dt, model._attention, model.noise
     model.clock += 1
     if attention is not None:
-        x = project_last(x + dt * attention_drift(x, attention._plain_beta))
+        x = project_last(x + dt * attention_drift(x, attention))
     if noise is not None:
         x = project_last(x + mlp_increment(noise, x, dt, source))
     return x
