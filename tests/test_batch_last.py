@@ -17,6 +17,7 @@ from sdeformer.core._counter import CounterStreams
 from sdeformer.core._rng import Streams
 from sdeformer.core._sphere import project
 from sdeformer.core._splitmix import SplitMixStreams
+from sdeformer.dynamics._discrete import StochasticTransformer
 from sdeformer.dynamics._engine import build_batched
 from sdeformer.dynamics._loop import SaveAt
 from sdeformer.dynamics._norms.schemes import PreLN
@@ -155,6 +156,7 @@ def test_a_phase_diagrams_batch_one_setting_per_run_equals_the_usual_layout(monk
         for k, (b, su, s) in enumerate((b, su, s) for b in (0.5, 1.0, 3.7) for su in (0.0, 0.3) for s in (1.0, -0.6))
     ]
     model = build_batched(configs)
+    assert isinstance(model, StochasticTransformer)
     x0 = torch.stack([c.initial_tokens("cpu") for c in configs])
     streams = [SplitMixStreams([c.seed for c in configs], (len(configs),)) for _ in range(2)]
     assert engine.applies(model, x0, streams[0], ())
