@@ -138,6 +138,8 @@ def test_a_run_batch_last_equals_the_usual_layout_bit_for_bit(kwargs, rng, monke
     model.batch_last = False
     usual = model.run(x0, seed=list(range(40)), rng=rng)
     assert _same_bits(fast.x, usual.x) and torch.equal(fast.steps, usual.steps)
+    for k in (0, 23):  # and batched equals unbatched: run k alone
+        assert _same_bits(fast.x[:, k], model.run(x0[k], seed=k, rng=rng).x)
     # a run resumed in two segments from its streams, and only the last state kept
     model.batch_last = True
     streams = SplitMixStreams(list(range(40)), (40,)) if rng == "splitmix" else None
