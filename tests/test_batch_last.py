@@ -89,7 +89,8 @@ def test_project_last_is_project_for_every_dimension_and_torch_sqrt_is_not(dtype
     for d in range(2, 10):
         v = torch.randn((3000, 4, d), generator=g, dtype=dtype) * torch.rand((3000, 4, 1), generator=g, dtype=dtype)
         assert torch.equal(_usual(ops.project_last(_last(v))), project(v)), d
-    assert ops.norm_holds(4, dtype)  # the in-order form serves d = 4 on this CPU
+    if ops.simd_width(dtype) in (4, 8):  # an AVX2 CPU (this one): the in-order form serves d = 4
+        assert ops.norm_holds(4, dtype)
     v = torch.randn((3000, 4, 4), generator=g, dtype=dtype)
     squares = v * v  # the near miss: the same sum with torch's sqrt
     by_hand = (((squares[..., :1] + squares[..., 1:2]) + squares[..., 2:3]) + squares[..., 3:]).sqrt()
