@@ -189,6 +189,8 @@ def test_the_engine_takes_only_the_runs_it_computes_exactly(monkeypatch):
     for why, (model, tokens, src, observers) in refused.items():
         assert not engine.applies(model, tokens, src, observers), why
     model = base.build()
+    model.attention = SoftmaxAttention(beta=torch.ones(5))  # per-run values for another batch: the usual error
+    assert not engine.applies(model, x, source, ())
     model.attention = SoftmaxAttention(Q=torch.eye(4), K=torch.eye(4), V=torch.eye(4))
     assert not engine.applies(model, x, source, ())
     model.norm = PreLN()

@@ -217,13 +217,6 @@ class DrawCounted:
         self._advance()
         return out.reshape(self.batch + shape).to(dtype)
 
-    def randn_last(self, shape: tuple[int, ...], dtype: torch.dtype = torch.float32) -> torch.Tensor:
-        """``randn(shape, dtype)``'s numbers with the batch last, ``(*shape, B)`` (``dynamics._batch_last``)."""
-        shape, work = self._draw_shape(shape, dtype)
-        out = self._fill_last(math.prod(shape), work)  # (n, B)
-        self._advance()
-        return out.reshape(shape + (len(self.seeds),)).to(dtype)
-
     def _draw_shape(self, shape: tuple[int, ...], dtype: torch.dtype) -> tuple[tuple[int, ...], torch.dtype]:
         """The shape as ints and the dtype the normals are made in; ConfigError for a non-floating dtype."""
         if not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
@@ -241,13 +234,6 @@ class DrawCounted:
 
     def _fill(self, out: torch.Tensor) -> None:
         raise NotImplementedError
-
-    def _fill_last(self, n: int, work: torch.dtype) -> torch.Tensor:
-        """The draw's ``n`` normals of every stream as ``(n, B)`` in ``work``: ``_fill``'s rows, transposed."""
-        out = torch.empty((len(self.seeds), n), dtype=work, device=self.device)  # (B, n)
-        if out.numel():
-            self._fill(out)
-        return out.t().contiguous()
 
 
 class CounterStreams(DrawCounted):

@@ -29,6 +29,7 @@ ulp across devices.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import torch
@@ -127,6 +128,14 @@ class SplitMixStreams(DrawCounted):
                 mix(w, scratch[: w.numel()].view(shape))
                 _integers(w, scratch[: w.numel()].view(shape), out[r0:r1, per_word * q0 : per_word * q1])
         _inverse_cdf(out)
+
+    def randn_last(self, shape: tuple[int, ...], dtype: torch.dtype = torch.float32) -> torch.Tensor:
+        """``randn(shape, dtype)``'s numbers with the batch last, ``(*shape, B)`` (``dynamics._batch_last``), made in
+        that layout; advances the counters as ``randn`` does."""
+        shape, work = self._draw_shape(shape, dtype)
+        out = self._fill_last(math.prod(shape), work)  # (n, B)
+        self._advance()
+        return out.reshape(shape + (len(self.seeds),)).to(dtype)
 
     def _fill_last(self, n: int, work: torch.dtype) -> torch.Tensor:
         """The draw's ``n`` normals as ``(n, B)``, made in that layout (words ``(q, B)``, the streams inner): the

@@ -10,8 +10,8 @@ float32 or float64, the Post-LN layer, the paper's attention (Q^T K = beta I, V 
 enough for the stacked path) and the MLP noise drawn directly (a piecewise-linear activation, every product small
 enough for torch's plain ``bmm`` loop), beta, scale and the bias stds numbers or one per run (a phase diagram's
 batch, ``engine.build_batched``), and no observers. The normals come from
-the source's ``randn_last`` where it has one (``SplitMixStreams`` makes them in this layout; the counter sources
-transpose theirs), else from ``randn`` transposed: the same numbers either way.
+the source's ``randn_last`` where it has one (``SplitMixStreams`` makes them in this layout), else from its
+``randn`` transposed: the same numbers either way.
 """
 
 from __future__ import annotations
@@ -29,28 +29,30 @@ MIN_RUNS = 1024  # runs from which the batch-last layout pays: level at 1,024, 0
 PLAIN_LOOP_LIMIT = 400  # torch's bmm runs its plain loop for products of fewer multiply-adds (is * js * ks)
 
 
-def _per_run_ok(value) -> bool:
-    """A number, or one value per run (a tensor of at most one axis)."""
-    return isinstance(value, (int, float)) or (isinstance(value, torch.Tensor) and value.ndim <= 1)
+def _per_run_ok(value, runs: int) -> bool:
+    """A number, or one value for every run or all of them (``(runs,)`` or ``(1,)``); anything else takes the usual
+    layout, which names the parameter in its error."""
+    if isinstance(value, (int, float)):
+        return True
+    return isinstance(value, torch.Tensor) and (value.ndim == 0 or (value.ndim == 1 and len(value) in (1, runs)))
 
 
-def _attention_fits(attention, n: int, d: int) -> bool:
+def _attention_fits(attention, n: int, d: int, runs: int) -> bool:
     if attention is None:
         return True
     if type(attention) is not SoftmaxAttention or attention.causal:
         return False
-    plain = all(getattr(attention, m) is None for m in "QKV") and all(
-        map(_per_run_ok, (attention.beta, attention.scale))
-    )
+    numbers = all(_per_run_ok(v, runs) for v in (attention.beta, attention.scale))
+    plain = numbers and all(getattr(attention, m) is None for m in "QKV")
     return plain and _small(n, d, d) and n * n * d < PLAIN_LOOP_LIMIT
 
 
-def _noise_fits(noise, n: int, d: int) -> bool:
+def _noise_fits(noise, n: int, d: int, runs: int) -> bool:
     if noise is None:
         return True
     if type(noise) is not MLPNoise or noise.sampling != "direct" or noise.matmul_dtype is not None:
         return False
-    stds = all(map(_per_run_ok, (noise.su, noise.sw)))
+    stds = all(_per_run_ok(v, runs) for v in (noise.su, noise.sw))
     return stds and noise.activation.leak is not None and n * d * noise.width < PLAIN_LOOP_LIMIT
 
 
@@ -78,9 +80,10 @@ def applies(model, x: torch.Tensor, source: RandomSource, observers: tuple) -> b
         return False
     if x.dtype not in (torch.float32, torch.float64) or type(model.norm) is not PostLN:
         return False
-    n, d = x.shape[1:]
-    parts = (model._attention, model.noise)
-    return any(p is not None for p in parts) and _attention_fits(parts[0], n, d) and _noise_fits(parts[1], n, d)
+    runs, n, d = x.shape
+    attention, noise = model._attention, model.noise
+    fits = _attention_fits(attention, n, d, runs) and _noise_fits(noise, n, d, runs)
+    return fits and (attention is not None or noise is not None)
 
 
 def enter(x: torch.Tensor) -> torch.Tensor:
