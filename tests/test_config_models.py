@@ -20,7 +20,7 @@ from sdeformer.noise import PartialNoise
 from sdeformer.noise._mlp import MLPNoise
 from sdeformer.sweeps import run
 from sdeformer.sweeps._points import point_hash
-from sdeformer.sweeps._spec import parse_spec
+from sdeformer.sweeps._spec import SWEEP_RNG, parse_spec
 
 LEGACY_FIELDS = [
     "tokens", "dim", "width", "layers", "horizon", "activation", "su", "sw", "mlp", "attention",
@@ -74,6 +74,7 @@ def test_bad_fields_raise_one_line_config_errors(changes):
 
 @pytest.mark.parametrize("noise", ["mlp", "gaussian", "value", "heads", "quadratic"])
 @pytest.mark.parametrize("attention", ["softmax", "off", "usa", "l2", "sinkhorn", "random"])
+@pytest.mark.kernels
 def test_every_noise_with_every_attention_batched_equals_unbatched(noise, attention):
     causal = attention in ("softmax", "l2")
     configs = [ModelConfig(**SMALL, noise=noise, attention=attention, share=0.5, causal=causal, seed=s) for s in (1, 2)]
@@ -111,7 +112,7 @@ def test_sweep_over_share_and_noise_runs_and_share_one_is_the_plain_config(tmp_p
     assert out["runs"] == 8 and out["done"] == 8 and out["error"] == 0
     df = pd.read_parquet(tmp_path / "table")
     assert set(zip(df["share"], df["noise"])) == {(s, n) for s in (0.5, 1.0) for n in ("mlp", "gaussian")}
-    plain = ModelConfig(**base).replace(save_every=base["layers"])
+    plain = ModelConfig(**base).replace(save_every=base["layers"], rng=SWEEP_RNG)  # a sweep's source by default
     rows = cast(pd.DataFrame, df[(df["share"] == 1.0) & (df["noise"] == "mlp")]).sort_values("replicate")
     assert set(rows["config_hash"]) == {point_hash(plain)}  # share = 1 is the plain config: same point
     alone = run(parse_spec({**spec.source, "axes": {}}), tmp_path / "plain")  # the plain config, no new axes
@@ -121,7 +122,7 @@ def test_sweep_over_share_and_noise_runs_and_share_one_is_the_plain_config(tmp_p
         assert same[column].tolist() == rows[column].tolist()  # bit for bit
     for _, row in rows.iterrows():  # and the engine's run is the unbatched run of the plain config
         cfg = plain.replace(seed=int(cast(int, row["seed"])))
-        x = cfg.build().run(cfg.initial_tokens(), seed=cfg.seed).final  # (N, d)
+        x = cfg.build().run(cfg.initial_tokens(), seed=cfg.seed, rng=cfg.rng).final  # (N, d)
         mean_cos = (x @ x.T)[~torch.eye(6, dtype=torch.bool)].mean()
         assert float(mean_cos) == pytest.approx(row["mean_cos"], rel=0, abs=1e-12)
     # the partial and the common noise differ at the same replicate

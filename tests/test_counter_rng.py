@@ -26,6 +26,8 @@ from sdeformer.dynamics._discrete import StochasticTransformer
 from sdeformer.noise._mlp import MLPNoise
 from sdeformer.noise._sources import BulkSource
 
+pytestmark = pytest.mark.kernels  # numbers that depend on torch's CPU kernels: `make test-kernels`
+
 SEEDS = [3, 2**62 + 5, 17, 0, 4, 2**32 + 3]
 SHAPES = [(7, 3), (5,), (), (1,), (64, 8), (0, 4), (2, 2, 2)]
 

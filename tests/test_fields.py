@@ -192,18 +192,32 @@ def test_increment_and_variance_equals_the_separate_calls(field):
     torch.testing.assert_close(var, field.variance(y), rtol=0, atol=0)
 
 
-def test_a_zero_bias_std_skips_adding_the_bias_and_changes_no_value():
-    """``MLPNoise.apply`` skips the bias additions when a std is the number 0 (the drawn biases are then +-0): the
-    result equals the MLP written out with the additions; the wrong model, a nonzero std skipped, differs."""
+def test_a_zero_bias_std_skips_its_draw_and_changes_no_value():
+    """A bias std that is the number 0 adds no bias (``MLPParams`` holds None) and its draw is skipped: every other
+    number of the layer is the one a drawn bias leaves (U and W equal those of nonzero stds, for every source),
+    and the result equals the MLP written out with its +-0 biases. Wrong models: a skip that does not count the
+    draw moves W; a nonzero std skipped changes the value."""
+    from sdeformer.core._rng import RNG_KINDS, make_streams
+    from sdeformer.core._splitmix import SplitMixStreams
     from sdeformer.noise._mlp import MLPNoise
 
     y = uniform_sphere(6, 4, batch=(3,), seed=2)  # (3, N, d)
-    for su, sw in ((0.0, 0.0), (0.0, 0.3), (0.2, 0.0)):
-        mlp = MLPNoise("relu", 16, su, sw)
-        p = mlp.sample(4, Streams([1, 2, 3], (3,)), y)
-        pre = torch.relu((y / 2.0) @ p.U.transpose(-1, -2) + p.bU.unsqueeze(-2))
-        written = (pre @ p.W.transpose(-1, -2)) * (1 / 4.0) + p.bW.unsqueeze(-2)
-        assert torch.equal(mlp.apply(p, y), written)
+    zero_mlp = MLPNoise("relu", 16, 0.0, 0.0)
+    for rng in RNG_KINDS:
+        zero = zero_mlp.sample(4, make_streams(rng, [1, 2, 3], (3,)), y)
+        drawn = MLPNoise("relu", 16, 0.2, 0.3).sample(4, make_streams(rng, [1, 2, 3], (3,)), y)
+        assert zero.bU is None and zero.bW is None and drawn.bU is not None and drawn.bW is not None
+        assert torch.equal(zero.U, drawn.U) and torch.equal(zero.W, drawn.W)
+        pre = torch.relu((y / 2.0) @ zero.U.transpose(-1, -2) + 0.0 * drawn.bU.unsqueeze(-2))
+        written = (pre @ zero.W.transpose(-1, -2)) * (1 / 4.0) + 0.0 * drawn.bW.unsqueeze(-2)
+        assert torch.equal(zero_mlp.apply(zero, y), written)
+
+    class Uncounted(SplitMixStreams):
+        def skip(self, shape, dtype=torch.float32) -> None:  # the wrong model: the draw not counted
+            pass
+
+    uncounted = zero_mlp.sample(4, Uncounted([1, 2, 3], (3,)), y)
+    assert not torch.equal(uncounted.W, zero_mlp.sample(4, SplitMixStreams([1, 2, 3], (3,)), y).W)
     mlp = MLPNoise("relu", 16, 0.2, 0.3)
     p = mlp.sample(4, Streams([1, 2, 3], (3,)), y)
     skipped = (torch.relu((y / 2.0) @ p.U.transpose(-1, -2)) @ p.W.transpose(-1, -2)) * (1 / 4.0)

@@ -78,6 +78,7 @@ def test_staircase_levels_are_the_saddles_of_equal_clusters():
     assert all(abs(p.level - ms.equal_clusters_energy(4, BETA)) > 0.05 for p in linear)  # linear time misses E_4
 
 
+@pytest.mark.kernels
 def test_staircase_with_common_noise_batched_equals_unbatched():
     t, energy, found = staircase_run(0.01, [3, 4], horizon=400.0)
     _, alone, _ = staircase_run(0.01, [4], horizon=400.0)

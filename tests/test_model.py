@@ -36,6 +36,7 @@ def test_same_seed_same_output_and_different_seed_differs():
     assert not torch.allclose(a.final, c.final)
 
 
+@pytest.mark.kernels
 def test_batched_equals_unbatched():
     x0 = sdf.uniform_sphere(6, 5, batch=(3,), seed=0, dtype=torch.float64)
     m = _model()

@@ -95,6 +95,7 @@ def test_causal_output_unchanged_by_future_tokens(name, float64):
 
 
 @pytest.mark.parametrize("name", sorted(VARIANTS))
+@pytest.mark.kernels
 def test_batched_equals_unbatched(name, float64):
     x = uniform_sphere(5, 4, batch=(2,), seed=5)
     batched = VARIANTS[name]().drift(x)

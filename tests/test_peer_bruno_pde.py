@@ -26,6 +26,8 @@ from sdeformer.cli import app
 from sdeformer.core._errors import ConfigError
 from sdeformer.peers import _bruno_pde as pde
 
+pytestmark = pytest.mark.kernels  # numbers that depend on torch's CPU kernels: `make test-kernels`
+
 PEER_START = {0: 0.3996671551599393, 1: -0.0009203874891809977 - 0.00062975545546601j}  # c_k(0) of its U[0]
 PEER_START[3] = 0.0009000194847515431 - 0.0006343308762908499j
 PEER_RATES = {  # beta: {k: (cos rate, sin rate)} of the notebook's run, n_points = 1001
@@ -48,27 +50,48 @@ PEER_TABLES = {  # beta: (T, its U's shape, U[-1] at x_0, x_1, x_250, x_500, x_9
 }
 
 
+FLOAT32_ULP = 2.0**-23  # one float32 ulp of a number in [1, 2)
+
+
+# sha256 of the notebook's u0 bytes (float64) under the recorded kernels
+START_DIGEST = "e5946bb64db6027165418e850eec7f8cd1754bb74b285b9357c9a1b9a2bfb936"
+
+
+def _start_digest(u0: np.ndarray) -> str:
+    return hashlib.sha256(np.ascontiguousarray(u0).tobytes()).hexdigest()
+
+
 def test_the_start_is_the_notebooks():
+    """The notebook's start draws its noise with ``torch.randn`` in float32, whose kernels differ by an ulp between
+    instruction sets (the AVX2 and AVX-512 normals are the recorded ones; the default kernels move u0 by up to
+    1.3e-8 and c_k by 4.9e-10): equal to a thousand float32 ulps of the noise times sigma dx, not to the bit."""
     x, u = pde.start(1001)
     dx = float(x[1] - x[0])
     for k, want in PEER_START.items():
         got = complex((u.numpy() * np.exp(-1j * k * x.numpy())).sum()) * dx / math.sqrt(2 * math.pi)
-        assert abs(got - want) < 1e-14  # the sum's order
+        assert abs(got - want) < 1000 * 4 * FLOAT32_ULP * pde.SIGMA * dx  # |noise| < 4: 1.7e-9
 
 
 @pytest.mark.parametrize("beta", list(PEER_TABLES))
 def test_the_published_scheme_is_the_notebooks_table_cell_for_cell(beta, tmp_path):
-    """``--as-published``: the notebook's Lax-Friedrichs run, its table equal to the last bit (its grid, its
-    cross-correlated velocity, its float32 rows); ``compare`` on the table counts every cell equal."""
+    """``--as-published``: the notebook's Lax-Friedrichs run (its grid, its cross-correlated velocity, its float32
+    rows); ``compare`` on the table counts every cell equal. The notebook's table itself is kernel-dependent (its
+    start's float32 normals, above): under AVX2 and AVX-512 ours has its sha256, under the default kernels 5-6 %
+    of the cells move by one float32 ulp (3e-8 at most; the scheme is stable, so the start's ulp stays an ulp).
+    Asserted: the recorded cells within four ulps of 0.16 (6e-8), and the table's bytes the notebook's wherever
+    the start's normals are (a start equal to the bit gives a table equal to the bit)."""
     horizon, shape, last, digest = PEER_TABLES[beta]
     table, dt = pde.lax_friedrichs(beta, 1001, horizon)
     assert table.shape == shape and dt == pytest.approx(0.02 * 2 * math.pi / 1000, rel=1e-15)
-    assert table[-1, [0, 1, 250, 500, 999]].tolist() == list(last)
-    assert hashlib.sha256(np.ascontiguousarray(table).tobytes()).hexdigest() == digest
+    assert table[-1, [0, 1, 250, 500, 999]] == pytest.approx(list(last), rel=0, abs=FLOAT32_ULP / 2)  # 4 ulps of 0.16
+    recorded_start = _start_digest(pde.start(1001)[1].numpy()) == START_DIGEST
+    same_bytes = hashlib.sha256(np.ascontiguousarray(table).tobytes()).hexdigest() == digest
+    assert same_bytes == recorded_start
     assert np.array_equal(table[1:].astype(np.float32), table[1:])  # its rows after the first are float32
     rates = pde.fitted(table, dt)  # over the whole run, as recorded
     for k, (peer_cos, peer_sin) in PEER_RATES[beta].items():
-        assert (rates["cos"][k - 1], rates["sin"][k - 1]) == pytest.approx((peer_cos, peer_sin), abs=1e-4)
+        # the recorded rates carry 4 decimals; the default kernels' start moves the fit by up to 3e-6 relative
+        assert (rates["cos"][k - 1], rates["sin"][k - 1]) == pytest.approx((peer_cos, peer_sin), rel=2e-5)
     np.save(tmp_path / "U.npy", table)
     result = peers.run("bruno", part="pde", as_published=True, beta=[beta], points=1001, maxtime=horizon)
     assert peers.compare("bruno", result, tmp_path / "U.npy") == {

@@ -21,6 +21,8 @@ from sdeformer.dynamics._loop import SaveAt
 from sdeformer.observables import pairwise_cosines
 from sdeformer.sweeps._observables import evaluate, parse_observables
 
+pytestmark = pytest.mark.kernels  # numbers that depend on torch's CPU kernels: `make test-kernels`
+
 
 def test_peer_goe_and_psd_are_ours_times_sqrt_d_from_the_same_draws():
     d = 6

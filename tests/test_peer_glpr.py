@@ -21,6 +21,8 @@ from sdeformer import peers
 from sdeformer.core._errors import ConfigError
 from sdeformer.peers import _glpr as glpr
 
+pytestmark = pytest.mark.kernels  # numbers that depend on torch's CPU kernels: `make test-kernels`
+
 SMALL = {"batch": 4, "tokens": 8, "dim": 3, "betas": 5, "betamin": 1.0, "betamax": 5.0}
 PAIRS, COLUMNS = 224, [0, 10, 40, 100, 199]
 SOFT = {"use_softmax": True, "maxtime": 20.0}

@@ -25,6 +25,8 @@ from sdeformer.dynamics._sde import GeodesicEuler, LimitSDE, make_solver
 from sdeformer.noise._fields import GaussianField
 from sdeformer.peers import _litm as litm
 
+pytestmark = pytest.mark.kernels  # numbers that depend on torch's CPU kernels: `make test-kernels`
+
 IDX = [0, 1, 16, 31, 47, 63]
 START = [0.3967539493719178, 0.33954161110744263, 2.2998395978164132, 2.241478700546331, 4.012765393628544]
 START += [5.991990725928354]

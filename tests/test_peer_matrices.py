@@ -12,6 +12,8 @@ from sdeformer.attention._variants import CausalSoftmaxAttention, L2Attention, U
 from sdeformer.core._errors import ConfigError
 from sdeformer.core._sphere import uniform_sphere
 
+pytestmark = pytest.mark.kernels  # numbers that depend on torch's CPU kernels: `make test-kernels`
+
 B, N, D = 3, 5, 4
 
 

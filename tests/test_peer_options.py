@@ -17,8 +17,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from threshold_cells import assert_threshold_cells
 
 from sdeformer.peers import _glpr as glpr, _simuformer as simuformer
+
+pytestmark = pytest.mark.kernels  # numbers that depend on torch's CPU kernels: `make test-kernels`
 
 SF_SMALL = {"batch": 4, "tokens": 8, "dim": 4, "betas": 5, "betamin": 1.0, "betamax": 5.0, "checkpoints": 21}
 SF_SMALL["norm"] = "postln"
@@ -88,12 +91,13 @@ SLOW = ("no_softmax, 8 heads", "adjacent, 8 heads")  # several seconds each on a
     "case", [pytest.param(c, marks=pytest.mark.slow) if c.startswith(SLOW) else c for c in SF]
 )  # fmt: skip
 def test_simuformer_cells_equal_the_scripts(case):
+    """The scripts' pair counts, cell for cell up to the one pair that kernels move (``threshold_cells``: "1 head
+    without softmax" has a cosine at 0.999 at beta 1, t = 1, one pair off under AVX-512)."""
     options, scale, density, clusters = SF[case]
     result = simuformer.run(**SF_SMALL, **options)
-    got, want = np.rint(np.array(result["density"]) * scale).astype(int), _rows(density)
-    assert got.tolist() == want.tolist()  # 1 head without softmax too: its cosine at beta 1, t = 1 is at 0.999
+    assert_threshold_cells(np.rint(np.array(result["density"]) * scale).astype(int), _rows(density))
     if clusters is not None:
-        assert np.rint(np.array(result["cluster"]) * 2).astype(int).tolist() == _rows(clusters).tolist()
+        assert_threshold_cells(np.rint(np.array(result["cluster"]) * 2).astype(int), _rows(clusters))
     else:
         assert not np.any(result["cluster"])  # the peer's zeros without --cluster_sizes
 

@@ -26,6 +26,8 @@ from sdeformer.core._errors import ConfigError
 from sdeformer.peers import _simuformer as simuformer
 from sdeformer.peers._published_radius import PublishedRadius
 
+pytestmark = pytest.mark.kernels  # numbers that depend on torch's CPU kernels: `make test-kernels`
+
 SMALL = {"batch": 4, "tokens": 8, "dim": 4, "betas": 5, "betamin": 1.0, "betamax": 5.0, "maxtime": 20.0}
 SMALL["checkpoints"] = 21
 PAIRS = 112
@@ -126,21 +128,27 @@ def _peer_file(tmp_path, counts: np.ndarray):
 
 @pytest.mark.parametrize("case", list(PEER))
 def test_post_ln_and_ngpt_cells_equal_the_peers(case, tmp_path):
+    """Cell for cell up to the one pair that kernels move (``threshold_cells``: "ngpt, 1 head" leaves one cell, one
+    pair at t = 20, under the default kernels; a wrong model, such as Pre-LN's corrected radius below, leaves most
+    cells)."""
     options, counts = PEER[case]
     result = simuformer.run(**SMALL, **options)
     same = peers.compare("simuformer", result, _peer_file(tmp_path, counts))
-    assert same == {"equal": 105, "total": 105, "max_diff": 0.0}  # nGPT with one head too (below)
+    assert same["total"] == 105 and same["equal"] >= 104 and same["max_diff"] * PAIRS <= 1 + 1e-6
 
 
 def test_pre_ln_needs_the_published_radius(tmp_path):
     """The peer's Pre-LN grows the radius by r sum_k A_k: sdeformer's Pre-LN (|r theta + dt A|) leaves most cells;
-    the published line reproduces the early ones exactly and most of the rest (float32 rounding amplified by
-    steps dt / r of a radius near 0)."""
+    the published line reproduces most of them. Not all, and not the same ones on every CPU: steps dt / r of a
+    radius near 0 amplify one float32 rounding by 10^6, so the count depends on torch's kernels (measured: 70 of
+    105 equal under AVX2 and AVX-512, 63 under the default kernels; the largest difference 0.08 / 0.23 / 0.23 of
+    the pairs; the corrected radius 9 equal and 0.51 everywhere). Asserted with that margin: the published line
+    keeps more than half the cells and a smaller largest difference, the corrected one under a fifth."""
     path = _peer_file(tmp_path, PRELN_1_HEAD)
     published = peers.compare("simuformer", simuformer.run(as_published=True, norm="preln", heads=1, **SMALL), path)
     corrected = peers.compare("simuformer", simuformer.run(norm="preln", heads=1, **SMALL), path)
-    assert published["equal"] >= 65 and corrected["equal"] <= 20
-    assert published["max_diff"] < 0.1 < corrected["max_diff"]
+    assert published["equal"] >= 55 and corrected["equal"] <= 20
+    assert published["max_diff"] < 0.3 < corrected["max_diff"]
 
 
 def test_published_radius_line():

@@ -28,6 +28,8 @@ from sdeformer.cli import app
 from sdeformer.core._errors import ConfigError
 from sdeformer.peers import _dotm as dotm
 
+pytestmark = pytest.mark.kernels  # numbers that depend on torch's CPU kernels: `make test-kernels`
+
 LITM_T_CRIT = {1.0: 2.457489, 2.0: 0.600716, 3.0: 0.174018}  # printed with 6 decimals
 LITM_ROWS = {0: (0.1, 27.092952059171), 9: (1.0, 2.457488980328), 47: (4.8, 0.022308300519)}
 DOTM_PATH = {500.0: 0.7604815930039236, 2000.0: 0.7663229859710328, 4000.0: 0.7662043057526253}

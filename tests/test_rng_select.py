@@ -24,6 +24,8 @@ from sdeformer.dynamics import _engine as engine
 from sdeformer.io._hashing import config_hash
 from sdeformer.sweeps._spec import parse_spec
 
+pytestmark = pytest.mark.kernels  # numbers that depend on torch's CPU kernels: `make test-kernels`
+
 SMALL: dict[str, Any] = dict(tokens=6, dim=4, width=32, layers=5, horizon=1.0, su=0.1, sw=0.1)
 
 

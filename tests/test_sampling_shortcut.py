@@ -101,6 +101,7 @@ def test_conditional_mode_keeps_identical_tokens_identical_and_odd_fields_odd():
     assert (tanh[:, 6] + tanh[:, 1]).abs().max() < 1e-10  # tanh without biases: an odd field
 
 
+@pytest.mark.kernels
 def test_conditional_batched_equals_unbatched():
     y = uniform_sphere(10, 16, batch=(2,), seed=5, dtype=torch.float64)
     su, sw = torch.tensor([0.0, 0.2], dtype=torch.float64), torch.tensor([0.1, 0.0], dtype=torch.float64)

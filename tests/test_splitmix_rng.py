@@ -25,6 +25,8 @@ from sdeformer.core._rng import Streams, make_streams
 from sdeformer.core._sphere import uniform_sphere
 from sdeformer.core._splitmix import U64, WEYL, SplitMixStreams, mix, mix_int, signed
 
+pytestmark = pytest.mark.kernels  # numbers that depend on torch's CPU kernels: `make test-kernels`
+
 # The first five outputs of splitmix64.c seeded with 1234567 (Rosetta Code, "Pseudo-random numbers/Splitmix64";
 # the same vectors are in the test suites of several public SplitMix64 ports).
 REFERENCE = [6457827717110365317, 3203168211198807973, 9817491932198370423, 4593380528125082431, 16408922859458223821]

@@ -12,6 +12,8 @@ from sdeformer.experiments._simulate import memory_estimate
 from sdeformer.sweeps import _table as table, _task as task
 from sdeformer.sweeps._runner import run
 
+pytestmark = pytest.mark.kernels  # numbers that depend on torch's CPU kernels: `make test-kernels`
+
 SPEC = {
     "name": "auto",
     "base": {"tokens": 6, "dim": 3, "width": 32, "layers": 4, "horizon": 0.4},

@@ -3,6 +3,7 @@ first layer whose accumulated time k dt reaches t, and a multiple of dt exactly 
 
 from __future__ import annotations
 
+import functools
 import math
 
 import pandas as pd
@@ -59,8 +60,10 @@ def test_a_sweep_records_the_state_of_the_reaching_layer(tmp_path):
     assert df["layer"].tolist() == [4, 10, 4, 10]
     assert df["t"].tolist() == pytest.approx([0.4, 1.0, 0.4, 1.0], abs=1e-12)
     for r in expand(spec([0.33, 1.0])):
-        traj = r.config.build().run(r.config.initial_tokens(), seed=r.config.seed, saveat=SaveAt(times=[0.33]))
+        c = r.config
+        run_one = functools.partial(c.build().run, c.initial_tokens(), seed=c.seed, rng=c.rng)
+        traj = run_one(saveat=SaveAt(times=[0.33]))
         [recorded] = df.loc[(df["replicate"] == r.replicate) & (df["layer"] == 4), "mean_cos"].tolist()
         assert recorded == pytest.approx(float(mean_cosine(traj.final)), abs=1e-12)
-        layer3 = r.config.build().run(r.config.initial_tokens(), seed=r.config.seed, saveat=SaveAt(steps=[3]))
+        layer3 = run_one(saveat=SaveAt(steps=[3]))
         assert not torch.isclose(mean_cosine(layer3.final), mean_cosine(traj.final))  # a wrong rule would differ

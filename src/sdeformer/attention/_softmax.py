@@ -240,9 +240,11 @@ class SoftmaxAttention:
         if beta is not None:  # the paper's Q^T K = beta I, V = I: no matrix, no per-run parameter
             if x.ndim == 2 and _small(x.shape[0], x.shape[1], x.shape[1]):  # one small run: softmax_attention's ops
                 x3 = x.unsqueeze(0)  # (1, N, d), one view fewer than softmax_attention(x * beta, x, x)
-                return torch.bmm(torch.softmax(torch.bmm(x3 * beta, x3.transpose(1, 2)), -1), x3).squeeze(0)
+                q = x3 if beta == 1 else x3 * beta  # x * 1 is x: the same scores, one pass fewer
+                return torch.bmm(torch.softmax(torch.bmm(q, x3.transpose(1, 2)), -1), x3).squeeze(0)
             if x.ndim == 3 and _small(x.shape[1], x.shape[2], x.shape[2]):  # a stack of small runs: the same ops
-                return torch.bmm(torch.softmax(torch.bmm(x * beta, x.transpose(1, 2)), -1), x)
+                q = x if beta == 1 else x * beta
+                return torch.bmm(torch.softmax(torch.bmm(q, x.transpose(1, 2)), -1), x)
             return softmax_attention(x * beta, x, x)
         q = x @ self.Q.mT.to(x) if self.Q is not None else x * _batch_param(self.beta, x)  # (..., N, d)
         k = x @ self.K.mT.to(x) if self.K is not None else x  # (..., N, d)

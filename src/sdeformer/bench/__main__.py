@@ -8,6 +8,7 @@ import runpy
 import sys
 
 PROGRAMS = {
+    "auto_paths": "every path chosen automatically by size, against the path it replaces (docs/benchmarks.md)",
     "gpu": "GPU readiness: the engine from 64 to 65,536 tokens beside the device's peaks (benchmarks/gpu.sh)",
     "peers": "sdeformer against the peers' public scripts, interleaved rounds (docs/peers.md)",
     "real": "sdeformer real: the hooks' cost and the default run's time (docs/real.md)",

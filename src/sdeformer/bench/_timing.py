@@ -62,10 +62,24 @@ def _once(fn: Callable[[], T], device: torch.device) -> tuple[float, T]:
     return time.perf_counter() - start, out
 
 
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo``; the platform's processor string elsewhere)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def conditions() -> dict:
-    """The load and threads a measurement ran under: 1, 5, 15-minute load averages, torch's intra-op threads,
-    the cores this process may use."""
+    """The machine and load a measurement ran under: the instruction set torch dispatches to
+    (``get_cpu_capability``: DEFAULT, AVX2, AVX512; ``ATEN_CPU_CAPABILITY`` forces it), the CPU model, the 1, 5,
+    15-minute load averages, torch's intra-op threads, the cores this process may use."""
     return {
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "cpu_model": cpu_model(),
         "load_average": [round(x, 2) for x in os.getloadavg()],
         "torch_threads": torch.get_num_threads(),
         "usable_cores": usable_cores(),

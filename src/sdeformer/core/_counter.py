@@ -217,6 +217,12 @@ class DrawCounted:
         self._advance()
         return out.reshape(self.batch + shape).to(dtype)
 
+    def skip(self, shape: tuple[int, ...], dtype: torch.dtype = torch.float32) -> None:
+        """Count one draw of ``shape`` without making its numbers (``core._rng.skip``): the counters advance as
+        ``randn`` advances them."""
+        self._draw_shape(shape, dtype)
+        self._advance()
+
     def _draw_shape(self, shape: tuple[int, ...], dtype: torch.dtype) -> tuple[tuple[int, ...], torch.dtype]:
         """The shape as ints and the dtype the normals are made in; ConfigError for a non-floating dtype."""
         if not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):

@@ -108,6 +108,16 @@ def randn(
     return streams.randn(shape, dtype)
 
 
+def skip(source: object, shape: tuple[int, ...], dtype: torch.dtype) -> None:
+    """Advance ``source`` past one draw of ``shape`` whose numbers are not needed: a counter source only counts it
+    (``DrawCounted.skip``: no numbers made), any other source draws it; the later numbers are the same either way."""
+    counted = getattr(source, "skip", None)
+    if counted is not None:
+        counted(shape, dtype)
+    else:
+        source.randn(shape, dtype)  # pyright: ignore[reportAttributeAccessIssue]
+
+
 def check_kind(kind: object) -> str:
     """``kind`` if it names a source of ``RNG_KINDS``; ConfigError otherwise."""
     if not isinstance(kind, str) or kind not in RNG_KINDS:

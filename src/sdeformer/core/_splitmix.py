@@ -29,7 +29,6 @@ ulp across devices.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import torch
@@ -129,35 +128,6 @@ class SplitMixStreams(DrawCounted):
                 _integers(w, scratch[: w.numel()].view(shape), out[r0:r1, per_word * q0 : per_word * q1])
         _inverse_cdf(out)
 
-    def randn_last(self, shape: tuple[int, ...], dtype: torch.dtype = torch.float32) -> torch.Tensor:
-        """``randn(shape, dtype)``'s numbers with the batch last, ``(*shape, B)`` (``dynamics._batch_last``), made in
-        that layout; advances the counters as ``randn`` does."""
-        shape, work = self._draw_shape(shape, dtype)
-        out = self._fill_last(math.prod(shape), work)  # (n, B)
-        self._advance()
-        return out.reshape(shape + (len(self.seeds),)).to(dtype)
-
-    def _fill_last(self, n: int, work: torch.dtype) -> torch.Tensor:
-        """The draw's ``n`` normals as ``(n, B)``, made in that layout (words ``(q, B)``, the streams inner): the
-        same words and transform as ``_fill``, so column k equals row k of ``_fill``."""
-        per_word, rows = (2 if work == torch.float32 else 1), len(self.seeds)
-        words = -(-n // per_word)
-        out = torch.empty((words, per_word, rows), dtype=work, device=self.device)  # (q, 2 or 1, B)
-        if out.numel():
-            chunk = CUDA_CHUNK_WORDS if self.device.type == "cuda" else CHUNK_WORDS
-            word_step = max(1, chunk // rows)
-            keys = self.row_keys().reshape(1, rows)  # (1, B)
-            z, scratch = self._scratch(min(words, word_step) * rows)
-            for q0 in range(0, words, word_step):
-                q1 = min(words, q0 + word_step)
-                shape = (q1 - q0, rows)
-                w = torch.bitwise_xor(self._weyl(q0, q1).unsqueeze(1), keys, out=z[: shape[0] * rows].view(shape))
-                mix(w, scratch[: w.numel()].view(shape))
-                _integers_last(w, scratch[: w.numel()].view(shape), out[q0:q1])
-        flat = out.view(words * per_word, rows)[:n]  # (n, B)
-        _inverse_cdf(flat)
-        return flat
-
 
 def _integers(w: torch.Tensor, scratch: torch.Tensor, out: torch.Tensor) -> None:
     """The transform's integers of words ``w`` ``(r, q)`` into ``out`` (float32: ``(r, <= 2q)``, k = the low 24 bits
@@ -169,14 +139,3 @@ def _integers(w: torch.Tensor, scratch: torch.Tensor, out: torch.Tensor) -> None
     else:
         k = torch.bitwise_right_shift(w, 11, out=scratch).bitwise_and_((1 << 53) - 1)
         out.copy_(k.mul_(2).sub_((1 << 53) - 1))
-
-
-def _integers_last(w: torch.Tensor, scratch: torch.Tensor, out: torch.Tensor) -> None:
-    """``_integers`` of words ``w`` ``(q, B)`` into ``out`` ``(q, 2, B)`` (float32: the low 24 bits of each
-    32-bit half, half h at ``[:, h]``) or ``(q, 1, B)`` (float64)."""
-    if out.dtype == torch.float32:
-        halves = scratch.view(torch.int32).view(w.shape[0], w.shape[1], 2)  # (q, B, 2): (low, high) of each word
-        torch.bitwise_and(w.view(torch.int32).view(halves.shape), 0xFFFFFF, out=halves)
-        out.copy_(halves.transpose(1, 2))
-    else:
-        _integers(w, scratch, out[:, 0])

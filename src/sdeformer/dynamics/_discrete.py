@@ -13,14 +13,11 @@ with its own random stream.
 
 from __future__ import annotations
 
-import dataclasses
-
 import torch
 
 from ..attention._softmax import NoAttention
 from ..contracts import AttentionDrift, NoiseField, NormScheme, RandomSource, require
-from . import _batch_last
-from ._loop import TokenDynamics, integrate
+from ._loop import TokenDynamics
 from ._norms.schemes import PostLN
 
 
@@ -37,12 +34,7 @@ class StochasticTransformer(TokenDynamics):
     from ``clock`` (layers done): ``run`` sets it to its ``start``, every ``step`` advances it (time-dependent
     schemes, Mix-LN and sqrt-scaling, need it). Raises ConfigError for a bad ``layers`` or ``horizon`` and for a
     noise, attention or norm that lacks its contract's methods.
-
-    ``batch_last`` (default True): many small runs take the batch-last layout where it applies
-    (``dynamics._batch_last``: the same numbers, faster); False keeps the usual layout (for comparisons).
     """
-
-    batch_last = True
 
     def __init__(
         self,
@@ -89,14 +81,3 @@ class StochasticTransformer(TokenDynamics):
         dt = self.dt
         t, self.clock = self.clock * dt, self.clock + 1
         return self.norm.layer(x, t, dt, self._attention, self.noise, source)
-
-    def loop(self, state0, source, saveat, progress, start, stop):
-        """``TokenDynamics.loop``, batch-last where ``_batch_last.applies`` and ``batch_last`` is on (many small
-        runs: the same numbers, faster)."""
-        if not (self.batch_last and _batch_last.applies(self, state0, source, saveat.observers)):
-            return super().loop(state0, source, saveat, progress, start, stop)
-        traj = integrate(
-            lambda x, s: _batch_last.layer(self, x, s), _batch_last.enter(state0), self.dt, stop, source=source,
-            saveat=saveat, progress=progress, start=start, final=self.total,
-        )  # fmt: skip
-        return dataclasses.replace(traj, x=_batch_last.leave(traj.x))

@@ -232,20 +232,7 @@ class TokenDynamics:
         source = make_streams(rng, seed, tuple(x0.shape[:-2]), x0.device) if streams is None else streams
         self.begin(start)
         state0 = self.start_state(x0) if start == 0 else x0
-        return self.loop(state0, source, as_saveat(saveat), progress, start, stop)
-
-    def loop(
-        self,
-        state0: State,
-        source: RandomSource,
-        saveat: SaveAt,
-        progress: Callable[[int], None] | None,
-        start: int,
-        stop: int,
-    ) -> Trajectory:
-        """``run``'s time loop: ``integrate`` of ``step`` over steps ``start+1 .. stop`` (a model with a faster
-        layout for some runs overrides it, with the same numbers)."""
         return integrate(
-            self.step, state0, self.dt, stop, source=source, saveat=saveat, progress=progress,
+            self.step, state0, self.dt, stop, source=source, saveat=as_saveat(saveat), progress=progress,
             start=start, final=self.total,
         )  # fmt: skip

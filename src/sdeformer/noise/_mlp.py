@@ -22,6 +22,7 @@ from ..contracts import RandomSource
 from ..core._activations import Activation, get_activation
 from ..core._errors import ConfigError
 from ..core._kernel import KernelTheory, kernel_theory
+from ..core._rng import skip
 from ..core._shapes import run_param
 from ..core._sphere import project
 from ..core._validate import nonneg_std, positive_int
@@ -42,14 +43,23 @@ def _zero(std) -> bool:
     return isinstance(std, (int, float)) and std == 0
 
 
+def _bias(source: RandomSource, size: int, std, like: torch.Tensor, name: str) -> torch.Tensor | None:
+    """One bias draw times its std ``(..., size)``, or None where the std is the number 0 (a zero bias adds nothing):
+    the draw is then skipped (``core._rng.skip``), so the stream's later numbers are those of a drawn bias."""
+    if _zero(std):
+        skip(source, (size,), like.dtype)
+        return None
+    return source.randn((size,), like.dtype) * run_param(std, like, 1, batch=source.batch, name=name)
+
+
 @dataclass(frozen=True)
 class MLPParams:
     """One layer's random MLP for every batch element."""
 
     U: torch.Tensor  # (..., m, d)
-    bU: torch.Tensor  # (..., m)
+    bU: torch.Tensor | None  # (..., m); None where su is the number 0
     W: torch.Tensor  # (..., d, m)
-    bW: torch.Tensor  # (..., d)
+    bW: torch.Tensor | None  # (..., d); None where sw is the number 0
 
 
 @lru_cache(maxsize=32)
@@ -125,11 +135,11 @@ class MLPNoise(IsotropicKernel):
 
     def sample(self, d: int, source: RandomSource, like: torch.Tensor) -> MLPParams:
         """Draw one layer's (U, bU, W, bW) for every batch element of ``source``."""
-        m, dtype, batch = self.width, like.dtype, source.batch
+        m, dtype = self.width, like.dtype
         U = source.randn((m, d), dtype)  # (..., m, d)
-        bU = source.randn((m,), dtype) * run_param(self.su, like, 1, batch=batch, name="su")  # (..., m)
+        bU = _bias(source, m, self.su, like, "su")  # (..., m)
         W = source.randn((d, m), dtype)  # (..., d, m)
-        bW = source.randn((d,), dtype) * run_param(self.sw, like, 1, batch=batch, name="sw")  # (..., d)
+        bW = _bias(source, d, self.sw, like, "sw")  # (..., d)
         return MLPParams(U, bU, W, bW)
 
     def apply(self, p: MLPParams, y: torch.Tensor) -> torch.Tensor:
@@ -138,10 +148,10 @@ class MLPNoise(IsotropicKernel):
         # scale the small operands, not the (..., N, m) hidden layer; add the bias in place, unless its std is the
         # number 0 (its values are then +-0: adding them changes no value, at most a zero's sign)
         pre = self._mm(y / math.sqrt(d), p.U.transpose(-1, -2))  # (..., N, m)
-        pre = pre if _zero(self.su) else pre.add_(p.bU.unsqueeze(-2))
+        pre = pre if p.bU is None else pre.add_(p.bU.unsqueeze(-2))
         out = self._mm(self.activation.apply_(pre), p.W.transpose(-1, -2))  # (..., N, d)
         out.mul_(1 / math.sqrt(self.width))
-        return out if _zero(self.sw) else out.add_(p.bW.unsqueeze(-2))
+        return out if p.bW is None else out.add_(p.bW.unsqueeze(-2))
 
     def increment(self, y: torch.Tensor, dt: float, source: RandomSource) -> torch.Tensor:
         """sqrt(dt) G_l(y) with a fresh G_l. ``(..., N, d) -> (..., N, d)``."""

@@ -102,13 +102,16 @@ def _without_arrays(value: Any) -> Any:
 
 
 def cells(ours, theirs, tol: float) -> dict:
-    """{"equal", "total", "max_diff"} of two equal-length sequences of numbers, equal within ``tol``."""
+    """{"equal", "total", "max_diff"} of two equal-length sequences of numbers: a cell is equal when both are the
+    same number (an infinity of the same sign included), both NaN, or within ``tol``; ``max_diff`` is the largest
+    |ours - theirs|, infinite where a NaN or an infinity meets anything else."""
     import numpy as np
 
     a, b = np.asarray(ours, float).ravel(), np.asarray(theirs, float).ravel()
     if a.shape != b.shape:
         raise ConfigError("compare", f"{b.size} cells", f"the peer's table has {b.size} cells, ours {a.size}")
-    diff = np.abs(a - b)
-    both_nan = np.isnan(a) & np.isnan(b)
-    ok = both_nan | (diff <= tol)
-    return {"equal": int(ok.sum()), "total": int(a.size), "max_diff": float(np.nanmax(diff)) if a.size else 0.0}
+    with np.errstate(invalid="ignore"):
+        diff = np.abs(a - b)  # NaN where either is NaN or both are the same infinity
+        ok = (a == b) | (np.isnan(a) & np.isnan(b)) | (diff <= tol)
+    gap = np.where(np.isnan(diff), np.where(ok, 0.0, np.inf), diff)
+    return {"equal": int(ok.sum()), "total": int(a.size), "max_diff": float(gap.max()) if a.size else 0.0}
