@@ -156,3 +156,15 @@ def test_each_peer_is_a_function_of_sdeformer_peers():
     assert all(callable(getattr(sdf.peers, name)) for name in peers.NAMES)
     with pytest.raises(ConfigError, match="part"):
         sdf.peers.dotm(part="movie")
+
+
+def test_cells_count_infinities_and_nans_as_the_same_number():
+    """A cell equal on both sides is equal, an infinity of the same sign included, NaN only against NaN; the
+    largest difference is infinite where a NaN or an infinity meets anything else (the wrong rule counted inf
+    against inf unequal and reported "largest difference 0" for identical tables)."""
+    inf, nan = float("inf"), float("nan")
+    table = [1.0, inf, -inf, nan, 2.5]
+    assert peers.cells(table, list(table), tol=0.0) == {"equal": 5, "total": 5, "max_diff": 0.0}
+    theirs = [1.0 + 1e-12, -inf, -inf, 0.0, nan]
+    assert peers.cells(table, theirs, tol=1e-9) == {"equal": 2, "total": 5, "max_diff": inf}
+    assert peers.cells([1.0, 2.0], [1.0, 2.5], tol=0.1) == {"equal": 1, "total": 2, "max_diff": 0.5}
