@@ -58,7 +58,7 @@ test-kernels: $(STAMP)  ## the kernel-dependent tests under ATEN_CPU_CAPABILITY=
 test-slow: $(STAMP)  ## only the slow convergence/statistical tests
 	$(BIN)/python -m pytest -m slow
 
-LINT_PATHS := src tests examples
+LINT_PATHS := src tests examples benchmarks
 
 lint: $(LINT_STAMP)  ## ruff (lint + format check), pyright (standard, src/ + tests/), the size and twin guard, the import layers; all run, then it fails if any did
 	@status=0; \
@@ -81,7 +81,7 @@ wheel-check: $(STAMP)  ## build wheel + sdist, install the wheel in a fresh venv
 	PYTHON=$(PYTHON) bash scripts/check_wheel.sh
 
 bench: $(STAMP)  ## benchmarks -> benchmarks/results/*.json
-	$(BIN)/sdeformer bench
+	$(BIN)/python -m benchmarks suite
 
 practice: $(STAMP)  ## 8 methods x 3 seeds x 2 tasks (~30-45 min, resumable), probe, inference -> results/practice
 	$(BIN)/sdeformer train --task mnist --seeds 3 --out results/practice

@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # Build check (`make wheel-check`): build the wheel and sdist into a temporary folder, install the wheel into a
 # fresh venv (dependencies resolved normally, torch pinned by constraints.txt so the local CPU wheel is taken),
-# run the installed command (and `sdeformer bench --help`: the benchmarks ship as sdeformer.bench), and check what
-# the archives hold: the wheel only the sdeformer package (with py.typed), no benchmark results, tests, docs or
-# examples; the sdist no results, venvs or built site.
+# run the installed command, and check what the archives hold: the wheel only the sdeformer package (with
+# py.typed), no benchmarks (they stay in the checkout's benchmarks/), peer harness, tests, docs or examples; the sdist no results, venvs or built site.
 # About 70 s on 2 busy cores with a warm pip cache (torch installs from a local wheel); run by .ci/run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,7 +27,7 @@ bad = [t for t in top if t != "sdeformer" and not t.endswith(".dist-info")]
 assert not bad, f"wheel holds more than the sdeformer package: {sorted(bad)}"
 assert "sdeformer/py.typed" in names, "py.typed missing from the wheel"
 assert not any(p in n for n in names for p in ("benchmarks/", "tests/", "docs/", "examples/")), "wheel holds non-package files"
-assert "sdeformer/bench/_run.py" in names, "the benchmarks (sdeformer.bench) missing from the wheel"
+assert not any(n.startswith("sdeformer/bench/") for n in names), "the benchmarks are in the wheel"
 members = tarfile.open(sdist).getnames()
 forbidden = (".venv/", "/results/", "/site/", "__pycache__", ".pytest_cache", ".ruff_cache", ".git/", ".npz")
 bad = [m for m in members if any(f in m for f in forbidden)]
@@ -42,6 +41,4 @@ PY
   { cat "$tmp/install.log"; exit 1; }
 (cd "$tmp" && "$tmp/venv/bin/sdeformer" kernel --json > kernel.json && "$tmp/venv/bin/python" -c \
   "import json, sdeformer; d = json.load(open('kernel.json')); print('sdeformer', sdeformer.__version__, 'kernel --json:', sorted(d)[:6], '...')")
-(cd "$tmp" && "$tmp/venv/bin/sdeformer" bench --help > /dev/null && "$tmp/venv/bin/python" -c \
-  "import sdeformer.bench._run as r; print('sdeformer bench from the wheel: parts', ', '.join(r.PARTS))")
 echo "wheel check passed in $((SECONDS - start)) s"

@@ -10,6 +10,7 @@ from typing import cast
 import numpy as np
 import pytest
 import torch
+from benchmarks._suite import app as suite
 from typer.testing import CliRunner
 
 import sdeformer as sdf
@@ -26,9 +27,14 @@ runner = CliRunner()
 TINY = ["--tokens", "4", "--dim", "3", "--width", "8", "--layers", "6"]
 
 
+def invoke(args: list[str]):
+    """The ``sdeformer`` command line, or the benchmark suite's (``python -m benchmarks suite``) for ``bench ...``."""
+    return runner.invoke(suite, args[1:]) if args[:1] == ["bench"] else runner.invoke(app, args)
+
+
 def refused(args: list[str], param: str) -> str:
     """Run the CLI; assert exit 2, no traceback, and one error line naming ``param`` (progress lines allowed)."""
-    result = runner.invoke(app, args)
+    result = invoke(args)
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert result.exit_code == 2, (result.exit_code, result.output, result.exception)
     assert "Traceback" not in result.output + result.stderr

@@ -2,9 +2,8 @@
 per beta and all beta in one batch give the same one-cluster fractions at every saved time."""
 
 import torch
-
-from sdeformer.bench import _phase as phase, _run as runner
-from sdeformer.bench._timing import conditions
+from benchmarks import _phase as phase, _run as runner
+from benchmarks._timing import conditions
 
 
 def test_the_three_contenders_agree_and_the_summary_reads_them(monkeypatch):

@@ -6,11 +6,10 @@ named in one line and moved to ``OUT/damaged/`` instead of being read (``bench -
 from __future__ import annotations
 
 import pytest
+from benchmarks import _run as runner, _sweeps as sweeps_bench
+from benchmarks._suite import app as suite, benchmark_runner
 from typer.testing import CliRunner
 
-from sdeformer.bench import _run as runner, _sweeps as sweeps_bench
-from sdeformer.cli import app
-from sdeformer.cli._bench import benchmark_runner
 from sdeformer.io._checksums import Damaged, checksum_path
 from sdeformer.io._formats import read_json, write_json
 
@@ -45,7 +44,7 @@ def test_bench_moves_a_damaged_result_aside_and_writes_the_part_again(tmp_path, 
     old = tmp_path / "old"  # results of a run before folders were claimed: no run.json
     write_json(old / "grid.json", {"machine": {"device": "cpu"}, "grid": {"ratio": 1.5}}, checksum=True)
     flip(old / "grid.json")
-    result = CliRunner().invoke(app, ["bench", "--only", "grid", "--json", "--out", str(old)])
+    result = CliRunner().invoke(suite, ["--only", "grid", "--json", "--out", str(old)])
     assert result.exit_code == 0 and calls == [("grid",)], result.output
     assert (old / "damaged" / "grid.json").exists() and not (old / "grid.json").exists()
     warned = [line for line in result.stderr.splitlines() if "damaged file" in line]

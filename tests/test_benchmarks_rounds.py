@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import warnings
 
+import benchmarks._rng as rng_part
+import benchmarks._run as runner
+import benchmarks._timing as timing
 import pytest
 import torch
 
-import sdeformer.bench._rng as rng_part
-import sdeformer.bench._run as runner
-import sdeformer.bench._timing as timing
 from sdeformer.core import _threads as threads
 from sdeformer.core._errors import ConfigError
 
@@ -62,7 +62,7 @@ def test_the_per_round_ratio_cancels_a_load_that_changes_between_rounds(monkeypa
 
 def test_the_runner_defaults_to_one_thread_and_records_the_conditions(monkeypatch):
     monkeypatch.setattr(runner, "peaks", lambda device, quick: {})
-    import sdeformer.bench._precision as precision_part
+    import benchmarks._precision as precision_part
 
     monkeypatch.setattr(precision_part, "bench_precision", lambda device, quick, rounds: {"rounds_asked": rounds})
     before = torch.get_num_threads()

@@ -22,7 +22,7 @@ print(','.join(m for m in {heavy!r} if m in sys.modules))
 
 @pytest.mark.parametrize(
     "args",
-    [["--help"], *([c, "--help"] for c in ("kernel", "simulate", "reproduce", "bench", "train", "phase", "sweep"))],
+    [["--help"], *([c, "--help"] for c in ("kernel", "simulate", "reproduce", "train", "phase", "sweep"))],
 )
 def test_help_imports_no_heavy_module(args: list[str]) -> None:
     code = _PROBE.format(args=args, heavy=HEAVY)

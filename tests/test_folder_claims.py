@@ -16,10 +16,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from benchmarks._suite import app as suite, benchmark_runner
 from typer.testing import CliRunner
 
 from sdeformer.cli import app
-from sdeformer.cli._bench import benchmark_runner
 
 runner = CliRunner()
 needs_data = pytest.mark.skipif(
@@ -27,15 +27,21 @@ needs_data = pytest.mark.skipif(
 )
 
 
+def invoke(args: list[str]):
+    """The ``sdeformer`` command line, or the benchmark suite's (``python -m benchmarks suite``) for ``bench ...``."""
+    args = [str(a) for a in args]
+    return runner.invoke(suite, args[1:]) if args[:1] == ["bench"] else runner.invoke(app, args)
+
+
 def ok(args: list[str]):
-    result = runner.invoke(app, [str(a) for a in args])
+    result = invoke(args)
     assert result.exit_code == 0, (result.output, result.exception)
     return result
 
 
 def refused(args: list[str], path: Path, why: str = "--force") -> str:
     """Exit 2, no traceback, one error line naming ``path`` (the user's) and ``why``."""
-    result = runner.invoke(app, [str(a) for a in args])
+    result = invoke(args)
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert result.exit_code == 2, (result.exit_code, result.output, result.exception)
     assert "Traceback" not in result.output and len(errors) == 1, result.stderr

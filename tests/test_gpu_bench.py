@@ -1,4 +1,4 @@
-"""The GPU benchmark (``python -m sdeformer.bench gpu``) and benchmarks/gpu.sh end to end on the CPU at tiny
+"""The GPU benchmark (``python -m benchmarks gpu``) and benchmarks/gpu.sh end to end on the CPU at tiny
 sizes, so the script is known to work before a GPU runs it: every setting of the grid is in the JSON and the
 table, timed with both random sources or skipped with its reason (memory over the budget, no time left)."""
 
@@ -11,9 +11,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from benchmarks import _gpu as gpu
 from hang_guard import HANG_S
-
-from sdeformer.bench import _gpu as gpu
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -134,7 +134,7 @@ def test_post_ln_and_ngpt_cells_equal_the_peers(case, tmp_path):
     options, counts = PEER[case]
     result = simuformer.run(**SMALL, **options)
     same = peers.compare("simuformer", result, _peer_file(tmp_path, counts))
-    assert same["total"] == 105 and same["equal"] >= 104 and same["max_diff"] * PAIRS <= 1 + 1e-6
+    assert same["total"] == 105 and same["equal"] >= 104 and same["max_diff"] * PAIRS <= 1 + 1e-4  # float32 cells
 
 
 def test_pre_ln_needs_the_published_radius(tmp_path):

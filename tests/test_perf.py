@@ -1,5 +1,5 @@
 """The benchmarks' baselines compute what the engine computes, the counts behind the floor are the model's,
-torchsde's two forms of our SDE take our Euler step, and ``sdeformer bench`` rejects bad input.
+torchsde's two forms of our SDE take our Euler step, and ``python -m benchmarks suite`` rejects bad input.
 (Speed itself is never tested.)"""
 
 import math
@@ -10,13 +10,12 @@ from typing import Any
 
 import pytest
 import torch
+from benchmarks._grid import grid_counts, plain_grid_run
+from benchmarks._sde import GivenNormals, TorchsdeExpert, TorchsdeGeneral
 from typer.testing import CliRunner
 
 import sdeformer
 from sdeformer.attention._softmax import SoftmaxAttention
-from sdeformer.bench._grid import grid_counts, plain_grid_run
-from sdeformer.bench._sde import GivenNormals, TorchsdeExpert, TorchsdeGeneral
-from sdeformer.cli import app
 from sdeformer.config import ModelConfig
 from sdeformer.contracts import RandomSource
 from sdeformer.core._rng import Streams
@@ -91,7 +90,7 @@ def test_peak_memory_sees_a_large_allocation():
     """In a fresh process: earlier tests' peaks would otherwise hide the allocation where the RSS
     high-water mark cannot be reset."""
     code = (
-        "import torch; from sdeformer.bench._timing import peak_memory; "
+        "import torch; from benchmarks._timing import peak_memory; "
         "_, extra, out = peak_memory(lambda: torch.ones(16 * 2**20), torch.device('cpu')); "
         "print(out.numel(), extra)"
     )  # 64 MB
@@ -105,28 +104,30 @@ def test_peak_memory_sees_a_large_allocation():
 @pytest.mark.parametrize(
     "args",
     [
-        ["bench", "--only", "grid,BADNAME"],
-        ["bench", "--threads", "0", "--only", "sde"],
-        ["bench", "--device", "nonsense", "--only", "sde"],
+        ["--only", "grid,BADNAME"],
+        ["--threads", "0", "--only", "sde"],
+        ["--device", "nonsense", "--only", "sde"],
     ],
 )
 def test_bench_cli_rejects_bad_input(args, tmp_path):
-    result = CliRunner().invoke(app, args + ["--out", str(tmp_path)])
+    from benchmarks._suite import app as suite
+
+    result = CliRunner().invoke(suite, args + ["--out", str(tmp_path)])
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert len(result.stderr.strip().splitlines()) == 1
     assert not list(tmp_path.iterdir())  # rejected before any part ran
 
 
-def test_bench_runs_from_the_package_not_a_checkout():
-    """The benchmarks ship as ``sdeformer.bench`` (an installed wheel has them too: scripts/check_wheel.sh runs
-    ``sdeformer bench --help`` there); importing the runner imports no part, so parts needing an extra fail
-    only when they run."""
-    from sdeformer.cli._bench import benchmark_runner
+def test_the_benchmarks_live_in_the_checkout_not_the_package():
+    """The benchmarks are ``benchmarks/`` at the repository root, out of the wheel (scripts/check_wheel.sh checks
+    the wheel holds none); importing the runner imports no part, so parts needing an extra fail only when they
+    run."""
+    from benchmarks._suite import benchmark_runner
 
     runner = benchmark_runner()
-    assert runner.__name__ == "sdeformer.bench._run"
-    assert Path(str(runner.__file__)).resolve().parent == Path(sdeformer.__file__).resolve().parent / "bench"
-    probe = (
-        "import sys, sdeformer.bench._run; print(sorted(m for m in ('pandas', 'dask', 'torchsde') if m in sys.modules))"
-    )
-    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout == "[]\n"
+    assert runner.__name__ == "benchmarks._run"
+    assert Path(str(runner.__file__)).resolve().parent == Path(__file__).resolve().parents[1] / "benchmarks"
+    assert not (Path(sdeformer.__file__).resolve().parent / "bench").exists()
+    probe = "import sys, benchmarks._run; print(sorted(m for m in ('pandas', 'dask', 'torchsde') if m in sys.modules))"
+    found = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=REPO)
+    assert found.stdout == "[]\n"

@@ -14,7 +14,7 @@ import pytest
 from sdeformer._lazy import _listed
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "sdeformer"
-ENTRY_POINTS: set[str] = set()  # none: the benchmark programs run as ``python -m sdeformer.bench PROGRAM``
+ENTRY_POINTS: set[str] = set()  # none: the benchmark programs run as ``python -m benchmarks PROGRAM``
 PACKAGES = sorted(p.parent for p in SRC.glob("*/__init__.py"))
 
 

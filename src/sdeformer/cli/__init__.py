@@ -16,7 +16,7 @@ from typing import Any
 import typer
 from typer.models import ParameterInfo
 
-from . import _bench, _checks, _model, _peer, _practice, _real, _reproduce as reproduce, _spde, _sweep
+from . import _checks, _model, _peer, _practice, _real, _reproduce as reproduce, _spde, _sweep
 from ._common import app
 
 __all__ = ["app", "main", "show_all_defaults"]

@@ -17,7 +17,7 @@ is taken from the runs. So ``DaskExecutor.map`` ships up to
 worker (each task still writes its own part as it finishes; the summaries come back per call; a worker
 killed mid-call has the whole call rerun, its finished tasks rewriting the same parts), and the loopback
 cluster runs without the worker's statistical profiler (a stack sample of the running task every 10 ms) and
-with slower health checks (``CLUSTER_CONFIG``). ``src/sdeformer/bench/_sweeps.py`` measures both. The loopback cluster's
+with slower health checks (``CLUSTER_CONFIG``). ``benchmarks/_sweeps.py`` measures both. The loopback cluster's
 workers ignore Ctrl-C (``warm_up``): the driver alone prints one line and closes them.
 """
 
@@ -38,7 +38,7 @@ TaskFn = Callable[[Task, str, Sequence[SweepObservable], "int | None"], dict]
 EXECUTORS = ("local", "dask")
 # Dask's default worker environment minus MALLOC_TRIM_THRESHOLD_: setting it turns off glibc's adaptive mmap
 # threshold, so every large tensor is mmap'ed and unmapped again; the runs took ~30% longer
-# (src/sdeformer/bench/_sweeps.py).
+# (benchmarks/_sweeps.py).
 WORKER_ENVIRON = {"OMP_NUM_THREADS": 1, "MKL_NUM_THREADS": 1, "OPENBLAS_NUM_THREADS": 1}
 # Dask settings of the loopback cluster (scheduler, nannies, workers): no statistical profiler in the workers
 # (it samples the running task's stack every 10 ms, taking the GIL from it), and the event-loop health check

@@ -201,7 +201,7 @@ def finish(result: dict, out: Path | None) -> None:
     None: not written)."""
     print(f"load average before: {result['conditions']['load_average']}, torch threads {torch.get_num_threads()}")
     if out is not None:
-        from ..io._atomic import atomic_write_text
+        from sdeformer.io._atomic import atomic_write_text
 
         out.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(out, json.dumps(result, indent=1), checksum=True)

@@ -10,7 +10,7 @@ phase diagram's form of it (one beta and one su per run: 64 x 64 settings as one
 ``simulate``'s default), the same batch without noise (attention and normalization only), the plain loop and the
 floor. Reported: seconds, and per round each over the floor and over the plain loop.
 
-    python -m sdeformer.bench small_runs [--rounds 5] [--runs 4096] [--out FILE]
+    python -m benchmarks small_runs [--rounds 5] [--runs 4096] [--out FILE]
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ attention fit with intervals, the full Q^T K fit, the fitted stochastic transfor
 ``--threads`` torch threads (default 1, as ``sdeformer real``), the analysis on one. Numbers go to docs/real.md,
 not to source.
 
-    python -m sdeformer.bench real                   # writes benchmarks/results/real.json
-    python -m sdeformer.bench real --sentences 64 --rounds 2 --threads 2
+    python -m benchmarks real                   # writes benchmarks/results/real.json
+    python -m benchmarks real --sentences 64 --rounds 2 --threads 2
 """
 
 from __future__ import annotations

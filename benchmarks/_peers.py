@@ -9,7 +9,7 @@ middle), ``simuformer/`` (nikitus20/simuformer), ``glpr/`` (borjanG/2023-transfo
 copy is absent is skipped with a message. Only the scripts' computations are timed (their
 plotting sections are cut off; dotm's staircase runs ``time_rescale_3`` at one beta to the collapse).
 
-    python -m sdeformer.bench peers [--rounds 3] [--only NAME] [--out benchmarks/results/peers.json]
+    python -m benchmarks peers [--rounds 3] [--only NAME] [--out benchmarks/results/peers.json]
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The benchmarks: our engine beside straightforward baselines and this machine's floor, in one run.
 
-Shipped with the package (an application module: the library never imports it); ``sdeformer bench`` and
-``make bench`` run ``sdeformer.bench._run.run_benchmarks``, from a checkout or an installed wheel. Parts (each
+Not in the wheel (a user of the library does not need them): ``python -m benchmarks suite`` and ``make bench``
+run ``benchmarks._run.run_benchmarks`` from a checkout, beside the other programs (``python -m
+benchmarks``). Parts (each
 returns a JSON-able dict, written to ``<out>/<part>.json``):
 
 - ``grid`` (``grid.py``): the paper-scale Figures 2-6 grid (5 MLP choices x 18 panels, N = 64, L = 150,
@@ -30,18 +31,7 @@ thread unless asked, and reports min / median / max, the ratio of two contenders
 load average before each round (``timing.interleaved``, ``timing.ratio``): on a shared machine a single
 timing moves by 10-80x. ``timing.py`` holds the measuring tools (interleaved rounds, spreads, per-round
 ratios, the conditions, peak memory, machine info, sampling and matmul rates). ``sweeps.py`` (run as
-``python -m sdeformer.bench sweeps``) times the sweep executors the same way.
+``python -m benchmarks sweeps``) times the sweep executors the same way.
 Speeds are never tested; correctness of each fast path is (tests/test_attention_fast.py,
 tests/test_sampling_shortcut.py, tests/test_perf.py).
 """
-
-from __future__ import annotations
-
-from typing import TYPE_CHECKING
-
-from .._lazy import lazy_exports
-
-if TYPE_CHECKING:  # the public names: the one re-export list (lazy_exports loads each on first use)
-    from ._run import PARTS, run_benchmarks
-
-__all__, __getattr__, __dir__ = lazy_exports(__name__, __file__)

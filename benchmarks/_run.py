@@ -1,7 +1,7 @@
 """The benchmark suite runner: runs the named parts in one process (one torch thread unless asked; every part
 times its contenders interleaved over rounds, ``timing.interleaved``), writes ``<out>/<part>[_quick].json``
 with the load average and thread count before and after the part, and gives the headline rows of the
-``sdeformer bench`` table (median of the per-round ratios, with their range and the load)."""
+``python -m benchmarks suite`` table (median of the per-round ratios, with their range and the load)."""
 
 from __future__ import annotations
 

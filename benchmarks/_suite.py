@@ -1,5 +1,5 @@
-"""``sdeformer bench``: the performance benchmarks of ``sdeformer.bench`` (shipped in the wheel, so the command
-works from an installed package as from a checkout; the results of a checkout go to ``benchmarks/results``).
+"""``python -m benchmarks suite`` (``make bench``): the benchmark parts of ``benchmarks._run`` in one run, from a
+checkout (the benchmarks are not in the wheel); the results go to ``benchmarks/results``.
 """
 
 from __future__ import annotations
@@ -12,12 +12,14 @@ import typer
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from ._common import app, cli_errors, emit_json, progress_bar
+from sdeformer.cli._common import cli_errors, emit_json, progress_bar
+
+app = typer.Typer(add_completion=False, help="the benchmark suite (docs/benchmarks.md)")
 
 
 def benchmark_runner() -> ModuleType:
-    """``sdeformer.bench._run`` (imported when the command runs: it imports torch and every benchmarked part)."""
-    return importlib.import_module("sdeformer.bench._run")
+    """``benchmarks._run`` (imported when the command runs: it imports torch and every benchmarked part)."""
+    return importlib.import_module("benchmarks._run")
 
 
 def claim_bench_folder(out: Path, parts: tuple[str, ...], device: str, threads: int | None, force: bool) -> Path:
@@ -31,10 +33,10 @@ def claim_bench_folder(out: Path, parts: tuple[str, ...], device: str, threads: 
     the committed ``benchmarks/results``) is taken over. Results are read verified (``io._formats.read_json``:
     their sha256 in ``_checksums/``, written by ``bench._run``); a damaged one is moved to ``OUT/damaged/``
     (one line) and written again by this run."""
-    from ..io._checksums import CHECKSUMS, Damaged
-    from ..io._claims import RUN_MARKER, claim_run_folder
-    from ..io._damage import DAMAGED, move_aside
-    from ..io._formats import read_json
+    from sdeformer.io._checksums import CHECKSUMS, Damaged
+    from sdeformer.io._claims import RUN_MARKER, claim_run_folder
+    from sdeformer.io._damage import DAMAGED, move_aside
+    from sdeformer.io._formats import read_json
 
     config = {"command": "bench", "device": device, "threads": threads}
     names = {f"{part}{suffix}.json" for part in (*parts, "sweeps") for suffix in ("", "_quick")}
@@ -78,12 +80,12 @@ def bench(
     Parts: grid (Figures 2-6 grid: batched engine vs per-setting loop vs sampling+matmul floor), sde (limit
     SDE vs torchsde, unbatched and batch of 32), attention (full, memory-efficient, random-batch at N up to
     65,536), throughput (discrete model at N = 16,384), precision (bf16 MLP effect on energies); the rest in
-    sdeformer.bench. Runs from an installed wheel as from a checkout. The --out folder is tied (run.json) to
+    benchmarks/. Runs from a checkout. The --out folder is tied (run.json) to
     --device and --threads: results of other options there are refused (exit 2) unless --force; other parts and
     --quick add their own files.
     """
-    from ..core._errors import ConfigError
-    from ..core._validate import positive_int
+    from sdeformer.core._errors import ConfigError
+    from sdeformer.core._validate import positive_int
 
     runner = benchmark_runner()
     parts = runner.PARTS if only is None else tuple(p.strip() for p in only.split(","))
@@ -102,7 +104,7 @@ def bench(
         emit_json(results)
         return
     table = RichTable(
-        title=f"sdeformer bench ({results['machine']['cpu']}, {results['machine']['torch_threads']} "
+        title=f"benchmark suite ({results['machine']['cpu']}, {results['machine']['torch_threads']} "
         f"threads{', quick' if quick else ''})"
     )
     for col in ("measurement", "value", "target"):
@@ -111,3 +113,7 @@ def bench(
         table.add_row(*row)
     Console().print(table)
     Console().print(f"results written to {out}/")
+
+
+if __name__ == "__main__":
+    app()

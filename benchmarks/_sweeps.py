@@ -21,8 +21,8 @@ it: on a busy 2-core machine its spin-waiting threads made it 14x slower).
 ``--spec FILE --seeds K``: time an example spec cut to its first K seeds (every cell kept, so the mix of
 costs is the full spec's) and extrapolate to all its seeds; reports peak memory and table size on disk.
 
-    python -m sdeformer.bench sweeps            # writes benchmarks/results/sweeps.json
-    python -m sdeformer.bench sweeps --spec examples/sweeps/noise_phase_1e4.yaml --seeds 2 --executor dask
+    python -m benchmarks sweeps            # writes benchmarks/results/sweeps.json
+    python -m benchmarks sweeps --spec examples/sweeps/noise_phase_1e4.yaml --seeds 2 --executor dask
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ density reaches at 20 steps. Contenders are timed interleaved over ``rounds`` (`
 average before each round recorded); reported: min / median / max seconds per path and the ratio particles /
 density within each round (min / median / max), at every N and at the matched N of each kind.
 
-    python -m sdeformer.bench spde [--quick] [--rounds 5] [--out benchmarks/results]
+    python -m benchmarks spde [--quick] [--rounds 5] [--out benchmarks/results]
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ every instruction set torch dispatches to, so run this once per ``ATEN_CPU_CAPAB
 
 Reported per case: seconds of each (min / median / max over interleaved rounds) and chosen / replaced per round.
 
-    python -m sdeformer.bench auto_paths [--rounds 7] [--out FILE]
+    python -m benchmarks auto_paths [--rounds 7] [--out FILE]
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Philox for the whole batch) against the generator loop (``rng="generator"``, one
 run and draw), beside this device's matmul peak (a large fp32 and bf16 matmul) and memory bandwidth (a large
 copy), both measured here.
 
-``python -m sdeformer.bench gpu OUT [--device cuda] [--tiny] [--budget-gb G] [--max-seconds S]`` writes
+``python -m benchmarks gpu OUT [--device cuda] [--tiny] [--budget-gb G] [--max-seconds S]`` writes
 ``OUT/gpu.json`` and ``OUT/gpu.md``; ``benchmarks/gpu.sh OUT`` runs it on a GPU (sized for < 8 minutes on one
 H200). A setting is timed as (run of 1 + K layers) - (run of 1 layer), so set-up, tokens and compilation drop
 out; per layer and run it does 4 N^2 d (softmax attention) + 4 N m d (MLP noise, direct sampling) flops and
