@@ -60,13 +60,13 @@ test-slow: $(STAMP)  ## only the slow convergence/statistical tests
 
 LINT_PATHS := src tests examples benchmarks
 
-lint: $(LINT_STAMP)  ## ruff (lint + format check), pyright (standard, src/ + tests/), the size and twin guard, the import layers; all run, then it fails if any did
+lint: $(LINT_STAMP)  ## ruff (lint + format check), pyright (standard, src/ + tests/ + benchmarks/), the size and twin guard, the import layers (import-linter); all run, then it fails if any did
 	@status=0; \
 	echo "ruff check $(LINT_PATHS)"; $(BIN)/ruff check $(LINT_PATHS) || status=1; \
 	echo "ruff format --check $(LINT_PATHS)"; $(BIN)/ruff format --check $(LINT_PATHS) || status=1; \
 	echo "pyright"; $(BIN)/pyright || status=1; \
 	echo "check_guards src (modules <= 300 lines, no 6-line twins)"; $(BIN)/python scripts/check_guards.py src || status=1; \
-	echo "layers (docs/design.md: the import graph)"; $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_layers.py || status=1; \
+	echo "layers (docs/design.md: import-linter's contracts in pyproject.toml)"; PYTHONPATH=src $(BIN)/lint-imports || status=1; \
 	exit $$status
 
 format: $(LINT_STAMP)  ## apply ruff's fixes and formatting (run by the lead only while nobody else edits)

@@ -1,4 +1,4 @@
-"""``sweep plot``'s words (sweeps._plot): the title names the sweep, the time shown and the ``--where`` filter;
+"""``sweep plot``'s words (plots._sweep): the title names the sweep, the time shown and the ``--where`` filter;
 legends and ticks print rounded values (beta = 1.67, -0 as 0) that still tell the values apart; the axis of
 the observable names it once, with what was averaged ("mean_radius: mean ± s.e. over runs")."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from sdeformer import plots
+from sdeformer.plots._sweep import plot, value_labels
 from sdeformer.sweeps import LocalExecutor, parse_spec, read, run
-from sdeformer.sweeps._plot import plot, value_labels
 
 SPEC = {
     "name": "labels",

@@ -149,7 +149,7 @@ def plot_cmd(
     from ..sweeps import read
 
     load_plugins(plugin or ())
-    from ..sweeps._plot import plot
+    from ..plots._sweep import plot
     from ..sweeps._runner import load_saved_spec
 
     spec = load_saved_spec(folder)

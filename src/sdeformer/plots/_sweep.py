@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ..core._errors import ConfigError
-from ._table import CONFIG_TYPES, KEY
+from ..sweeps._table import CONFIG_TYPES, KEY
 
 AXIS_COLUMNS = (*CONFIG_TYPES, "t", "layer", "replicate")
 NOT_POOLED = ("seed", "save_every", "config_hash", "layer", "t", "replicate")
@@ -136,7 +136,7 @@ def plot(
     title: str = "",
 ) -> dict[str, Any]:
     """Draw the heat map or curves (see the module docstring) into ``path`` (PNG, atomic). Returns a summary."""
-    from ..plots import plt, save_figure
+    from . import plt, save_figure
 
     where = dict(where or {})
     _check_numbers(x, y, time, below)
