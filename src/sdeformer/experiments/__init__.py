@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # the public names: the one re-export list (lazy_exports load
     from ._parts import parts_section
     from ._phase import PhaseResult
     from ._rates.measure import RatesResult
-    from ._registry import EXPERIMENTS, Context
+    from ._registry import EXPERIMENTS, Context, Experiment
     from ._reproduce import reproduce
     from ._simulate import FIGURE, SimulateResult, check_fits, memory_estimate, simulate
     from ._spde.run import SpdeReport, SpdeRun, SpdeSettings, claim, run_spde

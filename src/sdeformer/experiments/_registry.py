@@ -52,7 +52,7 @@ class Experiment:
     (``Experiment.settings``); ``progress_units`` calls it."""
 
     name: str
-    target: str
+    target: str | Callable[[Context], list[Any]]  # "module:function", or the function (a plugin's)
     doc: str
     stage: str
     groups: tuple[str, ...] = ()
@@ -83,6 +83,8 @@ class Experiment:
 
     def run(self, ctx: Context) -> list[Any]:
         """The experiment's report sections, computed into ``ctx.out``."""
+        if callable(self.target):
+            return self.target(ctx)
         module, _, attr = self.target.partition(":")
         return getattr(importlib.import_module(module), attr)(ctx)
 
