@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..io._report import Figure, Section, Table
+from ..theory._power import describe
 from . import _lyapunov as lyapunov, _phase as phase
 from ._rates import measure as rates
 from ._sync import check as sync
@@ -48,6 +49,12 @@ class TheoremResults:
     phase: phase.PhaseResult
     sync_settings: dict[str, Any]
     wall_s: float
+
+
+def _sync_power(r: sync.SyncResult) -> str:
+    """The sync record's power in words (``theory._power.describe``) and its reason."""
+    record = sync.check_record(r, r.measured_rate_se.get("sde"))
+    return f"{describe(record)}: {record['reason']}; {r.power_text}"
 
 
 def _tick(progress: Callable[[int], None] | None) -> None:
@@ -128,7 +135,7 @@ def _sync_section(results: tuple[sync.SyncResult, ...], cfg: dict[str, Any]) -> 
             float(r.energy_ci["sde"][-1]),
             r.floor,
             r.verdict,
-            f"sign only: {sync.check_record(r)['reason']}; {r.power_text}" if r.theorem_applies else "not applicable",
+            _sync_power(r) if r.theorem_applies else "not applicable",
         ]
         for r in results
     ]

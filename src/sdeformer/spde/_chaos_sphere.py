@@ -22,7 +22,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from ._chaos import SIZES as WRONG, Chaos, _falls, power_records, tracked_run
+from ..theory._power import SIGNED as WRONG
+from ._chaos import Chaos, tracked_run
+from ._chaos_power import falls as _falls, power_records
 from ._fields import mlp_noise
 from ._initial import von_mises_fisher
 from ._solver import DensitySolver

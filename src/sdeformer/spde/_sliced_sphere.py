@@ -27,7 +27,9 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from ._chaos import SIZES as WRONG, Chaos, _falls, _periodic, default_levels, density_quantile, power_records, w2_circle
+from ..theory._power import SIGNED as WRONG
+from ._chaos import Chaos, _periodic, default_levels, density_quantile, w2_circle
+from ._chaos_power import falls as _falls, power_records
 from ._chaos_sphere import _solver, driven_clouds, qmc_vmf, sphere_table
 from ._solver import DensitySolver
 
@@ -164,7 +166,7 @@ def sliced_check(quick: bool = False, seed: int = 0, runs: int = 32, poles: int 
         _solver(), [_solver(1 + s) for s in WRONG], sizes, runs, seed=seed, poles=poles
     )
     wrong = {s: m.rows() for s, m in zip(WRONG, models[1:])}
-    records = power_records("propagation_of_chaos_sphere_sliced", models[0].rows(), wrong)
+    records = power_records("propagation_of_chaos_sphere_sliced", models[0].rows(), wrong, w2=False)
     spread = pole_spread(per_pole)
     for i, r in enumerate(records):
         r |= {

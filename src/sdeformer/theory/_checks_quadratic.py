@@ -1,8 +1,9 @@
 """Monte Carlo checks of the random quadratic form (BEYOND section 4): P(antipodal) from angle theta_0 (the
 exit through the antipodal end, arcsin scale function; at theta_0 = pi/2 a symmetry test), E<X_t, X_0> =
 exp(-(n - 1) t / 2), and synchronization under forcing within Shalova's bound on the distance to the
-attractor. Power (``checks.SIZES``, each wrong model with its own tolerance): a shared bias of 10 % / 20 % of the
-noise scale, the covariance x 1.1 / 1.2, the forcing x 0.9 / 0.8."""
+attractor. Power (``_power.SIGNED``, each wrong model with its own tolerance, over the seeds of the power ``Plan``): a
+shared bias of 10 % / 20 % of the noise scale (its sign is the direction of the bias), the covariance x 0.8 ..
+1.2, the forcing x 0.8 .. 1.2 (an upper bound: only a weaker forcing can fail it)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from ..noise._quadratic import QuadraticForm, forcing_rate_bound
 from ..noise._scaled import Scaled
 from ..observables import exponential_rate
 from . import _montecarlo as mc, _quadrature as q
-from ._checks import SIZES, Check, CheckRun, measured
+from ._checks import Check, CheckRun, measured
+from ._power import REPORT, Plan
 
 DELTA = 0.05  # absorption criterion: a pair is decided when |u| >= 1 - DELTA
 SAVE_EVERY = 0.25  # the forcing check's distances at these time steps
@@ -34,7 +36,14 @@ def form_model(forcing: float = 0.0, factor: float = 1.0) -> mc.Model:
 
 
 def antipodal(
-    theta_over_pi: float, dim: int, *, h: float = 0.02, horizon: float = 40.0, paths: int = 2000, seed: int = 0
+    theta_over_pi: float,
+    dim: int,
+    *,
+    h: float = 0.02,
+    horizon: float = 40.0,
+    paths: int = 2000,
+    seed: int = 0,
+    power: Plan = REPORT,
 ) -> Check:
     """Fraction of pairs from angle theta_0 whose overlap leaves (-1 + DELTA, 1 - DELTA) through the antipodal
     end, against (arcsin(1 - DELTA) - arcsin(cos theta_0)) / (2 arcsin(1 - DELTA)) (-> theta_0 / pi as
@@ -45,8 +54,8 @@ def antipodal(
     symmetric = theta_over_pi == 0.5
     setting = {"theta0_over_pi": theta_over_pi, "dim": dim, "delta": DELTA, "h": h, "horizon": horizon}
 
-    def judge(model: mc.Model, wrong: bool = False) -> Check:
-        paired = run.coupled(model, wrong)
+    def judge(model: mc.Model, k: int = 0) -> Check:
+        paired = run.coupled(model, k)
         return measured(
             "quadratic_form",
             setting | {"paths": paths},
@@ -59,19 +68,21 @@ def antipodal(
         )
 
     # the exit law is scale-free (a covariance factor only changes the clock): the perturbation is a shared bias
-    wrongs = {s: judge(form_model(s), True) for s in SIZES}
-    return judge(form_model()).with_powers(lambda s: f"a shared bias (forcing gamma = {s:g} x the noise)", wrongs)
+    bias = "a shared bias (forcing gamma = {:g} x the noise)"
+    return judge(form_model()).with_catch(bias.format, lambda s, k: judge(form_model(s), k), power)
 
 
-def autocorrelation(dim: int, t: float = 1.0, *, h: float = 0.01, paths: int = 4000, seed: int = 0) -> Check:
+def autocorrelation(
+    dim: int, t: float = 1.0, *, h: float = 0.01, paths: int = 4000, seed: int = 0, power: Plan = REPORT
+) -> Check:
     """E<X_t, X_0> of one token (antithetic pairs) vs exp(-(n - 1) t / 2) (BEYOND 4: one token is a spherical
     Brownian motion)."""
     x0 = torch.zeros(paths, 1, dim, dtype=torch.float64)
     x0[..., 0] = 1.0
     run = CheckRun(x0, h, t, lambda: mc.AtTimes(lambda x: x[..., 0, 0], (t,)), seed, antithetic=True)
 
-    def judge(model: mc.Model, wrong: bool = False) -> Check:
-        paired = run.coupled(model, wrong)
+    def judge(model: mc.Model, k: int = 0) -> Check:
+        paired = run.coupled(model, k)
         return measured(
             "quadratic_form",
             {"dim": dim, "t": t, "h": h, "paths": paths},
@@ -82,8 +93,10 @@ def autocorrelation(dim: int, t: float = 1.0, *, h: float = 0.01, paths: int = 4
             paired.bias[0],
         )
 
-    wrongs = {s: judge(form_model(factor=1 + s), True) for s in SIZES}
-    return judge(form_model()).with_powers(lambda s: f"noise covariance x {1 + s:g}", wrongs)
+    def wrong(s: float, k: int) -> Check:
+        return judge(form_model(factor=1 + s), k)
+
+    return judge(form_model()).with_catch(lambda s: f"noise covariance x {1 + s:g}", wrong, power)
 
 
 def _restarted(model: mc.Model, at: float, start: torch.Tensor) -> mc.Model:
@@ -136,13 +149,21 @@ def _rate_estimates(paired, times: np.ndarray) -> tuple[mc.Estimate, mc.Estimate
 
 
 def forcing_rate(
-    gamma: float, dim: int, *, h: float = 0.01, horizon: float = 6.0, paths: int = 1000, seed: int = 0
+    gamma: float,
+    dim: int,
+    *,
+    h: float = 0.01,
+    horizon: float = 6.0,
+    paths: int = 1000,
+    seed: int = 0,
+    power: Plan = REPORT,
 ) -> Check:
     """Shalova's bound E dist(X_t, attractor) <= pi exp(-lambda t) (BEYOND 4), decided on the rate: the fitted
     decay rate of E dist over the saved times (with its jackknife standard error and coupled step bias) must be
     at least lambda within the tolerance (quantity: lambda - fitted rate, at most 0). The attractor at time t
     is the position of a reference token started ``horizon`` earlier (uniform). The largest E dist / (pi e^-lambda
-    t) is recorded beside it. Power: the forcing x 0.9 / 0.8, each with its own tolerance."""
+    t) is recorded beside it. Power: the forcing x 0.8 .. 1.2, each with its own tolerance (a stronger forcing
+    cannot fail an upper bound: ``sides`` (1,))."""
     bound = forcing_rate_bound(gamma, dim)
     times = tuple(horizon + SAVE_EVERY * k for k in range(1, round(horizon / SAVE_EVERY) + 1))
     elapsed = np.array(times) - horizon
@@ -154,8 +175,8 @@ def forcing_rate(
     run = CheckRun(x0, h, 2 * horizon, lambda: mc.AtTimes(_distance, times), seed + 1)
     envelope = np.pi * np.exp(-bound * elapsed)  # (S,)
 
-    def judge(g: float, wrong: bool = False) -> Check:
-        paired = run.coupled(_restarted(form_model(g), horizon, start), wrong)
+    def judge(g: float, k: int = 0) -> Check:
+        paired = run.coupled(_restarted(form_model(g), horizon, start), k)
         rate, bias = _rate_estimates(paired, elapsed)
         worst = max(e.mean / b for e, b in zip(paired.fine, envelope))
         return measured(
@@ -170,5 +191,7 @@ def forcing_rate(
             extra={"rate_bound": bound, "measured_rate": rate.mean, "measured_rate_se": rate.se, "max_ratio": worst},
         )
 
-    wrongs = {s: judge(gamma * (1 - s), True) for s in SIZES}
-    return judge(gamma).with_powers(lambda s: f"forcing gamma x {1 - s:g}", wrongs)
+    def wrong(s: float, k: int) -> Check:  # s > 0: a weaker forcing, the side that can fail the bound
+        return judge(gamma * (1 - s), k)
+
+    return judge(gamma).with_catch(lambda s: f"forcing gamma x {1 - s:g}", wrong, power, sides=(1,))

@@ -1,6 +1,7 @@
 """Monte Carlo checks of value-matrix noise (BEYOND section 2): P(antipodal | u0 = 0) of two tokens against the
 scale function, and the threshold beta_c(d) through the growth rate of 1 + u at the antipode, whose sign is
-part of the verdict. Power of both: beta x 1.1 and x 1.2, each with its own tolerance."""
+part of the verdict. Power of both: beta x 0.8, 0.9, 1.1 and 1.2, each with its own tolerance, over the
+seeds of the power ``Plan``."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import torch
 from ..dynamics._discrete import StochasticTransformer
 from ..noise._value import ValueNoise
 from . import _montecarlo as mc, _quadrature as q
-from ._checks import SIZES, Check, CheckRun, measured
+from ._checks import Check, CheckRun, measured
+from ._power import REPORT, Plan
 
 DELTA = 0.05  # absorption criterion: a pair is decided when |u| >= 1 - DELTA
 
@@ -22,7 +24,14 @@ def value_model(beta: float) -> mc.Model:
 
 
 def antipodal(
-    beta: float, dim: int, *, h: float = 0.02, horizon: float = 300.0, paths: int = 2000, seed: int = 0
+    beta: float,
+    dim: int,
+    *,
+    h: float = 0.02,
+    horizon: float = 300.0,
+    paths: int = 2000,
+    seed: int = 0,
+    power: Plan = REPORT,
 ) -> Check:
     """The fraction of pairs from u0 = 0 whose overlap leaves (-1 + DELTA, 1 - DELTA) through the antipodal
     end, against the scale function's exit probability for those ends (exact for the criterion, where the
@@ -32,8 +41,8 @@ def antipodal(
     run = CheckRun(mc.two_tokens(0.0, dim, paths), h, horizon, lambda: mc.Exit(lo, hi), seed)
     setting = {"beta": beta, "dim": dim, "delta": DELTA, "h": h, "horizon": horizon, "paths": paths}
 
-    def judge(b: float, wrong: bool = False) -> Check:
-        paired = run.coupled(value_model(b), wrong)
+    def judge(b: float, k: int = 0) -> Check:
+        paired = run.coupled(value_model(b), k)
         unabsorbed = max(_unabsorbed(s) for s in (paired.fine_stat, paired.coarse_stat))
         return measured(
             "value_noise",
@@ -48,7 +57,7 @@ def antipodal(
             extra={"unabsorbed": unabsorbed, "p_antipodal_limit": q.value_noise_antipodal(beta, dim)},
         )
 
-    return judge(beta).with_powers(_label, {s: judge(beta * (1 + s), True) for s in SIZES})
+    return judge(beta).with_catch(_label, lambda s, k: judge(beta * (1 + s), k), power)
 
 
 def _label(size: float) -> str:
@@ -71,11 +80,12 @@ def antipode_exponent(
     horizon: float = 4.0,
     paths: int = 2000,
     seed: int = 0,
+    power: Plan = REPORT,
 ) -> Check:
     """E[log(1 + u_T) - log(1 + u_0)] / T for pairs started at 1 + u_0 = ``gap`` (1 + u = |x_1 + x_2|^2 / 2,
     exact in floating point) against ``antipode_exponent_theory``, over ``paths`` antithetic pairs. A sign
-    check: it holds only with the predicted sign (beta > beta_c(d) iff negative) and a tolerance below
-    |prediction|."""
+    check and a magnitude check: it holds only within the tolerance, with the predicted sign (beta > beta_c(d) iff
+    negative) and a tolerance below |prediction|."""
     theta = math.pi - 2 * math.asin(math.sqrt(gap / 2))  # 1 + cos(theta) = gap
     x0 = mc.two_tokens(math.cos(theta), dim, paths)
     x0[:, 1, 0], x0[:, 1, 1] = -math.cos(math.pi - theta), math.sin(math.pi - theta)
@@ -88,8 +98,8 @@ def antipode_exponent(
     setting = {"beta": beta, "dim": dim, "beta_c": q.value_noise_beta_c(dim), "h": h, "horizon": horizon}
     setting |= {"paths": paths}
 
-    def judge(b: float, wrong: bool = False) -> Check:
-        paired = run.coupled(value_model(b), wrong)
+    def judge(b: float, k: int = 0) -> Check:
+        paired = run.coupled(value_model(b), k)
         return measured(
             "value_noise",
             setting,
@@ -102,7 +112,7 @@ def antipode_exponent(
             extra={"antipode_attracts": paired.fine[0].mean < 0},
         )
 
-    return judge(beta).with_powers(_label, {s: judge(beta * (1 + s), True) for s in SIZES})
+    return judge(beta).with_catch(_label, lambda s, k: judge(beta * (1 + s), k), power)
 
 
 def _unabsorbed(stat: mc.Statistic) -> float:

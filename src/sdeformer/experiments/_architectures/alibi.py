@@ -1,13 +1,13 @@
 """The ALiBi check of report part ``architectures`` (BEYOND section 7): the retrieval profile of causal ALiBi on
 the circle, measured by the exact estimator (``attention._retrieval.measure``) and predicted, and the check of its
-recency turn-over time, whose wrong models (the ALiBi lambda x 1.1 and x 1.2) are re-run and judged with their
-own tolerance (``theory._checks.Check.with_powers``).
+recency turn-over time, whose wrong models (the ALiBi lambda x 0.8 .. 1.2) are re-run and judged with their
+own tolerance (``theory._checks.Check.with_catch``).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -17,6 +17,7 @@ from ...attention import _retrieval as retrieval
 from ...attention._alibi import ALiBiAttention
 from ...dynamics._discrete import StochasticTransformer
 from ...theory._checks import SIGMAS, Check
+from ...theory._power import Plan
 
 F64 = torch.float64
 BOOTSTRAP = 200  # resamples of the runs for the s.e. of a crossing time
@@ -90,15 +91,19 @@ def _crossing_check(full: dict, half: dict, predicted: float) -> Check:
     )  # fmt: skip
 
 
-def alibi_check(full: dict, half: dict, wrongs: Mapping[float, Sequence[dict]]) -> Check:
+def alibi_check(full: dict, half: dict, wrong: Callable[[float, int], Sequence[dict]], power: Plan) -> Check:
     """Measured against predicted crossing of the pooled end slope (ALiBi threshold of arXiv:2605.09213), with
-    the halved token count as the discretization bias. Power: ``wrongs`` (size s -> the profiles at N and N/2 of
-    the model re-run with its ALiBi lambda x (1 + s)), each judged with its own tolerance against this
-    prediction (``Check.with_powers``). The stated wrong input, the ALiBi slope read as the paper's lambda (not
-    rescaled by N), and the crossing predicted with the paper's unnormalized kernel rates are kept beside."""
+    the halved token count as the discretization bias. Power: ``wrong(s, k)`` (the profiles at N and N/2 of
+    the model re-run with its ALiBi lambda x (1 + s) on its k-th seed), each judged with its own tolerance
+    against this prediction (``Check.with_catch`` with the power ``Plan``). The stated wrong input, the ALiBi
+    slope read as the paper's lambda (not rescaled by N), and the crossing predicted with the paper's
+    unnormalized kernel rates are kept beside."""
     check = _crossing_check(full, half, full["predicted_crossing"])
     unscaled = full["unscaled_crossing"]
     caught = abs(check.measured - unscaled) > check.tolerance
     check = replace(check, extra={**check.extra, "wrong_input": {"lambda per token": unscaled, "caught": caught}})
-    runs = {s: _crossing_check(w, h, check.predicted) for s, (w, h) in wrongs.items()}
-    return check.with_powers(lambda s: f"ALiBi lambda x {1 + s:g} (re-run)", runs)
+
+    def judge(s: float, k: int) -> Check:
+        return _crossing_check(*wrong(s, k), check.predicted)
+
+    return check.with_catch(lambda s: f"ALiBi lambda x {1 + s:g} (re-run)", judge, power)

@@ -15,16 +15,15 @@ from ...spde import (
     _covariance as covariance,
     _sliced_sphere as sliced_sphere,
 )
+from ...theory._power import describe
 
 SETTING = "a setting"  # why a table column needs no uncertainty
 
 
 def power_text(record: dict) -> str:
-    """The power column: the smallest error caught ('10 %', '20 %') or 'sign only: <reason>'."""
-    size = record.get("smallest_error_caught")
-    if size is not None and not record.get("sign_only"):
-        return f"{size:.0%}"
-    return f"sign only: {record.get('reason', 'no error up to 20 % caught')}"
+    """The power column: size_80 and the catch rates with K (``theory._power.describe``), and the reason where
+    no size is caught with probability >= 0.8."""
+    return describe(record) + (f": {record['reason']}" if record.get("reason") else "")
 
 
 def covariance_table(report) -> Table:
