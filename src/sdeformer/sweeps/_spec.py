@@ -18,7 +18,7 @@ seeds, the observables to record (THEORY section 5) and the times to record them
     device: cpu                                         # or cuda, cuda:K: where the runs are simulated
 
 ``batch: auto`` sizes each task from a memory budget (``task.batch_size``: ``AUTO_TASK_BYTES`` per task, from
-``simulate.memory_estimate`` per run); batching changes no run's numbers. ``device: cuda`` simulates on the
+``simulate.run_bytes`` per run); batching changes no run's numbers. ``device: cuda`` simulates on the
 GPU (the observables are then computed on the CPU); a device the machine lacks is refused when the sweep runs.
 
 ``times: [t1, t2, ...]`` takes any times in [0, T] and records each at the first layer k whose time k T / L
