@@ -97,3 +97,16 @@ def test_bad_methods_are_refused_naming_the_parameter():
     assert ModelConfig(dim=2, attention_method="harmonic").to_dict()["attention_method"] == "harmonic"
     assert "attention_method" not in ModelConfig().to_dict()  # the default keeps older runs' hashes
     assert math.isfinite(degree(2, 500.0))
+
+
+def test_auto_picks_harmonic_from_its_measured_threshold_and_simulate_reports_it():
+    from sdeformer.attention._harmonic import picks_harmonic
+    from sdeformer.experiments._simulate import memory_estimate, simulate
+
+    assert picks_harmonic("auto", 1000, 2, 1.0) and not picks_harmonic("auto", 500, 2, 1.0)  # F = 29 at beta = 1
+    assert picks_harmonic("auto", 20_000, 3, 1.0) and not picks_harmonic("auto", 10_000, 3, 1.0)  # F = 225
+    assert not picks_harmonic("exact", 10**6, 2, 1.0) and not picks_harmonic("auto", 10**6, 4, 1.0)
+    cfg = ModelConfig(tokens=1000, dim=2, width=16, layers=1, attention_method="auto")
+    result = simulate(cfg).to_json()
+    assert result["attention_method"] == "harmonic" and result["memory_estimate_bytes"] == memory_estimate(cfg)
+    assert simulate(ModelConfig(tokens=8, dim=2, width=16, layers=1)).attention_method == "exact"

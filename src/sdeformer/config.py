@@ -66,7 +66,6 @@ class ModelConfig:
     noise: str = _D["noise"]  # a name of registry.NOISES (mlp, gaussian, value, heads, quadratic: BEYOND 2-4) or off
     share: float = _D["share"]  # rho in [0, 1]: the noise's fraction shared by the tokens (BEYOND 1; 1 = common)
     causal: bool = _D["causal"]  # causal attention mask (token i attends to j <= i)
-    attention_method: str = _D["attention_method"]  # softmax's sums: exact, harmonic (d = 2, 3) or auto
     norm: str = _D["norm"]  # a name of registry.NORMS: post, pre, mix[:F], peri, ngpt[:ALPHA], sqrt (BEYOND 6)
     x0: str = _D["x0"]  # initial tokens from a .npy file, (N, d) or (B, N, d) with FILE#b; "" = uniform (seed)
     alibi: float = _D["alibi"]  # ALiBi slope lambda per token of distance (attention "alibi"; BEYOND 7)
@@ -82,6 +81,7 @@ class ModelConfig:
     # projected) = that scheme for the limit SDE of THEORY section 3 with ``layers`` steps on [0, horizon], the
     # noise replaced by its declared limit field (the MLP's: the Gaussian field of its kernel)
     solver: str = _D["solver"]
+    attention_method: str = _D["attention_method"]  # softmax's sums: exact, harmonic (d = 2, 3) or auto
     # the parameters the chosen parts declare for themselves (registry.Param), as sorted (KIND.NAME, value) pairs;
     # given as a mapping {"noise.gain": 0.5} too; read with value("noise.gain") (the declared default if unset)
     params: tuple[tuple[str, Any], ...] = ()

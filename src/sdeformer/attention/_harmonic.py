@@ -64,45 +64,50 @@ def degree(d: int, beta: float, tol: float = TOL) -> int:
 
 
 def features(u: torch.Tensor, big: int) -> torch.Tensor:
-    """phi(u) ``(n, F)`` of unit tokens ``(n, d)`` float64 up to degree ``big`` (S^1: 1, cos ks, sin ks for
-    k = 1..K; S^2: the real orthonormal Y_lm, l = 0..L, ordered by degree)."""
-    if u.shape[-1] == 2:
-        s = torch.atan2(u[:, 1], u[:, 0])[:, None] * torch.arange(1, big + 1, dtype=u.dtype)  # (n, K)
-        return torch.cat([torch.ones_like(s[:, :1]), s.cos(), s.sin()], -1)  # (n, 2 K + 1)
-    return _spherical(u, big)
+    """phi(u) ``(n, F)`` of unit tokens ``(n, d)`` float64 up to degree ``big``, ordered by degree (S^1: 1, then
+    cos ks, sin ks = Re, Im (x + i y)^k for k = 1..K, the powers by products: no trigonometric function, rounding
+    ~k ulp; S^2: the real orthonormal Y_lm, l = 0..L)."""
+    if u.shape[-1] == 3:
+        return _spherical(u, big)
+    out = torch.empty(u.shape[0], 2 * big + 1, dtype=torch.float64)
+    out[:, 0] = 1
+    powers = torch.complex(u[:, 0:1], u[:, 1:2]).expand(-1, big).cumprod(-1)  # (n, K)
+    out[:, 1:].view(u.shape[0], big, 2).copy_(torch.view_as_real(powers))
+    return out
 
 
 def _spherical(u: torch.Tensor, big: int) -> torch.Tensor:
-    """Real orthonormal spherical harmonics Y_lm(u), l <= ``big``, ``(n, (big + 1)^2)`` in degree order:
+    """Real orthonormal spherical harmonics Y_lm(u), l <= ``big``, ``(n, (big + 1)^2)`` in degree order (the
+    transpose of a contiguous (F, n): tokens last, so each step below works on whole rows):
     q_l^m = P-bar_l^m / sin^m theta by the normalised recurrences in l (all m at once), times sqrt(2) Re / Im of
     sin^m theta e^{i m phi} = (x + i y)^m (no angles; q_l^m stays below ~e^{l / 2}, far inside float64)."""
-    n, z = u.shape[0], u[:, 2:3]  # (n, 1)
+    n, z = u.shape[0], u[:, 2].contiguous()  # (n,)
     ms = torch.arange(big + 1, dtype=torch.float64)
     sectoral = (((2 * ms[1:] + 1) / (2 * ms[1:])).sqrt().cumprod(0) / math.sqrt(4 * math.pi)).tolist()
     sectoral = [1 / math.sqrt(4 * math.pi), *sectoral]  # q_m^m
-    power = torch.complex(u[:, :1], u[:, 1:2]).expand(n, big).cumprod(-1)  # (x + i y)^m, m = 1..big: (n, big)
-    rot = math.sqrt(2) * torch.cat([power.real, power.imag], -1)  # (n, 2 big)
-    prev = cur = torch.zeros(n, big + 1, dtype=torch.float64)
+    power = torch.complex(u[:, 0], u[:, 1]).expand(big, n).cumprod(0)  # (x + i y)^m, m = 1..big: (big, n)
+    rot = math.sqrt(2) * torch.cat([power.real, power.imag])  # (2 big, n)
+    prev = cur = torch.zeros(big + 1, n, dtype=torch.float64)
     out = []
     for ell in range(big + 1):
-        new = torch.zeros_like(cur)
-        new[:, ell] = sectoral[ell]
+        new = torch.empty_like(cur)
+        new[ell] = sectoral[ell]
         if ell >= 1:
-            new[:, ell - 1 : ell] = math.sqrt(2 * ell + 1) * z * cur[:, ell - 1 : ell]
+            torch.mul(z, cur[ell - 1], out=new[ell - 1]).mul_(math.sqrt(2 * ell + 1))
         if ell >= 2:
-            m2, l2 = ms[: ell - 1] ** 2, float(ell * ell)
+            m2, l2 = ms[: ell - 1, None] ** 2, float(ell * ell)
             a = ((4 * l2 - 1) / (l2 - m2)).sqrt()
             b = (((ell - 1) ** 2 - m2) / (4 * (ell - 1) ** 2 - 1)).sqrt()
-            new[:, : ell - 1] = a * (z * cur[:, : ell - 1] - b * prev[:, : ell - 1])
+            new[: ell - 1] = a * (z * cur[: ell - 1] - b * prev[: ell - 1])
         prev, cur = cur, new
-        out += [new[:, :1], new[:, 1 : ell + 1] * rot[:, :ell], new[:, 1 : ell + 1] * rot[:, big : big + ell]]
-    return torch.cat(out, -1)
+        out += [new[:1], new[1 : ell + 1] * rot[:ell], new[1 : ell + 1] * rot[big : big + ell]]
+    return torch.cat(out).T
 
 
 def _expanded(w: torch.Tensor, d: int) -> torch.Tensor:
     """The weights ``(K + 1,)`` of the degrees, repeated for each feature of a degree: ``(F,)``."""
     if d == 2:
-        return torch.cat([w, w[1:]])  # 1, cos 1..K, sin 1..K
+        return torch.cat([w[:1], w[1:].repeat_interleave(2)])  # 1, (cos, sin) of 1..K
     return torch.repeat_interleave(w, 2 * torch.arange(len(w)) + 1)
 
 
@@ -123,10 +128,15 @@ def harmonic_attention(x: torch.Tensor, beta: float, tol: float = TOL) -> torch.
     vals = torch.cat([torch.ones_like(xd[:, :1]), xd], -1)  # (N, 1 + d): denominator and numerator sums
     sums = torch.zeros(f, d + 1, dtype=torch.float64)
     steps = _chunks(len(u), f)
+    phi = None
     for s in steps:
-        sums += features(u[s : s + steps.step], big).T @ vals[s : s + steps.step]  # (F, 1 + d)
+        phi = features(u[s : s + steps.step], big)  # (chunk, F)
+        sums += phi.T @ vals[s : s + steps.step]  # (F, 1 + d)
     sums *= wf[:, None]
-    out = torch.cat([features(u[s : s + steps.step], big) @ sums for s in steps])  # (N, 1 + d)
+    if len(steps) == 1:  # one chunk: the queries' features are the keys'
+        out = phi @ sums  # (N, 1 + d)
+    else:
+        out = torch.cat([features(u[s : s + steps.step], big) @ sums for s in steps])
     return (out[:, 1:] / out[:, :1]).to(x.dtype)
 
 
@@ -149,7 +159,11 @@ def check_harmonic(d: int) -> None:
 
 
 METHODS = ("exact", "harmonic", "auto")
-AUTO_FEATURES_PER_TOKEN = {2: 0.0, 3: 0.0}  # "auto": harmonic where N >= this x F (set from measurements)
+# "auto": harmonic where N >= this x F, F the features (2 K + 1, (L + 1)^2). Measured (benchmarks/harmonic.py,
+# interleaved, one thread, float32 exact path, under ATEN_CPU_CAPABILITY default, avx2 and avx512): harmonic is
+# faster on all three from N = 1,024 at d = 2 (N / F >= 23 at beta = 4) and from N = 8,192 at d = 3, beta = 1
+# (N / F = 36; 0.96-1.4x at N = 16,384, beta = 4, N / F = 31): the rule keeps a margin (docs/scaling.md)
+AUTO_FEATURES_PER_TOKEN = {2: 32, 3: 64}
 
 
 def check_method(method: object, dim: int, attention: str = "softmax", causal: bool = False) -> str:
