@@ -36,6 +36,7 @@ from ..io._claims import claim_run_folder, write_run_metadata
 from ..io._damage import intact, recover
 from ..io._formats import read_npz, write_csv, write_json, write_npz
 from ..io._hashing import config_hash
+from ..noise._mlp import BLOCK_FROM, TOKEN_BLOCK
 from ..observables import FIGURE_CLUSTER_COS, cluster_count, interaction_energy, mean_abs_cosine, mean_cosine
 from ._results import Result
 
@@ -79,16 +80,17 @@ BASE_BYTES = 40 << 20  # a run's lazy imports and allocator pools above the proc
 
 def run_bytes(cfg: ModelConfig, *, cosines: bool = False) -> int:
     """Bytes the arrays of one run of ``cfg`` take at their peak: one layer's MLP draws (3 of (m, d)), hidden layer
-    (N, m) and ~8 (N, d) temporaries (attention holds O(N d): sdpa never forms the N x N scores, the harmonic
-    method O(N) features), the saved states (a segment's list and its stack; all of them kept, then gathered once,
-    for the result) and the observables' float64 copies of ``METRIC_CHUNK`` states (their cosines go in row blocks
-    of a fixed size, counted in ``BASE_BYTES``). With ``cosines``, the three (N, N) float64 matrices a sweep's
-    observables form per run (``sweeps.evaluate``)."""
+    (N, m) (a block of it from ``BLOCK_FROM`` tokens) and ~8 (N, d) temporaries (attention holds O(N d): sdpa
+    never forms the N x N scores, the harmonic method O(N) features), the saved states (a segment's list and its
+    stack; all of them kept, then gathered once, for the result) and the observables' float64 copies of
+    ``METRIC_CHUNK`` states (their cosines go in row blocks of a fixed size, counted in ``BASE_BYTES``). With
+    ``cosines``, the three (N, N) float64 matrices a sweep's observables form per run (``sweeps.evaluate``)."""
     n, d, m = cfg.tokens, cfg.dim, cfg.width
     item = torch.tensor([], dtype=cfg.torch_dtype).element_size()
     saved = cfg.layers // cfg.save_every + 2
     per_segment = min(cfg.layers, CHECKPOINT_LAYERS) // cfg.save_every + 2
-    layer = item * (3 * m * d + n * m + 8 * n * d)
+    hidden = n if n < BLOCK_FROM else TOKEN_BLOCK  # MLPNoise.apply's hidden layer: (block, m) from BLOCK_FROM
+    layer = item * (3 * m * d + hidden * m + 8 * n * d)
     states = item * n * d * (2 * per_segment + 2 * saved) + 8 * (len(METRICS) + 2) * saved
     observables = 2 * 8 * min(METRIC_CHUNK, per_segment) * n * d + (3 * 8 * n * n if cosines else 0)
     return layer + states + observables
