@@ -40,7 +40,7 @@ def _per_run_ok(value, runs: int) -> bool:
 def _attention_fits(attention, n: int, d: int, runs: int) -> bool:
     if attention is None:
         return True
-    if type(attention) is not SoftmaxAttention or attention.causal:
+    if type(attention) is not SoftmaxAttention or attention.causal or attention.method == "harmonic":
         return False
     numbers = all(_per_run_ok(v, runs) for v in (attention.beta, attention.scale))
     plain = numbers and all(getattr(attention, m) is None for m in "QKV")

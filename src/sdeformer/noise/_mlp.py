@@ -144,7 +144,10 @@ class MLPNoise(IsotropicKernel):
         n = y.shape[-2]
         if n < BLOCK_FROM:
             return self._apply(p, y)
-        return torch.cat([self._apply(p, y[..., s : s + TOKEN_BLOCK, :]) for s in range(0, n, TOKEN_BLOCK)], -2)
+        out = torch.empty_like(y)  # written block by block: nothing of a block outlives it (no heap holes)
+        for s in range(0, n, TOKEN_BLOCK):
+            out[..., s : s + TOKEN_BLOCK, :] = self._apply(p, y[..., s : s + TOKEN_BLOCK, :])
+        return out
 
     def _apply(self, p: MLPParams, y: torch.Tensor) -> torch.Tensor:
         """G(y) in one piece, (..., N, m) hidden layer."""
