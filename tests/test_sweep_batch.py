@@ -8,7 +8,7 @@ import torch
 
 from sdeformer import sweeps
 from sdeformer.core._errors import ConfigError
-from sdeformer.experiments._simulate import memory_estimate
+from sdeformer.experiments._simulate import run_bytes
 from sdeformer.sweeps import _table as table, _task as task
 from sdeformer.sweeps._runner import run
 
@@ -35,14 +35,16 @@ def test_auto_batch_follows_the_memory_budget(monkeypatch):
     parsed = sweeps.parse_spec({**SPEC, "batch": "auto"})
     runs = sweeps.expand(parsed)
     small, big = (next(r.config for r in runs if r.config.dim == d) for d in (3, 24))
-    monkeypatch.setattr(task, "AUTO_TASK_BYTES", 3 * memory_estimate(big))
+    monkeypatch.setattr(task, "AUTO_TASK_BYTES", 3 * run_bytes(big, cosines=True))
     assert task.batch_size("auto", big) == 3 < task.batch_size("auto", small)
     sizes = {len(t.runs) for t in task.make_tasks(runs, "auto") if t.runs[0].config.dim == 24}
     assert max(sizes) == 3 and task.batch_size(7, big) == 7
 
 
 def test_auto_batch_records_the_numbers_of_a_fixed_batch(tmp_path, monkeypatch):
-    monkeypatch.setattr(task, "AUTO_TASK_BYTES", 2 * memory_estimate(sweeps.expand(sweeps.parse_spec(SPEC))[0].config))
+    monkeypatch.setattr(
+        task, "AUTO_TASK_BYTES", 2 * run_bytes(sweeps.expand(sweeps.parse_spec(SPEC))[0].config, cosines=True)
+    )
     auto = _table({**SPEC, "batch": "auto"}, tmp_path / "auto")
     fixed = _table({**SPEC, "batch": 64}, tmp_path / "fixed")
     cols = ["dim", "beta", "seed", "t", "energy", "clusters"]

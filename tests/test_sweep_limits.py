@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from sdeformer.cli import app
 from sdeformer.config import ModelConfig
 from sdeformer.core._errors import ConfigError
-from sdeformer.experiments._simulate import memory_estimate
+from sdeformer.experiments._simulate import run_bytes
 from sdeformer.sweeps import _limits as limits, parse_spec
 from sdeformer.sweeps._values import Grid
 
@@ -79,7 +79,7 @@ def test_memory_estimate_is_per_task_and_per_run(monkeypatch):
     spec = parse_spec({"base": BASE, "axes": {"tokens": [4, 64], "dim": [3, 16]}, "seeds": 40, "batch": 64})
     runs = limits.count_runs(spec.groups, spec.seeds)
     assert runs == 160
-    per_run = memory_estimate(ModelConfig(tokens=64, dim=16, width=8, layers=4))
+    per_run = run_bytes(ModelConfig(tokens=64, dim=16, width=8, layers=4), cosines=True)
     driver = 160 * (limits.RUN_BYTES + limits.ROW_BYTES)  # times: final, one row per run
     monkeypatch.setattr("sdeformer.core._validate.available_bytes", lambda: 2**40)
     assert limits.check_memory(spec.base, spec.groups, runs, 64) == 64 * per_run + driver

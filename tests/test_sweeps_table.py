@@ -56,6 +56,7 @@ COLUMNS = [
     "cross_noise",
     "rng",
     "solver",
+    "attention_method",
     "layer",
     "t",
     "energy",

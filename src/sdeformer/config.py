@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from .attention._harmonic import check_method
 from .attention._masks import ARCHITECTURE_DEFAULTS, check_architecture
 from .core._activations import get_activation
 from .core._config_files import load_config_file as load_config_file  # re-exported: config.load_config_file
@@ -32,7 +33,7 @@ from .registry import ATTENTIONS, NOISES, part_entry
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16}
 # left out of to_dict at their defaults: the fields added after runs were recorded (their hashes stay unchanged)
-LATER_FIELDS = ("noise", "share", "causal", "norm", "x0", "cross_noise", "rng", "solver")
+LATER_FIELDS = ("noise", "share", "causal", "norm", "x0", "cross_noise", "rng", "solver", "attention_method")
 DEFAULTS: dict[str, Any] = {name: FIELDS[name].default for name in LATER_FIELDS}
 DEFAULTS["params"] = ()  # no parameter declared by a part (registry.Param) is set
 DEFAULTS.update(ARCHITECTURE_DEFAULTS)  # alibi, mask, cross (BEYOND 7-9)
@@ -80,6 +81,7 @@ class ModelConfig:
     # projected) = that scheme for the limit SDE of THEORY section 3 with ``layers`` steps on [0, horizon], the
     # noise replaced by its declared limit field (the MLP's: the Gaussian field of its kernel)
     solver: str = _D["solver"]
+    attention_method: str = _D["attention_method"]  # softmax's sums: exact, harmonic (d = 2, 3) or auto
     # the parameters the chosen parts declare for themselves (registry.Param), as sorted (KIND.NAME, value) pairs;
     # given as a mapping {"noise.gain": 0.5} too; read with value("noise.gain") (the declared default if unset)
     params: tuple[tuple[str, Any], ...] = ()
@@ -101,7 +103,7 @@ class ModelConfig:
         for name, declared in FIELDS.items():  # the numbers: 64.0 -> 64, numpy scalars -> Python numbers
             if declared.rule and name != "seed":  # the seed is checked, not converted (check_seed below)
                 object.__setattr__(self, name, declared.check(name, getattr(self, name)))
-        for name in ("attention", "sampling", "dtype", "noise", "norm", "x0", "solver"):
+        for name in ("attention", "sampling", "dtype", "noise", "norm", "x0", "solver", "attention_method"):
             if not isinstance(getattr(self, name), str):
                 raise ConfigError(name, getattr(self, name), "must be a string")
         if not isinstance(self.mlp, bool):
@@ -117,6 +119,7 @@ class ModelConfig:
             raise ConfigError("sampling", self.sampling, f"one of {list(SAMPLING_MODES)}")
         if self.dtype not in DTYPES:
             raise ConfigError("dtype", self.dtype, f"one of {list(DTYPES)}")
+        check_method(self.attention_method, self.dim, self.attention, self.causal)
         check_seed("seed", self.seed)
         check_rng(self.rng)
         get_activation(self.activation)  # raises for an unknown name

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 
 import torch
 
+from ._pairsums import components, mean_offdiagonal, pair_sum
 from .core._kernel import BETA_MAX  # e^beta overflows a float64 above ~709: log domain beyond
 from .core._sphere import project
 from .core._validate import cosine_threshold, positive_float, sphere_tokens, token_norms, token_tensor
@@ -49,6 +50,11 @@ def shared_cosines(x: torch.Tensor) -> Iterator[None]:
         yield
     finally:
         _SHARED.tokens, _SHARED.values = None, {}
+
+
+def _shared(x: torch.Tensor, key: str) -> torch.Tensor | None:
+    """The value computed for ``key`` inside ``shared_cosines(x)``, else None."""
+    return _SHARED.values.get(key) if getattr(_SHARED, "tokens", None) is x else None
 
 
 def _once(x: torch.Tensor, key: str, compute: Callable[[torch.Tensor], torch.Tensor]) -> torch.Tensor:
@@ -100,23 +106,36 @@ def interaction_energy(x: torch.Tensor, beta: float = 1.0, *, normalize: bool = 
 
     Zero exactly when all tokens coincide. Tokens are normalised first unless ``normalize=False``. Any beta > 0:
     above ``BETA_MAX`` it is e^{log E} (``log_interaction_energy``), +inf only where E itself exceeds the float64
-    range (BEYOND section 10: read such runs with ``log_interaction_energy`` or ``normalized_energy``).
+    range (BEYOND section 10: read such runs with ``log_interaction_energy`` or ``normalized_energy``). The
+    pairs are summed in row blocks (memory O(N), not N^2), or from the cosine matrix inside ``shared_cosines``.
     Raises ConfigError for an integer, float16 or 1-D ``x``, NaN or zero tokens, and for beta NaN or <= 0.
     """
     beta = positive_float("beta", beta, "inverse temperature")
     if beta > BETA_MAX:
         return log_interaction_energy(x, beta, normalize=normalize).exp()
+    return _energy(x, beta, math.exp(beta), normalize)
+
+
+def _energy(x: torch.Tensor, beta: float, exp_beta: float, normalize: bool) -> torch.Tensor:
+    """``energy_of_gram`` of the tokens' Gram matrix, that matrix taken whole only when shared."""
     x = token_tensor("x", x)
-    g = cosine_matrix(x) if normalize else sphere_tokens("x", x, False) @ x.transpose(-1, -2)
-    return energy_of_gram(g, beta, math.exp(beta), clamp=normalize)
+    if normalize and _shared(x, "cos") is not None:
+        return energy_of_gram(cosine_matrix(x), beta, exp_beta)
+    u = x / token_norms("x", x) if normalize else sphere_tokens("x", x, False)  # (..., N, d)
+    n = x.shape[-2]
+    # the terms of energy_of_gram, a row block at a time: e^beta (-expm1(beta (g - 1))) summed
+    terms = (
+        (lambda g: g.clamp_(max=1.0).sub_(1).mul_(beta).expm1_())
+        if normalize
+        else (lambda g: g.sub_(1).mul_(beta).expm1_())
+    )
+    return (pair_sum(u, terms).neg_() / (2 * n * n) * exp_beta).to(x.dtype)
 
 
 def _scaled_energy(x: torch.Tensor, beta: float, normalize: bool) -> torch.Tensor:
     """e^{-beta} E_beta(X) = 1/(2 N^2) sum_{i,j} -expm1(beta (<X_i, X_j> - 1)), in [0, 1/2] for unit tokens."""
     beta = positive_float("beta", beta, "inverse temperature")
-    x = token_tensor("x", x)
-    g = cosine_matrix(x) if normalize else sphere_tokens("x", x, False) @ x.transpose(-1, -2)
-    return energy_of_gram(g, beta, 1.0, clamp=normalize)  # (...)
+    return _energy(x, beta, 1.0, normalize)  # (...)
 
 
 def log_interaction_energy(x: torch.Tensor, beta: float = 1.0, *, normalize: bool = True) -> torch.Tensor:
@@ -169,29 +188,30 @@ def cosine_histogram(cos: torch.Tensor, bins: int) -> torch.Tensor:
 
 
 def mean_cosine(x: torch.Tensor) -> torch.Tensor:
-    """Mean cosine over distinct pairs, ``(...)`` (needs N >= 2)."""
-    return pairwise_cosines(x).mean(-1)
+    """Mean cosine over distinct pairs, ``(...)`` (needs N >= 2; nan for N = 1): (|sum_i u_i|^2 - sum_i |u_i|^2)
+    / (N (N - 1)) of the unit tokens u, in float64 and O(N d), returned in ``x``'s dtype."""
+    x = token_tensor("x", x)
+    return mean_offdiagonal(x / token_norms("x", x)).to(x.dtype)
 
 
 def mean_abs_cosine(x: torch.Tensor) -> torch.Tensor:
-    """Mean |cosine| over distinct pairs, ``(...)``: near 1 for one cluster and for two antipodal ones."""
-    return pairwise_cosines(x).abs().mean(-1)
+    """Mean |cosine| over distinct pairs, ``(...)``: near 1 for one cluster and for two antipodal ones. Summed in
+    row blocks (memory O(N)), or from the cosine matrix inside ``shared_cosines``."""
+    if _shared(x, "cos") is not None:
+        return pairwise_cosines(x).abs().mean(-1)
+    x = token_tensor("x", x)
+    n = x.shape[-2]
+    total = pair_sum(x / token_norms("x", x), torch.abs_, diagonal=False)  # (...) float64
+    return (total / (n * (n - 1))).to(x.dtype)
 
 
 def cluster_count(x: torch.Tensor, threshold: float = CLUSTER_COS) -> torch.Tensor:
     """Number of clusters: connected components of the graph 'cos(x_i, x_j) > threshold'. ``(...)`` ints.
+    Breadth-first search over row blocks of the cosines: O(N^2 d) time, O(N) memory.
     Raises ConfigError for a threshold outside [-1, 1) or NaN (no pair would ever be linked)."""
-    adj = cosine_matrix(x) > cosine_threshold("threshold", threshold)  # (..., N, N), reflexive
-    reach = adj
-    while True:  # transitive closure by boolean squaring: at most log2(N) rounds
-        nxt = (reach.to(torch.float32) @ reach.to(torch.float32)) > 0
-        if torch.equal(nxt, reach):
-            break
-        reach = nxt
-    # a component's representative is its smallest index: count tokens that reach no smaller index
-    n = x.shape[-2]
-    lower = torch.tril(torch.ones(n, n, dtype=torch.bool, device=x.device), diagonal=-1)
-    return (~(reach & lower).any(-1)).sum(-1)
+    threshold = cosine_threshold("threshold", threshold)
+    x = token_tensor("x", x)
+    return components(x / token_norms("x", x), threshold)
 
 
 # -- optimal transport, rate fits and Lyapunov helpers (THEORY section 5) ----------------------------------

@@ -67,6 +67,7 @@ FIELDS: dict[str, Param] = {
         Param("mlp", bool, True, doc="the noise (by default the MLP's) on/off"),
         Param("attention", str, "softmax", doc="attention drift"),
         Param("causal", bool, False, doc="causal attention mask"),
+        Param("attention_method", str, "exact", doc="softmax on S^1, S^2: exact, harmonic (O(N K)) or auto"),
         Param("noise", str, "mlp", doc="noise model (off: none, as --no-mlp)"),
         Param("share", float, 1.0, low=0.0, high=1.0, doc="rho in [0, 1], the noise's shared fraction (1: common)"),
         Param("norm", str, "post", doc="normalization scheme (mix:F, ngpt:ALPHA with a parameter)"),

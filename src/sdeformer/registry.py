@@ -226,7 +226,7 @@ def _softmax_batched(cfg: Any) -> tuple[str, ...]:
 
 _A = "sdeformer.attention."
 ATTENTIONS.register(
-    "softmax", _A + "_softmax:SoftmaxAttention", reads=("beta", "attention_scale", "causal"),
+    "softmax", _A + "_softmax:SoftmaxAttention", reads=("beta", "attention_scale", "causal", "attention_method"),
     batched=_softmax_batched, causal=True,
     doc="the paper's softmax attention, Q^T K = beta I, V = s I (THEORY section 1)",
 )  # fmt: skip

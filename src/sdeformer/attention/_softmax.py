@@ -29,6 +29,7 @@ from ..core._errors import ConfigError
 from ..core._rng import Seeds, Streams
 from ..core._shapes import broadcast_shape, run_param
 from ..core._validate import finite_float, per_run, positive_float, positive_int
+from ._harmonic import check_method, harmonic_drift
 
 SMALL_RUN = 16  # keys up to which a run whose scores are no larger than its tokens skips the fused kernel
 
@@ -206,6 +207,7 @@ class SoftmaxAttention:
     V: torch.Tensor | None = None  # (d, d) or per run (*batch, d, d)
     value_convention: str = "Vx"
     causal: bool = False
+    method: str = "exact"  # "harmonic": O(N K) sums on S^1, S^2 (``attention._harmonic``); "auto": where faster
     _plain_beta: float | None = field(default=None, init=False, repr=False, compare=False)  # set in __post_init__
 
     def __post_init__(self) -> None:
@@ -223,6 +225,9 @@ class SoftmaxAttention:
             m = getattr(self, name)
             if m is not None and (m.ndim < 2 or m.shape[-1] != m.shape[-2] or not torch.isfinite(m).all()):
                 raise ConfigError(name, tuple(m.shape), "must be finite square (d, d) matrices, or (*batch, d, d)")
+        if matrices or self.causal:  # the harmonic sums serve Q^T K = beta I only: "auto" keeps exact
+            object.__setattr__(self, "method", "exact" if self.method == "auto" else self.method)
+        check_method(self.method, 2, "softmax", self.causal or bool(matrices))  # d is checked at the call
         beta, unit = self.beta, isinstance(self.scale, (int, float)) and self.scale == 1
         plain = unit and not matrices and not self.causal
         object.__setattr__(self, "_plain_beta", float(beta) if plain and isinstance(beta, (int, float)) else None)
@@ -232,10 +237,16 @@ class SoftmaxAttention:
         """Q^T K = beta I, V = s I of a config (``registry.Params``), with a causal mask when ``p.causal``."""
         from ._variants import CausalSoftmaxAttention
 
-        return CausalSoftmaxAttention(p.beta, p.attention_scale) if p.causal else cls(p.beta, p.attention_scale)
+        if p.causal:
+            return CausalSoftmaxAttention(p.beta, p.attention_scale)
+        return cls(p.beta, p.attention_scale, method=p.attention_method)
 
     def drift(self, x: torch.Tensor, source: RandomSource | None = None) -> torch.Tensor:
         """Attn_X(x_i) for every token. ``(..., N, d) -> (..., N, d)``."""
+        fast = harmonic_drift(x, self.beta, self.method) if self.method != "exact" else None
+        if fast is not None:
+            unit = isinstance(self.scale, (int, float)) and self.scale == 1
+            return fast if unit else fast * _batch_param(self.scale, x)
         beta = self._plain_beta
         if beta is not None:  # the paper's Q^T K = beta I, V = I: no matrix, no per-run parameter
             if x.ndim == 2 and _small(x.shape[0], x.shape[1], x.shape[1]):  # one small run: softmax_attention's ops

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..attention._harmonic import FEATURE_BUDGET, picks_harmonic
 from ..config import ModelConfig
 from ..core._errors import ConfigError
 from ..core._rng import StreamSource, make_streams
@@ -35,6 +36,7 @@ from ..io._claims import claim_run_folder, write_run_metadata
 from ..io._damage import intact, recover
 from ..io._formats import read_npz, write_csv, write_json, write_npz
 from ..io._hashing import config_hash
+from ..noise._mlp import BLOCK_FROM, TOKEN_BLOCK
 from ..observables import FIGURE_CLUSTER_COS, cluster_count, interaction_energy, mean_abs_cosine, mean_cosine
 from ._results import Result
 
@@ -61,6 +63,8 @@ class SimulateResult(Result):
     final_mean_abs_cos: float
     final_clusters: int
     config: dict[str, Any]
+    memory_estimate_bytes: int = 0  # ``memory_estimate(config)``
+    attention_method: str = "exact"  # the softmax sums used: exact or harmonic (``config.attention_method``: auto)
 
     def summary(self) -> str:
         """One line for the terminal."""
@@ -71,16 +75,40 @@ class SimulateResult(Result):
         )
 
 
-def memory_estimate(cfg: ModelConfig) -> int:
-    """Bytes a run of ``cfg`` needs at its peak: the MLP draws (m, d) and hidden layer (N, m), attention (N, N),
-    one segment of saved states, the observables' cosines and the per-layer results kept to the end."""
+BASE_BYTES = 40 << 20  # a run's lazy imports and allocator pools above the process's start: 30-40 MB measured
+
+
+def run_bytes(cfg: ModelConfig, *, cosines: bool = False) -> int:
+    """Bytes the arrays of one run of ``cfg`` take at their peak: one layer's MLP draws (3 of (m, d)), hidden layer
+    (N, m) (a block of it from ``BLOCK_FROM`` tokens) and ~8 (N, d) temporaries (attention holds O(N d): sdpa
+    never forms the N x N scores, the harmonic method O(N) features), the saved states (a segment's list and its
+    stack; all of them kept, then gathered once, for the result) and the observables' float64 copies of
+    ``METRIC_CHUNK`` states (their cosines go in row blocks of a fixed size, counted in ``BASE_BYTES``). With
+    ``cosines``, the three (N, N) float64 matrices a sweep's observables form per run (``sweeps.evaluate``)."""
     n, d, m = cfg.tokens, cfg.dim, cfg.width
     item = torch.tensor([], dtype=cfg.torch_dtype).element_size()
     saved = cfg.layers // cfg.save_every + 2
-    layer = 3 * m * d + 4 * n * m + 4 * n * n + 8 * n * d
-    segment = (CHECKPOINT_LAYERS // cfg.save_every + 2) * n * d + 3 * METRIC_CHUNK * n * n
-    trajectory = min(saved * n * d * item, TRAJECTORY_MAX_BYTES)
-    return item * (layer + segment) + 8 * (len(METRICS) + 2) * saved + trajectory
+    per_segment = min(cfg.layers, CHECKPOINT_LAYERS) // cfg.save_every + 2
+    hidden = n if n < BLOCK_FROM else TOKEN_BLOCK  # MLPNoise.apply's hidden layer: (block, m) from BLOCK_FROM
+    layer = item * (3 * m * d + hidden * m + 8 * n * d)
+    states = item * n * d * (2 * per_segment + 2 * saved) + 8 * (len(METRICS) + 2) * saved
+    observables = 2 * 8 * min(METRIC_CHUNK, per_segment) * n * d + (3 * 8 * n * n if cosines else 0)
+    return layer + states + observables
+
+
+def memory_estimate(cfg: ModelConfig) -> int:
+    """Bytes a ``simulate`` run of ``cfg`` adds to its process at its peak: ``BASE_BYTES`` + ``run_bytes(cfg)``, and
+    with the harmonic method its chunks of features (three of ``FEATURE_BUDGET`` float64 entries). Within 1.5x of
+    the peak resident memory measured at N = 2,048-32,768 with 2 and 16 saved states (docs/scaling.md)."""
+    harmonic = 3 * 8 * FEATURE_BUDGET if method_used(cfg) == "harmonic" else 0
+    return BASE_BYTES + run_bytes(cfg) + harmonic
+
+
+def method_used(cfg: ModelConfig) -> str:
+    """The softmax sums a run of ``cfg`` uses: ``"harmonic"`` or ``"exact"`` (``auto`` resolved at its N, d, beta)."""
+    plain = cfg.attention == "softmax" and not cfg.causal
+    harmonic = plain and picks_harmonic(cfg.attention_method, cfg.tokens, cfg.dim, cfg.beta)
+    return "harmonic" if harmonic else "exact"
 
 
 ENERGY_BETA_LIMIT = math.log(sys.float_info.max)  # 709.78: above it e^beta, hence E_beta, is beyond float64
@@ -238,6 +266,8 @@ def _finish(cfg: ModelConfig, out: Path | None, dt: float, segments: _Segments) 
         final_mean_abs_cos=float(metrics["mean_abs_cos"][-1]),
         final_clusters=int(metrics["clusters"][-1]),
         config=cfg.to_dict(),
+        memory_estimate_bytes=memory_estimate(cfg),
+        attention_method=method_used(cfg),
     )
     if out is None:
         return result

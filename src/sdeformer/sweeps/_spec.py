@@ -22,7 +22,7 @@ vectorised integer ops, 7x faster than one generator per run for many small runs
 the base or an axis names another source; ``rng: generator`` gives the numbers ``simulate`` gives by default.
 
 ``batch: auto`` sizes each task from a memory budget (``task.batch_size``: ``AUTO_TASK_BYTES`` per task, from
-``simulate.memory_estimate`` per run); batching changes no run's numbers. ``device: cuda`` simulates on the
+``simulate.run_bytes`` per run); batching changes no run's numbers. ``device: cuda`` simulates on the
 GPU (the observables are then computed on the CPU); a device the machine lacks is refused when the sweep runs.
 
 ``times: [t1, t2, ...]`` takes any times in [0, T] and records each at the first layer k whose time k T / L

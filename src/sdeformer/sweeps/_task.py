@@ -43,14 +43,14 @@ class Task:
 
 def batch_size(batch: int | str, cfg: ModelConfig) -> int:
     """Runs per task: ``batch``, or for ``"auto"`` as many runs of ``cfg`` as fit in ``AUTO_TASK_BYTES``
-    (``simulate.memory_estimate`` per run; between 1 and ``AUTO_MAX_BATCH``). Measured on the noise phase
+    (``simulate.run_bytes`` per run; between 1 and ``AUTO_MAX_BATCH``). Measured on the noise phase
     sweep's runs (N = 32, m = 2048): 11.8 / 9.7 / 9.3 / 9.2 ms per run at 4 / 16 / 48 / 96 runs per task (d = 8),
     21.6 / 19.1 / 18.8 / 19.0 ms (d = 64): past ~16 runs a task gains nothing, so the budget only bounds memory."""
     if batch != "auto":
         return int(batch)
-    from ..experiments._simulate import memory_estimate
+    from ..experiments._simulate import run_bytes
 
-    return max(1, min(AUTO_MAX_BATCH, AUTO_TASK_BYTES // memory_estimate(cfg)))
+    return max(1, min(AUTO_MAX_BATCH, AUTO_TASK_BYTES // run_bytes(cfg, cosines=True)))
 
 
 def make_tasks(runs: Sequence[Run], batch: int | str, device: str = "cpu") -> list[Task]:

@@ -1,0 +1,56 @@
+"""``simulate``'s memory estimate against the peak resident memory it estimates (issue 42, item 3).
+
+    PYTHONPATH=src python benchmarks/memory.py --tokens 2048 8192 32768 --saved 2 16 [--dim 3 --width 1024]
+
+Each run is a fresh process: its peak resident memory (VmHWM) above the state after imports, against
+``memory_estimate`` of the same config. Prints one JSON line per run with the ratio estimate / peak.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+
+SCRIPT = """
+import torch
+from sdeformer.config import ModelConfig
+from sdeformer.experiments._simulate import memory_estimate, simulate
+def peak():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM"):
+            return int(line.split()[1]) * 1024
+torch.set_num_threads(1)
+cfg = ModelConfig(tokens={n}, dim={d}, width={m}, layers={layers}, save_every={every})
+torch.zeros(1)
+base = peak()
+simulate(cfg)
+print(memory_estimate(cfg), peak() - base)
+"""
+
+
+def measure(n: int, d: int, m: int, layers: int, every: int) -> tuple[int, int]:
+    """(estimate, measured peak above the start) of one ``simulate`` run in a fresh process."""
+    code = SCRIPT.format(n=n, d=d, m=m, layers=layers, every=every)
+    out = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True, check=True)
+    estimate, used = map(int, out.stdout.split()[-2:])
+    return estimate, used
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--tokens", type=int, nargs="+", default=[2048, 8192, 32768])
+    p.add_argument("--saved", type=int, nargs="+", default=[2, 16])
+    p.add_argument("--dim", type=int, default=3)
+    p.add_argument("--width", type=int, default=1024)
+    a = p.parse_args()
+    for n in a.tokens:
+        for saved in a.saved:
+            estimate, used = measure(n, a.dim, a.width, saved - 1, 1)  # layers + 1 saved states (the start)
+            row = {"tokens": n, "dim": a.dim, "width": a.width, "saved": saved, "estimate": estimate, "peak": used}
+            print(json.dumps(row | {"ratio": round(estimate / used, 3)}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
