@@ -1,6 +1,6 @@
 """Harmonic softmax attention against the exact path (issue 42, item 1), interleaved rounds.
 
-    PYTHONPATH=src python benchmarks/harmonic.py --dim 2 --tokens 1000 10000 100000 --beta 1 4 [--exact-max 100000]
+    python -m benchmarks.harmonic --dim 2 --tokens 1000 10000 100000 --beta 1 4 [--exact-max 100000]
 
 Contenders per (N, beta), one drift of the paper's attention on uniform tokens: ``exact32`` (the library's
 default float32 path), ``exact64`` (the same path in float64) and ``harmonic`` (``method="harmonic"``, float64
@@ -20,7 +20,7 @@ import torch
 
 from sdeformer.attention._harmonic import degree
 from sdeformer.attention._softmax import SoftmaxAttention
-from sdeformer.bench._timing import interleaved, spread
+from benchmarks._timing import interleaved, spread
 from sdeformer.core._sphere import uniform_sphere
 
 ROWS = 512

@@ -1,6 +1,6 @@
 """Seconds per model layer against N, exact against harmonic attention (issue 42, item 4).
 
-    PYTHONPATH=src python benchmarks/layers.py --dim 2 --tokens 1000 10000 100000 1000000 --layers 3
+    python -m benchmarks.layers --dim 2 --tokens 1000 10000 100000 1000000 --layers 3
 
 Each (N, method): ``ModelConfig(tokens=N, dim=d, width=m, attention_method=METHOD)``'s model run for ``--layers``
 layers from its initial tokens (saving only the last state: no observables), the wall time divided by the

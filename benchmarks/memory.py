@@ -1,6 +1,6 @@
 """``simulate``'s memory estimate against the peak resident memory it estimates (issue 42, item 3).
 
-    PYTHONPATH=src python benchmarks/memory.py --tokens 2048 8192 32768 --saved 2 16 [--dim 3 --width 1024]
+    python -m benchmarks.memory --tokens 2048 8192 32768 --saved 2 16 [--dim 3 --width 1024]
 
 Each run is a fresh process: its peak resident memory (VmHWM) above the state after imports, against
 ``memory_estimate`` of the same config. Prints one JSON line per run with the ratio estimate / peak.

@@ -1,6 +1,6 @@
 """Observables of one saved state against one model layer (issue 42, item 2), interleaved rounds.
 
-    PYTHONPATH=src python benchmarks/observables.py --tokens 1024 4096 32768 --dim 3 [--old 2048]
+    python -m benchmarks.observables --tokens 1024 4096 32768 --dim 3 [--old 2048]
 
 For each N: one layer of ``simulate``'s model (``ModelConfig(tokens=N, dim=d, width=m)``, one step) and the
 observables ``simulate`` records per saved state (energy, mean cosine, mean |cosine|, clusters at 0.99), timed
@@ -16,7 +16,7 @@ import os
 
 import torch
 
-from sdeformer.bench._timing import interleaved, spread
+from benchmarks._timing import interleaved, spread
 from sdeformer.config import ModelConfig
 from sdeformer.experiments._simulate import _observables
 
