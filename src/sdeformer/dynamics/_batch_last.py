@@ -31,10 +31,12 @@ PLAIN_LOOP_LIMIT = 400  # torch's bmm runs its plain loop for products of fewer 
 
 def _per_run_ok(value, runs: int) -> bool:
     """A number, or one value for every run or all of them (``(runs,)`` or ``(1,)``); anything else takes the usual
-    layout, which names the parameter in its error."""
+    layout, which names the parameter in its error; so does one that requires a gradient (the batch-last kernels
+    write into ``out=``, which autograd refuses)."""
     if isinstance(value, (int, float)):
         return True
-    return isinstance(value, torch.Tensor) and (value.ndim == 0 or (value.ndim == 1 and len(value) in (1, runs)))
+    shaped = isinstance(value, torch.Tensor) and (value.ndim == 0 or (value.ndim == 1 and len(value) in (1, runs)))
+    return shaped and not value.requires_grad
 
 
 def _attention_fits(attention, n: int, d: int, runs: int) -> bool:
