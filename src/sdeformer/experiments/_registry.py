@@ -49,7 +49,8 @@ class Context:
 class Experiment:
     """One registered experiment (module docstring). ``units``: a function ``(seed, quick, settings) -> int`` (or
     its ``"module:function"``) giving its progress units (0: no bar) for the declared ``settings`` given
-    (``Experiment.settings``); ``progress_units`` calls it."""
+    (``Experiment.settings``); ``progress_units`` calls it. ``summary``: the path, under the report folder, of
+    the JSON result that ``sdeformer NAME --json`` prints (empty: the command has no ``--json``)."""
 
     name: str
     target: str
@@ -58,6 +59,7 @@ class Experiment:
     groups: tuple[str, ...] = ()
     units: Callable[[int, bool, dict[str, Any]], int] | str = field(default=lambda _seed, _quick, _settings: 0)
     params: str = ""
+    summary: str = ""  # the result's JSON file under the report folder: ``sdeformer NAME --json`` prints it
 
     def declared(self) -> tuple[Param, ...]:
         """The settings the experiment declares (none without ``params``)."""
@@ -182,4 +184,11 @@ EXPERIMENTS.register(
                "the noise-free limit ODE against the discrete model: first order in the layer step (THEORY 3)",
                "the noise-free limit: discrete model against the ODE", (), "sdeformer.experiments._ode:units",
                "sdeformer.experiments._ode:SETTINGS")
+)  # fmt: skip
+_F = "sdeformer.experiments._field."  # the field's 2026 results (docs/field.md), group "field"
+EXPERIMENTS.register(
+    Experiment("long-context", _F + "_long_context:report",
+               "one query over n uniform keys: beta*(n) ~ n^(2/(d-1)) (Bruno et al. 2026; docs/field.md)",
+               "long contexts: beta*(n) against n^(2/(d-1))", ("field",), _F + "_long_context:units",
+               _F + "_long_context:SETTINGS", "long-context/long_context.json")
 )  # fmt: skip
