@@ -192,3 +192,16 @@ EXPERIMENTS.register(
                "long contexts: beta*(n) against n^(2/(d-1))", ("field",), _F + "_long_context:units",
                _F + "_long_context:SETTINGS", "long-context/long_context.json")
 )  # fmt: skip
+EXPERIMENTS.register(
+    Experiment("independent-noise", _F + "_independent_noise:report",
+               "unnormalized attention, per-token noise: the critical beta*_d (Mun, Rosenzweig 2026; docs/field.md)",
+               "independent noise: beta*_d from Bessel functions, the stationary branch and particles", ("field",),
+               _F + "_independent_noise:units", _F + "_independent_noise:SETTINGS",
+               "independent-noise/independent_noise.json")
+)  # fmt: skip
+EXPERIMENTS.register(
+    Experiment("context-chaos", _F + "_context_chaos:report",
+               "a token moved by n context tokens against infinite context: n^(-1/2) (Chen et al. 2026; docs/field.md)",
+               "context chaos: the deviation from infinite context against n", ("field",),
+               _F + "_context_chaos:units", _F + "_context_chaos:SETTINGS", "context-chaos/context_chaos.json")
+)  # fmt: skip

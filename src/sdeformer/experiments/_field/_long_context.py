@@ -23,7 +23,8 @@ import numpy as np
 from ...io._report import Figure, Section, Table
 from ...params import Param
 from .._registry import Context
-from .._results import Result, read_cached_json, write_cached_json
+from .._results import Result
+from ._common import cached
 from ._selectivity import critical_beta, fitted_slope, gaps
 
 FIGURE = "long_context.png"
@@ -147,14 +148,7 @@ def units(_seed: int, quick: bool, changes: dict[str, object]) -> int:
 def run_and_write(out: Path, quick: bool, seed: int, advance=lambda _n: None, changes=None) -> LongContextResult:
     """``run`` at the report's (or quick) size, cached in ``out/long_context.json`` for its settings."""
     settings = dataclasses.replace(settings_for(quick, changes), seed=seed)
-    path = Path(out) / "long_context.json"
-    cached = read_cached_json(path, settings.__dict__)
-    if cached is not None:
-        cached.pop("config_hash")
-        return LongContextResult(**cached)
-    result = run(settings, advance)
-    write_cached_json(path, settings.__dict__, result)
-    return result
+    return cached(Path(out) / "long_context.json", settings, LongContextResult, lambda: run(settings, advance))
 
 
 def section(result: LongContextResult, folder: str = "long-context") -> Section:
