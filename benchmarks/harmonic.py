@@ -18,9 +18,9 @@ import os
 
 import torch
 
+from benchmarks._timing import interleaved, spread
 from sdeformer.attention._harmonic import degree
 from sdeformer.attention._softmax import SoftmaxAttention
-from benchmarks._timing import interleaved, spread
 from sdeformer.core._sphere import uniform_sphere
 
 ROWS = 512

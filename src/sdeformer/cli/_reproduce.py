@@ -68,6 +68,17 @@ def experiment_commands() -> list[str]:
     return added
 
 
+def _print_summary(path: Path) -> None:
+    """The result JSON at ``path`` on stdout (its cache hash left out)."""
+    import json as json_module
+
+    from ..io._formats import read_json
+
+    data = read_json(path)
+    data.pop("config_hash", None)
+    print(json_module.dumps(data, indent=1))
+
+
 def _experiment_command(name: str):
     def command(
         out: Path = typer.Option(Path("results"), help="output folder (cached parts are reused: resumable)"),
@@ -77,11 +88,18 @@ def _experiment_command(name: str):
         setting: list[str] | None = typer.Option(
             None, "--set", metavar="NAME=VALUE", help="a setting the experiment declares (repeatable)"
         ),
+        json: bool = typer.Option(False, "--json", help="print the experiment's result as one JSON object"),
     ) -> None:
         from ..core._config_files import parse_assignments
+        from ..core._errors import ConfigError
 
+        summary = EXPERIMENTS[name].summary
+        if json and not summary:
+            raise ConfigError("json", name, "this experiment writes no JSON result; see its report")
         given = parse_assignments(setting or (), "set", dotted=False)
         _run(name, out, seed, quick, job_executor("local", 2, None), force, given)
+        if json:
+            _print_summary(out / summary)
 
     command.__name__ = name
     return cli_errors(command)

@@ -23,6 +23,7 @@ from ..core._errors import ConfigError
 from ..core._rng import Seeds, make_streams
 from ..core._sphere import project
 from ..core._validate import float_dtype, positive_float, positive_int
+from ._checkpoint import run_segments, segment_length
 
 Observer = Callable[[int, float, Any], None]  # observer(k, t = k dt, state) after each step
 State = Any  # a tensor or a tuple of tensors
@@ -158,24 +159,38 @@ def integrate(
     progress: Callable[[int], None] | None = None,
     start: int = 0,
     final: int | None = None,
+    checkpoint: int | bool | None = None,
+    restart: Callable[[int], None] = lambda _k: None,
 ) -> Trajectory:
     """The time loop (THEORY sections 1, 3, 4): ``state = step(state, source)`` for k = start+1 .. stop from
     ``state0`` (any state; the start state is saved as given); ``t`` = k dt. ``saveat`` picks the saved steps
     (``final``: the model's last step, default ``stop``) and the observers, then ``progress(k)`` is called
-    after each step. Raises ConfigError for a bad ``saveat``."""
+    after each step. ``checkpoint`` (K steps, or True for ceil(sqrt(steps))): segments of K steps recomputed in
+    the backward pass with the same draws (``_checkpoint.run_segments``; ``restart(k)`` sets the model's clock).
+    Raises ConfigError for a bad ``saveat`` or ``checkpoint``."""
     save = as_saveat(saveat)
     keep = save.keep(start, stop, stop if final is None else final, dt)
     began = time.perf_counter()
-    state, saved, idx = state0, [state0], [start]
-    for k in range(start + 1, stop + 1):
-        state = step(state, source)
-        if k in keep:
-            saved.append(state)
-            idx.append(k)
+
+    def on_step(k: int, state: State) -> None:
         for obs in save.observers:
             obs(k, k * dt, state)
         if progress is not None:
             progress(k)
+
+    saved, idx = [state0], [start]
+    if checkpoint is not None and checkpoint is not False:
+        length = segment_length(checkpoint, stop - start)
+        more, more_idx = run_segments(step, state0, source, start, stop, length, keep, on_step, restart)
+        saved, idx = saved + more, idx + more_idx
+    else:
+        state = state0
+        for k in range(start + 1, stop + 1):
+            state = step(state, source)
+            if k in keep:
+                saved.append(state)
+                idx.append(k)
+            on_step(k, state)
     steps = torch.tensor(idx)
     stats = {"steps": float(stop - start), "wall_s": time.perf_counter() - began}
     return Trajectory(_stack(saved), steps, steps.to(torch.float64) * dt, stats)
@@ -214,6 +229,7 @@ class TokenDynamics:
         progress: Callable[[int], None] | None = None,
         start: int = 0,
         stop: int | None = None,
+        checkpoint: int | bool | None = None,
     ) -> Trajectory:
         """Run steps ``start+1 .. stop`` (default: all) from ``start_state(x0)`` (LN(x0) for tokens on the sphere)
         ``(..., N, d)`` (``integrate``); ``t`` = k dt. A run resumed at ``start`` > 0 continues from x0 as given
@@ -234,5 +250,5 @@ class TokenDynamics:
         state0 = self.start_state(x0) if start == 0 else x0
         return integrate(
             self.step, state0, self.dt, stop, source=source, saveat=as_saveat(saveat), progress=progress,
-            start=start, final=self.total,
+            start=start, final=self.total, checkpoint=checkpoint, restart=self.begin,
         )  # fmt: skip

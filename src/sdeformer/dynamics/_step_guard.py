@@ -117,7 +117,8 @@ def check_step(
 ) -> bool:
     """Warn (RuntimeWarning, one line) and return True when the step is outside the scheme's range
     (``attention_limit``: the scheme's bound on a, ``RK4_ATTENTION_LIMIT`` for the noise-free RK4 step)."""
-    q, a = step_ratios(dim, variance, dt, attention, speed, normalized)
+    with torch.no_grad():  # a check: no graph (a checkpointed segment's recomputation skips it)
+        q, a = step_ratios(dim, variance, dt, attention, speed, normalized)
     if q <= NOISE_LIMIT and a <= attention_limit:
         return False
     warnings.warn(

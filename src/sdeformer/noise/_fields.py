@@ -41,6 +41,11 @@ def check_bias_stds(su: object, sw: object) -> None:
     nonneg_float("sw", sw, "bias std")
 
 
+def _std(value: float | torch.Tensor) -> float | torch.Tensor:
+    """A bias std as a float, or the tensor itself when it requires a gradient (training through the field)."""
+    return value if isinstance(value, torch.Tensor) and value.requires_grad else float(value)
+
+
 class FromNormals(ABC):
     """A field drawn from standard normals z ``(..., *normal_shape(y))``: ``increment`` draws z from the source
     and calls ``apply`` (THEORY section 3: replaying z couples runs)."""
@@ -101,6 +106,10 @@ class GaussianField(LimitFromNormals, IsotropicKernel):
         if jitter is not None:
             nonneg_float("jitter", jitter)
         check_bias_stds(su, sw)
+        for name, std in (("su", su), ("sw", sw)):
+            if isinstance(std, torch.Tensor) and std.requires_grad:
+                raise ConfigError(name, "requires_grad", "GaussianField's kernel tables take no gradient: use "
+                                  "RandomFeatureField (its stds are differentiable)")  # fmt: skip
         self.activation: Activation = get_activation(activation)
         self.su, self.sw, self.beta, self.root_kind, self.jitter = float(su), float(sw), float(beta), root, jitter
         self._theories: dict[int, KernelTheory] = {}
@@ -214,15 +223,16 @@ class RandomFeatureField(LimitFromNormals, IsotropicKernel):
         features, dim = positive_int("features", features), dimension("dim", dim)
         check_bias_stds(su, sw)
         self.activation: Activation = get_activation(activation)
-        self.features, self.dim, self.su, self.sw = features, dim, float(su), float(sw)
+        self.features, self.dim, self.su, self.sw = features, dim, _std(su), _std(sw)
         source = Streams(seed, tuple(batch), device)
         self.U = source.randn((self.features, self.dim), dtype)  # (*batch, M, d)
-        self.bU = source.randn((self.features,), dtype) * self.su  # (*batch, M)
+        self.bU_normal = source.randn((self.features,), dtype)  # (*batch, M); the bias is su times it
         self.chunk_elements = max(1, int(chunk_elements))
 
     def phi(self, y: torch.Tensor) -> torch.Tensor:
         """Features act(d^{-1/2} U y + bU), ``(..., N, d) -> (..., N, M)``."""
-        pre = (y @ self.U.transpose(-1, -2).to(y)).mul_(1.0 / math.sqrt(self.dim)).add_(self.bU.to(y).unsqueeze(-2))
+        bias = (self.bU_normal * self.su).to(y)  # (*batch, M), formed here: a gradient reaches su from every step
+        pre = (y @ self.U.transpose(-1, -2).to(y)).mul_(1.0 / math.sqrt(self.dim)).add_(bias.unsqueeze(-2))
         return self.activation(pre)  # (..., N, M)
 
     def kernel(self, x: torch.Tensor) -> torch.Tensor:

@@ -1,0 +1,172 @@
+"""``context-chaos``: a distinguished token moved by a finite context against the infinite-context limit (Chen,
+Lin, Liu, Rigollet, arXiv 2605.16747; docs/field.md, "Propagation of chaos in context length").
+
+The claim (forward part): the distinguished token of a contextual flow map driven by n context tokens i.i.d.
+from mu_0 stays within O(n^{-1/2}) of the one driven by the population mu_t, uniformly over the layers, for
+transformers (the parametric rate; n^{-1/d} for general maps). Measured: the context is n uniform tokens on S^{d-1}
+run through the noise-free discrete model (THEORY section 1, ``StochasticTransformer`` with the softmax attention
+beta I and no noise), and the distinguished token x_0 = e_1 moves by the same layer attending to the context
+(x <- LN(x + dt sum_j softmax_j(beta <x, y_j>) y_j)). With mu_0 uniform the population limit is known exactly:
+mu_t stays uniform (its attention field at x is c(beta) x, normal to the sphere), so the infinite-context token
+never moves. The deviation is max over layers of |x_l - e_1|, averaged over ``contexts`` draws per n; its slope
+against n on log-log axes, with a 95 % interval (t quantile on the residuals), must contain -1/2; its power: the
+general-map rate -1/d outside the interval.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ...io._report import Figure, Section, Table
+from ...params import Param
+from .._registry import Context
+from .._results import Result
+from ._common import cached, log_slope
+
+FIGURE = "context_chaos.png"
+
+
+@dataclass(frozen=True)
+class ContextChaosSettings:
+    """Dimension, beta, depth and horizon, context lengths 2^first .. 2^last, contexts per n."""
+
+    dim: int = 4
+    beta: float = 2.0
+    layers: int = 32
+    horizon: float = 2.0
+    first: int = 6
+    last: int = 13
+    contexts: int = 64
+    seed: int = 0
+
+    @classmethod
+    def quick(cls) -> ContextChaosSettings:
+        return cls(layers=16, last=10, contexts=24)
+
+
+SETTINGS = (
+    Param("dim", int, ContextChaosSettings.dim, low=3, high=64, doc="d (>= 3: the wrong rate -1/d differs)"),
+    Param("beta", float, ContextChaosSettings.beta, low=1e-3, high=50.0, doc="Q^T K = beta I"),
+    Param("layers", int, ContextChaosSettings.layers, low=1, doc="L"),
+    Param("horizon", float, ContextChaosSettings.horizon, low=1e-3, doc="T"),
+    Param("first", int, ContextChaosSettings.first, low=2, high=16, doc="smallest n = 2^first"),
+    Param("last", int, ContextChaosSettings.last, low=4, high=16, doc="largest n = 2^last (at least first + 2)"),
+    Param("contexts", int, ContextChaosSettings.contexts, low=4, doc="context draws per n"),
+)
+"""The experiment's declared settings (``sdeformer context-chaos --set NAME=VALUE``)."""
+
+
+@dataclass(frozen=True)
+class ContextChaosResult(Result):
+    """Per n: the mean deviation and its s.e.; the slope with its 95 % interval, the theory's and the wrong
+    model's, the verdicts."""
+
+    n: list[int]
+    deviation: list[float]
+    deviation_se: list[float]
+    slope: float
+    slope_lo: float
+    slope_hi: float
+    theory_slope: float
+    wrong_slope: float
+    agrees: bool
+    wrong_rejected: bool
+    figure: str = FIGURE
+
+    @property
+    def holds(self) -> bool:
+        return self.agrees and self.wrong_rejected
+
+
+def deviations(settings: ContextChaosSettings, n: int, seed: int) -> np.ndarray:
+    """``(contexts,)`` max over layers of |x_l - e_1| for n-token uniform contexts (module docstring)."""
+    import torch
+
+    import sdeformer as sdf
+    from sdeformer.attention._softmax import SoftmaxAttention, softmax_attention
+    from sdeformer.dynamics._discrete import StochasticTransformer
+
+    s = settings
+    y0 = sdf.uniform_sphere(n, s.dim, batch=(s.contexts,), seed=seed, dtype=torch.float64)  # (B, n, d)
+    context = StochasticTransformer(s.layers, s.horizon, None, SoftmaxAttention(s.beta)).run(y0, seed=seed).x
+    x = torch.zeros(s.contexts, 1, s.dim, dtype=torch.float64)
+    x[..., 0] = 1.0  # (B, 1, d): the distinguished token e_1
+    dt, worst = s.horizon / s.layers, torch.zeros(s.contexts, dtype=torch.float64)
+    for y in context[:-1]:  # the context at layer l - 1 moves the token to layer l
+        x = x + dt * softmax_attention(s.beta * x, y, y)
+        x = x / x.norm(dim=-1, keepdim=True)
+        worst = torch.maximum(worst, (x[:, 0] - torch.eye(s.dim, dtype=torch.float64)[0]).norm(dim=-1))
+    return worst.numpy()
+
+
+def run(settings: ContextChaosSettings, advance=lambda _n: None) -> ContextChaosResult:
+    """The experiment (module docstring); ``advance(1)`` after each n."""
+    ns = [2**e for e in range(settings.first, settings.last + 1)]
+    mean, se = [], []
+    for i, n in enumerate(ns):
+        dev = deviations(settings, n, settings.seed * 1000 + i)
+        mean.append(float(dev.mean()))
+        se.append(float(dev.std(ddof=1) / math.sqrt(len(dev))))
+        advance(1)
+    slope, lo, hi = log_slope([float(n) for n in ns], mean)
+    theory, wrong = -0.5, -1.0 / settings.dim
+    return ContextChaosResult(ns, mean, se, slope, lo, hi, theory, wrong, lo <= theory <= hi, not lo <= wrong <= hi)
+
+
+def settings_for(quick: bool, changes: dict[str, object] | None = None) -> ContextChaosSettings:
+    from ...core._errors import ConfigError
+
+    base = ContextChaosSettings.quick() if quick else ContextChaosSettings()
+    settings = dataclasses.replace(base, **(changes or {}))  # type: ignore[arg-type]
+    if settings.last < settings.first + 2:
+        raise ConfigError("last", settings.last, f"at least first + 2 = {settings.first + 2} (a slope and its error)")
+    return settings
+
+
+def units(_seed: int, quick: bool, changes: dict[str, object]) -> int:
+    s = settings_for(quick, changes)
+    return s.last - s.first + 1
+
+
+def run_and_write(out: Path, quick: bool, seed: int, advance=lambda _n: None, changes=None) -> ContextChaosResult:
+    settings = dataclasses.replace(settings_for(quick, changes), seed=seed)
+    return cached(Path(out) / "context_chaos.json", settings, ContextChaosResult, lambda: run(settings, advance))
+
+
+def section(result: ContextChaosResult, folder: str = "context-chaos") -> Section:
+    verdict = "holds" if result.holds else "fails"
+    return Section(
+        "Propagation of chaos in context length: deviation ~ n^(-1/2) (Chen, Lin, Liu, Rigollet 2026)",
+        [
+            "A distinguished token moved by n uniform context tokens through the noise-free model, against the "
+            "infinite context (uniform for all layers: the token stays at e_1). Fitted slope "
+            f"{result.slope:.3f} [{result.slope_lo:.3f}, {result.slope_hi:.3f}] against -1/2: {verdict}; the "
+            f"general-map rate {result.wrong_slope:.3f} (-1/d) is "
+            + ("outside the interval." if result.wrong_rejected else "not excluded."),
+        ],
+        [
+            Table(
+                ["n", "deviation", "s.e."],
+                [[n, m, s] for n, m, s in zip(result.n, result.deviation, result.deviation_se)],
+                "max over layers of |x_l - e_1|, mean over contexts",
+                from_runs=True,
+                uncertainty={"deviation": "s.e."},
+                exact={"n": "a setting", "s.e.": "an error"},
+            )
+        ],
+        [Figure(Path(folder) / result.figure, "deviation against n, log-log, with the fitted slope and -1/2")],
+    )
+
+
+def report(ctx: Context) -> list[Section]:
+    from ...plots._field import context_chaos_figure
+
+    folder = ctx.out / "context-chaos"
+    result = run_and_write(folder, ctx.quick, ctx.seed, ctx.advance, ctx.settings)
+    context_chaos_figure(result, folder / result.figure)
+    return [section(result)]
