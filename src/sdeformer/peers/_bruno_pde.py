@@ -168,13 +168,11 @@ def compare(result: dict, path: Path) -> dict:
     published run of the same shape within ``EQUAL``, and the largest difference; block by block (its default table
     is 3 GB)."""
     from . import cells
+    from ._files import load_array
 
     if not result["as_published"]:
         raise ConfigError("compare", str(path), "the notebook's U is its published scheme: add --as-published")
-    try:
-        theirs = np.load(path, mmap_mode="r")
-    except (OSError, ValueError) as exc:
-        raise ConfigError("compare", str(path), f"the notebook's U saved by np.save ({exc})") from None
+    theirs = load_array(path, "the notebook's U saved by np.save", mmap_mode="r")
     runs = [r for r in result["runs"] if r["U"].shape == theirs.shape]
     if len(runs) != 1:
         shapes = [r["U"].shape for r in result["runs"]]

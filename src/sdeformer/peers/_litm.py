@@ -32,6 +32,7 @@ from ..dynamics._loop import SaveAt
 from ..dynamics._sde import LimitSDE, make_solver
 from ..io._atomic import atomic_write_bytes
 from . import cells
+from ._files import load_array
 
 CURVE = [0.1 * j for j in range(1, 49)]  # the peer's threshold curve grid
 FILE = "u_shape_numerology_lambda1_tcrit.dat"
@@ -119,10 +120,7 @@ def _npy(a: np.ndarray) -> bytes:
 
 def _history(path: Path) -> np.ndarray:
     """The peer's angle history from its script's .npz (key ``theta``) or a saved .npy; ConfigError otherwise."""
-    try:
-        data = np.load(path)
-    except (OSError, ValueError) as exc:
-        raise ConfigError("compare", str(path), f"the peer's .npz (theta) or a .npy of its history ({exc})") from None
+    data = load_array(path, "the peer's .npz (theta) or a .npy of its history")
     if isinstance(data, np.lib.npyio.NpzFile):
         if "theta" not in data.files:
             raise ConfigError("compare", str(path), "the peer's .npz with its history 'theta'")
