@@ -28,6 +28,7 @@ bad = [t for t in top if t != "sdeformer" and not t.endswith(".dist-info")]
 assert not bad, f"wheel holds more than the sdeformer package: {sorted(bad)}"
 assert "sdeformer/py.typed" in names, "py.typed missing from the wheel"
 assert not any(p in n for n in names for p in ("benchmarks/", "tests/", "docs/", "examples/")), "wheel holds non-package files"
+assert not any(n.startswith("sdeformer/peers/_") and n.endswith(("_shim.py", "_run_script.py")) for n in names), "the peer-script harness (tools/) in the wheel"
 assert "sdeformer/bench/_run.py" in names, "the benchmarks (sdeformer.bench) missing from the wheel"
 members = tarfile.open(sdist).getnames()
 forbidden = (".venv/", "/results/", "/site/", "__pycache__", ".pytest_cache", ".ruff_cache", ".git/", ".npz")

@@ -66,23 +66,10 @@ def peer(
     ),
     out: Path | None = typer.Option(None, help="write the peer's table layout into this folder"),
     compare: Path | None = typer.Option(None, help="the file the peer's script wrote: cells equal / total"),
-    run_peer: Path | None = typer.Option(
-        None,
-        "--run-peer",
-        help="a copy of the peer's code: its own script, unchanged, run from a scratch copy at these options, then"
-        " cells equal / total as --compare. The same options shrink the peer's run: simuformer, glpr --batch --tokens"
-        " --dim --betas --betamin --betamax --maxtime --checkpoints or one --beta; bruno pde --points --maxtime; dotm"
-        " staircase --max-iter. Fixed: litm's and dotm kinetic's sizes (seconds each)",
-    ),
-    max_iter: int | None = typer.Option(
-        None,
-        "--max-iter",
-        help="dotm staircase with --run-peer: its script's steps per beta (no option of its own) [1e6]",
-    ),
     json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
-    """Run a peer's experiment at its default settings; with --compare, count the cells equal to the peer's; with
-    --run-peer DIR, run the peer's own script from DIR too and count them (docs/peers.md)."""
+    """Run a peer's experiment at its default settings; with --compare, count the cells equal to the peer's
+    (docs/peers.md; the peer's own script is run by the repository tool tools/run_peer.py, not by this command)."""
     from .. import peers
     from ..core._errors import ConfigError
 
@@ -106,14 +93,7 @@ def peer(
             tuple(s.get(k, 1) for k in ("batch", "tokens", "dim", "heads")),
             peer_bytes(name, s),
         )
-    if run_peer is not None and compare is not None:
-        raise ConfigError("compare", str(compare), "either --compare FILE or --run-peer DIR")
-    if max_iter is not None and run_peer is None:
-        raise ConfigError("max_iter", max_iter, "with --run-peer (dotm's staircase.py's steps per beta)")
-    if run_peer is None:
-        result = peers.run(name, beta=beta or None, **given)
-    else:
-        result = peers.run_peer(name, run_peer, max_iter, beta=beta or None, **given)
+    result = peers.run(name, beta=beta or None, **given)
     if out is not None:
         result["files"] = [str(p) for p in peers.write(name, result, out)]
     if compare is not None:
@@ -129,11 +109,6 @@ def peer(
     if "density" in result:
         for b, row in zip(result["betas"], result["density"], strict=True):
             console.print(f"beta {b:.4g}: " + " ".join(f"{v:.3f}" for v in row))
-    for r in result.get("peer_runs", []):
-        console.print(f"the peer's run ({r['seconds']:.1f} s): {r['run']}", highlight=False, soft_wrap=True)
-    files = result.get("compare", {}).get("files", [])
-    for f in files if len(files) > 1 else []:  # the peer's files, each counted
-        console.print(f"{f['file']}: {f['equal']} / {f['total']}", highlight=False, soft_wrap=True)
     if "compare" in result:
         c = result["compare"]
         console.print(f"cells equal: {c['equal']} / {c['total']}, largest difference {c['max_diff']:.3g}")
