@@ -11,7 +11,7 @@ import yaml
 from typer.testing import CliRunner
 
 import sdeformer as sdf
-import sdeformer.cli._sweep  # noqa: F401  (registers `sdeformer sweep`)
+import sdeformer.cli._sweep  # registers `sdeformer sweep`
 from sdeformer.cli import app
 from sdeformer.config import load_config_file
 from sdeformer.core._errors import ConfigError
