@@ -61,3 +61,99 @@ def test_a_sweep_whose_runs_all_fail_exits_non_zero_and_says_so(tmp_path, monkey
     spec.write_text(yaml.safe_dump(SMALL))
     res = CliRunner().invoke(app, ["sweep", "run", str(spec), "--out", str(tmp_path / "out")])
     assert res.exit_code == 1 and "every one of the 4 runs that ran failed" in one_line(res)
+
+
+PLUGIN = """
+import os, time
+import torch
+from sdeformer.registry import NOISES, OBSERVABLES
+
+{at_import}
+
+
+class Bad:
+    @classmethod
+    def from_config(cls, p):
+        return cls()
+
+    def increment(self, y, dt, source):
+        z = source.randn(y.shape[-2:], y.dtype) * dt ** 0.5
+        {body}
+
+
+def bad_obs(x, beta, spec):
+    return torch.linalg.vector_norm(x.mean(-2), dim=-1).T.unsqueeze(-1)
+
+
+NOISES.register("{name}", Bad, random=True)
+OBSERVABLES.register("{name}_obs", bad_obs)
+"""
+
+RETURNS = {  # the increment returned -> what the line says (before: a traceback, or a silent wrong run)
+    "return None": "returned a NoneType, not a torch.Tensor",
+    "return [0.0]": "returned a list, not a torch.Tensor",
+    "return 0.0": "returned a float, not a torch.Tensor",  # before: silently the noise-free run
+    "return 0": "returned a int, not a torch.Tensor",
+    "return z[..., :1, :]": "its input's shape (no broadcast)",  # (1, d): before, broadcast to every token
+    "return z.transpose(-1, -2)": "its input's shape (no broadcast)",
+    "return z.double()": "the contract: dtype float32",  # before: accepted in a float32 run
+    "return z.to(torch.complex64)": "the contract: dtype float32",
+    "return torch.empty_like(z, device='meta')": "on cpu, as its input",
+    "return z.requires_grad_()": "requires grad for an input that does not",
+    "return z * float('nan')": "non-finite values",
+    "y.mul_(1.0)\n        return z": "changed its input in place",  # before: the run changed unseen
+    "os._exit(0)": "called os._exit(0)",  # before: exit 0, no output
+    "time.sleep(30)": "ran past the plugins' time limit of 1 s",  # before: a hang
+}
+
+
+@pytest.fixture
+def plugin_file(tmp_path, monkeypatch):
+    from sdeformer import plugins
+    from sdeformer.registry import NOISES, OBSERVABLES
+
+    monkeypatch.setattr(plugins, "TIMEOUT_S", 1.0)
+    made = []
+
+    def make(body: str = "return z", at_import: str = "") -> str:
+        name = f"hostile{len(made)}_{abs(hash(body + at_import)) % 10**6}"
+        path = tmp_path / f"{name}.py"
+        path.write_text(PLUGIN.format(body=body, at_import=at_import, name=name))
+        made.append(name)
+        return str(path), name
+
+    yield make
+    for name in made:
+        NOISES.entries.pop(name, None)
+        OBSERVABLES.entries.pop(f"{name}_obs", None)
+
+
+@pytest.mark.parametrize("body", list(RETURNS))
+def test_a_plugins_return_value_is_checked_once_per_run(plugin_file, body):
+    path, name = plugin_file(body)
+    args = ["simulate", "--plugin", path, "--noise", name, "--tokens", "4", "--dim", "3", "--layers", "3"]
+    res = CliRunner().invoke(app, args)
+    line = one_line(res)
+    assert res.exit_code == 2 and RETURNS[body] in line, line
+    assert f"noise '{name}' increment()" in line and "plugin=" in line
+
+
+@pytest.mark.parametrize("at_import", ["os._exit(0)", "time.sleep(30)"])
+def test_a_plugin_that_exits_or_hangs_at_its_import_is_one_line(plugin_file, at_import):
+    path, _ = plugin_file(at_import=at_import)
+    res = CliRunner().invoke(app, ["simulate", "--plugin", path, "--tokens", "4", "--dim", "3", "--layers", "3"])
+    assert res.exit_code == 2 and "cannot be imported" in one_line(res), res.output
+
+
+def test_a_plugin_observable_of_the_wrong_shape_is_one_line(plugin_file):
+    """Before: a transposed (G, S, 1) column reached the table's stack (a traceback) or was broadcast."""
+    import torch
+
+    from sdeformer import plugins
+    from sdeformer.sweeps._observables import SweepObservable
+
+    path, name = plugin_file()
+    plugins.load_plugins([path])
+    x = torch.nn.functional.normalize(torch.randn(2, 5, 4, 3, dtype=torch.float64), dim=-1)  # (S, G, N, d)
+    with pytest.raises(ConfigError, match=rf"observable '{name}_obs' call returned a \(5, 2, 1\).*\(2, 5\)"):
+        SweepObservable(f"{name}_obs", "c")(x, torch.ones(5))
