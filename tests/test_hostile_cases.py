@@ -157,3 +157,38 @@ def test_a_plugin_observable_of_the_wrong_shape_is_one_line(plugin_file):
     x = torch.nn.functional.normalize(torch.randn(2, 5, 4, 3, dtype=torch.float64), dim=-1)  # (S, G, N, d)
     with pytest.raises(ConfigError, match=rf"observable '{name}_obs' call returned a \(5, 2, 1\).*\(2, 5\)"):
         SweepObservable(f"{name}_obs", "c")(x, torch.ones(5))
+
+
+@pytest.mark.parametrize("horizon", [pytest.param(1e30, marks=pytest.mark.slow), 200.0])  # 1e30: 19 s (load 10)
+def test_a_saturated_step_gives_not_resolved_never_fails_or_a_power_claim(horizon):
+    """Before: ``sdeformer ode --set horizon=1e30`` (dt = 2.4e26) reported that the theory "fails", with a power
+    claim; at T = 200 the largest dt (6.25) saturates too."""
+    import dataclasses
+
+    from sdeformer.experiments import _ode as ode
+
+    settings = dataclasses.replace(ode.OdeSettings(tokens=4, dim=3, first=32, depths=3, starts=2), horizon=horizon)
+    result = ode.run(settings)
+    assert result.verdict == "not resolved" and not result.holds and result.smallest_error_caught is None
+    assert result.saturated[0] == 32
+    text = ode.section(result).paragraphs[0]
+    assert "not resolved" in text and "fails" not in text and "Power" not in text
+
+
+def test_sweep_rows_carry_a_saturation_column(tmp_path, one_thread):
+    """Before: a saturated run's rows looked like any other (only a console warning)."""
+    from sdeformer.sweeps import read, run
+    from sdeformer.sweeps._spec import parse_spec
+
+    spec = {
+        **SMALL,
+        "base": {**SMALL["base"], "solver": "projected", "mlp": False, "layers": 4, "horizon": 1.0},
+        "axes": {"activation": ["relu"], "beta": [0.5, 8.0], "attention_scale": [1.0]},  # dt beta = 0.125, 2
+    }
+    with pytest.warns(RuntimeWarning, match="saturates"):
+        run(parse_spec(spec), tmp_path / "sde")
+    df = read(tmp_path / "sde")
+    assert df.groupby("beta")["saturated"].all().to_dict() == {0.5: False, 8.0: True}
+    assert not df.groupby("beta")["saturated"].any()[0.5]
+    run(parse_spec(SMALL), tmp_path / "discrete")  # the discrete model is the model itself: never saturated
+    assert not read(tmp_path / "discrete")["saturated"].any()

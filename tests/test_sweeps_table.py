@@ -67,6 +67,7 @@ COLUMNS = [
     "error",
     "wall_s",
     "task",
+    "saturated",
 ]
 
 

@@ -41,6 +41,7 @@ KEY = ["config_hash", "replicate"]
 LEADING = [("config_hash", pa.string()), ("replicate", pa.int64())]
 TRAILING = [("layer", pa.int64()), ("t", pa.float64())]
 META = [("status", pa.string()), ("error", pa.string()), ("wall_s", pa.float64()), ("task", pa.string())]
+META.append(("saturated", pa.bool_()))  # the run's SDE step outside its scheme's range (sweeps._task.saturated)
 STATUSES = ("done", "error")
 
 

@@ -4,7 +4,8 @@ The same function runs in the driver (local executor) and on Dask workers. The r
 ``sweep.group_key``, so ``sweep.run_group`` simulates them as one ``StochasticTransformer`` run of batch shape
 ``(G,)`` (THEORY section 1) with one random stream per run. If the batched run raises, each run is retried
 alone so that only the failing ones get ``status=error`` rows; runs whose recorded tokens are not finite are
-errors too (no NaN leaves silently).
+errors too (no NaN leaves silently). Each row carries ``saturated``: the run's step is outside its scheme's range
+(``saturated``), so its numbers are not resolved.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,6 +76,25 @@ def _message(exc: BaseException) -> str:
     named = run_time_error(exc)
     text = str(named) if named else f"{type(exc).__name__}: {exc}".splitlines()[0] if str(exc) else type(exc).__name__
     return text[:MAX_MESSAGE]
+
+
+def saturated(cfg: ModelConfig) -> bool:
+    """True when the config's SDE step is outside its scheme's range at the start (``dynamics._step_guard``: the
+    rule the solvers warn by, here per run, not per batch). The discrete model (no ``solver``) is the model of
+    THEORY section 1 itself, not a scheme for another: False."""
+    if not cfg.solver:
+        return False
+    from ..dynamics._step_guard import ATTENTION_LIMIT, RK4_ATTENTION_LIMIT, check_scheme, check_step
+
+    solver = cfg.build()
+    x = solver.start_state(cfg.initial_tokens())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the run itself warns once
+        if solver.sde.norm_sde is not None:
+            return check_scheme(solver.sde.norm_sde, x, 0.0, solver.dt)
+        limit = RK4_ATTENTION_LIMIT if cfg.solver == "rk4" else ATTENTION_LIMIT
+        variance = solver.sde.field.variance(x)
+        return check_step(x.shape[-1], variance, solver.dt, solver.sde.attention, attention_limit=limit)
 
 
 def _batched(configs: Sequence[ModelConfig], device: str) -> list[tuple[list[int], torch.Tensor]]:
@@ -143,12 +164,13 @@ def execute(task: Task, out: str | Path, observables: Sequence[SweepObservable],
             "error",
             "wall_s",
             "task",
+            "saturated",
         ]
     }
     position = {i: j for j, i in enumerate(ok)}
     for i, run in enumerate(task.runs):
         cfg = dataclasses.asdict(run.config)  # every field (to_dict leaves out some at their defaults)
-        failed = isinstance(states[i], BaseException)
+        failed, unresolved = isinstance(states[i], BaseException), saturated(run.config)
         for s, k in enumerate(run.layers):
             rows["config_hash"].append(run.config_hash)
             rows["replicate"].append(run.replicate)
@@ -164,6 +186,7 @@ def execute(task: Task, out: str | Path, observables: Sequence[SweepObservable],
             rows["error"].append(_message(states[i]) if failed else None)
             rows["wall_s"].append(wall / len(task.runs))
             rows["task"].append(task.id)
+            rows["saturated"].append(unresolved)
     write_part(out, task.id, rows, [*columns, *params])
     errors = len(task.runs) - len(ok)
     total = time.perf_counter() - start
