@@ -192,3 +192,120 @@ def test_sweep_rows_carry_a_saturation_column(tmp_path, one_thread):
     assert not df.groupby("beta")["saturated"].any()[0.5]
     run(parse_spec(SMALL), tmp_path / "discrete")  # the discrete model is the model itself: never saturated
     assert not read(tmp_path / "discrete")["saturated"].any()
+
+
+MINE = {**SMALL, "batch": 2}  # two parts of two runs each
+
+
+@pytest.fixture(scope="module")
+def two_sweeps(tmp_path_factory):
+    """Two finished sweeps of different specs (beta 0.5, 1.0 and beta 2.0, 4.0) and the first one's table."""
+    from sdeformer.core._threads import torch_threads
+    from sdeformer.sweeps import read, run
+    from sdeformer.sweeps._spec import parse_spec
+
+    root = tmp_path_factory.mktemp("provenance")
+    other = {**MINE, "axes": {**SMALL["axes"], "beta": [2.0, 4.0]}}
+    with torch_threads(1):
+        run(parse_spec(MINE), root / "mine")
+        run(parse_spec(other), root / "other")
+    return root, read(root / "mine")
+
+
+def _copy_sweep(src: Path, dst: Path) -> Path:
+    import shutil
+
+    shutil.copytree(src, dst)
+    return dst
+
+
+def _recovered_in_one_rerun(folder: Path, reference, reason: str, capsys) -> None:
+    """``open_sweep``/``read`` and ``sweep status`` leave the part out with ``reason``; one ``sweep run`` of the
+    same spec moves it aside and recomputes its runs: the table equals the reference again."""
+    import pandas as pd
+
+    from sdeformer.core._threads import torch_threads
+    from sdeformer.sweeps import read, run, status
+    from sdeformer.sweeps._spec import parse_spec
+
+    state = status(folder)
+    assert state["pending"] > 0 and any(reason in d for d in state["damaged"]), state["damaged"]
+    read(folder)
+    assert reason in capsys.readouterr().err
+    with torch_threads(1):
+        assert run(parse_spec(MINE), folder)["ran"] == state["pending"]
+    assert status(folder)["pending"] == 0 and not status(folder)["damaged"]
+    cols = [c for c in reference.columns if c not in ("wall_s", "task")]
+    pd.testing.assert_frame_equal(read(folder)[cols], reference[cols], check_exact=True)
+
+
+def test_a_part_copied_from_another_sweep_is_foreign(two_sweeps, tmp_path, capsys):
+    """Before: a part copied with its sha256 file from another sweep was mixed in silently."""
+    import shutil
+
+    import pandas as pd
+
+    from sdeformer.core._threads import torch_threads
+    from sdeformer.io._checksums import checksum_path
+    from sdeformer.sweeps import read, run, status
+    from sdeformer.sweeps._spec import parse_spec
+    from sdeformer.sweeps._table import parts
+
+    root, reference = two_sweeps
+    folder = _copy_sweep(root / "mine", tmp_path / "mine")
+    foreign = parts(root / "other")[0]
+    shutil.copy(foreign, folder / "table" / foreign.name)
+    shutil.copy(checksum_path(foreign), checksum_path(folder / "table" / foreign.name))
+    assert 2.0 not in set(read(folder)["beta"]) and "belongs to another sweep" in capsys.readouterr().err
+    assert "belongs to another sweep" in status(folder)["damaged"][0]
+    with torch_threads(1):
+        assert run(parse_spec(MINE), folder)["ran"] == 0  # moved aside; nothing of this spec was missing
+    assert status(folder)["moved_aside"] and not status(folder)["damaged"]
+    cols = [c for c in reference.columns if c not in ("wall_s", "task")]
+    pd.testing.assert_frame_equal(read(folder)[cols], reference[cols], check_exact=True)
+
+
+def test_swapped_parts_are_recomputed_in_one_rerun(two_sweeps, tmp_path, capsys):
+    """Before: a swapped part (names and sha256 files exchanged) needed two reruns to recover."""
+    from sdeformer.io._checksums import checksum_path
+    from sdeformer.sweeps._table import parts
+
+    root, reference = two_sweeps
+    folder = _copy_sweep(root / "mine", tmp_path / "mine")
+    a, b = parts(folder)[:2]
+    for x, y in ((a, b), (checksum_path(a), checksum_path(b))):
+        x.rename(x.with_name("swap")), y.rename(x), x.with_name("swap").rename(y)
+    _recovered_in_one_rerun(folder, reference, "holds the runs of another part", capsys)
+
+
+def test_an_unverifiable_part_and_a_device_are_left_out(two_sweeps, tmp_path, capsys):
+    """Before: a part with neither sha256 file nor stamp was read silently; a part that is a symlink to /dev/zero
+    exhausted memory in open_sweep, sweep status and sweep run."""
+    import pyarrow.parquet as pq
+
+    from sdeformer.io._checksums import checksum_path
+    from sdeformer.sweeps._table import parts
+
+    root, reference = two_sweeps
+    folder = _copy_sweep(root / "mine", tmp_path / "mine")
+    plain, device = parts(folder)[:2]
+    table = pq.read_table(plain)
+    pq.write_table(table.replace_schema_metadata({}), plain)  # no stamp, no page checksums
+    checksum_path(plain).unlink()
+    device.unlink()
+    device.symlink_to("/dev/zero")
+    state = __import__("sdeformer.sweeps", fromlist=["status"]).status(folder)
+    reasons = " ".join(state["damaged"])
+    assert "cannot be verified" in reasons and "not a regular file" in reasons
+    _recovered_in_one_rerun(folder, reference, "not a regular file", capsys)
+
+
+def test_x0_naming_a_fifo_or_a_device_is_refused_without_reading(tmp_path):
+    """Before: ``x0:`` naming a FIFO hung; a device was read until memory ran out."""
+    import os
+
+    fifo = tmp_path / "tokens.npy"
+    os.mkfifo(fifo)
+    for path in (fifo, Path("/dev/zero")):
+        with pytest.raises(ConfigError, match="invalid x0=.*a regular .npy file"):
+            sdf.ModelConfig(x0=str(path))

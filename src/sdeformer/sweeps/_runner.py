@@ -30,10 +30,9 @@ from . import _limits as limits, _table as table
 from ._executors import LocalExecutor
 from ._lock import LOCK_FILE, writer
 from ._points import Run, expand
+from ._provenance import SPEC_FILE, claim_hash, folder_claims
 from ._spec import Spec, parse_spec
 from ._task import Task, make_tasks
-
-SPEC_FILE = "sweep.json"
 
 
 def _claim(spec: Spec) -> dict[str, Any]:
@@ -48,7 +47,11 @@ def _prepare(out: Path, spec: Spec, force: bool) -> None:
     path = out / SPEC_FILE
     if path.exists() and force:
         recover(path, read_json, out)  # a damaged spec file is moved aside and rewritten
+    claims, unstamped = {claim_hash(_claim(spec))}, False
     if path.exists():
+        held = folder_claims(out)  # the specs it was claimed for; None: written before parts were stamped
+        claims |= held[0] if held else set()
+        unstamped = held[1] if held else bool(table.parts(out))
         saved = load_saved_spec(out)
         if saved.record != spec.record:
             raise ConfigError(
@@ -65,7 +68,8 @@ def _prepare(out: Path, spec: Spec, force: bool) -> None:
         raise ConfigError("out", str(out), "is not empty and holds no sweep; pass --force to write there")
     from .. import __version__
 
-    write_json(path, {"spec": spec.to_dict(), "record": spec.record, "version": __version__}, checksum=True)
+    saved = {"spec": spec.to_dict(), "record": spec.record, "version": __version__, "claims": sorted(claims)}
+    write_json(path, {**saved, "unstamped": unstamped}, checksum=True)
 
 
 def check_fits(spec: Spec) -> None:
@@ -94,7 +98,7 @@ def plan(spec: Spec, out: str | Path, retry_failed: bool = False, force: bool = 
     table.compact(out)
     recorded = table.run_status(table.load(out, move=True)[0])
     todo = [r for r in runs if r.key not in recorded or (retry_failed and recorded[r.key] == "error")]
-    return Plan(runs, todo, make_tasks(todo, spec.batch, spec.device))
+    return Plan(runs, todo, make_tasks(todo, spec.batch, spec.device, claim_hash(_claim(spec))))
 
 
 def run(

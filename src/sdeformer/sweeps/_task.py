@@ -11,7 +11,6 @@ errors too (no NaN leaves silently). Each row carries ``saturated``: the run's s
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import time
 import warnings
 from collections.abc import Sequence
@@ -27,6 +26,7 @@ from ..dynamics import _engine as engine
 from ..plugins import run_time_error
 from ._observables import SweepObservable, evaluate
 from ._points import Run
+from ._provenance import stamp, task_id
 from ._table import CONFIG_TYPES, write_part
 
 MAX_MESSAGE = 500
@@ -41,6 +41,7 @@ class Task:
     id: str
     runs: tuple[Run, ...]
     device: str = "cpu"  # where the runs are simulated (the spec's ``device``)
+    spec: str = ""  # the hash of the spec it runs for, stamped on its part (``_provenance``)
 
 
 def batch_size(batch: int | str, cfg: ModelConfig) -> int:
@@ -55,9 +56,9 @@ def batch_size(batch: int | str, cfg: ModelConfig) -> int:
     return max(1, min(AUTO_MAX_BATCH, AUTO_TASK_BYTES // memory_estimate(cfg)))
 
 
-def make_tasks(runs: Sequence[Run], batch: int | str, device: str = "cpu") -> list[Task]:
+def make_tasks(runs: Sequence[Run], batch: int | str, device: str = "cpu", spec: str = "") -> list[Task]:
     """Cut runs into tasks of at most ``batch_size(batch, ...)`` runs that share a group key, in first-appearance
-    order."""
+    order (``spec``: the hash of the spec they run for)."""
     groups: dict[tuple, list[Run]] = {}
     for run in runs:
         groups.setdefault(engine.group_key(run.config), []).append(run)
@@ -66,8 +67,7 @@ def make_tasks(runs: Sequence[Run], batch: int | str, device: str = "cpu") -> li
         size = batch_size(batch, members[0].config)
         for i in range(0, len(members), size):
             chunk = tuple(members[i : i + size])
-            digest = hashlib.sha256(repr([r.key for r in chunk]).encode()).hexdigest()[:16]
-            tasks.append(Task(digest, chunk, device))
+            tasks.append(Task(task_id([r.key for r in chunk]), chunk, device, spec))
     return tasks
 
 
@@ -187,7 +187,8 @@ def execute(task: Task, out: str | Path, observables: Sequence[SweepObservable],
             rows["wall_s"].append(wall / len(task.runs))
             rows["task"].append(task.id)
             rows["saturated"].append(unresolved)
-    write_part(out, task.id, rows, [*columns, *params])
+    meta = stamp(task.spec, [r.key for r in task.runs]) if task.spec else {}  # which sweep and runs: its provenance
+    write_part(out, task.id, rows, [*columns, *params], meta)
     errors = len(task.runs) - len(ok)
     total = time.perf_counter() - start
     return {"task": task.id, "runs": len(task.runs), "done": len(ok), "error": errors, "wall_s": wall, "total_s": total}
