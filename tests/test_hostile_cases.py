@@ -309,3 +309,75 @@ def test_x0_naming_a_fifo_or_a_device_is_refused_without_reading(tmp_path):
     for path in (fifo, Path("/dev/zero")):
         with pytest.raises(ConfigError, match="invalid x0=.*a regular .npy file"):
             sdf.ModelConfig(x0=str(path))
+
+
+TINY = ["--tokens", "4", "--dim", "3", "--layers", "3", "--width", "8"]
+
+
+def test_a_results_folder_is_keyed_by_its_input_files_content(tmp_path):
+    """Before: ``--out`` was tied to the x0 file's path: an edited file returned the old run with exit 0."""
+    import numpy as np
+
+    tokens = tmp_path / "x0.npy"
+    np.save(tokens, np.eye(4, 3) + 0.1)
+    args = ["simulate", *TINY, "--x0", str(tokens), "--out", str(tmp_path / "run")]
+    first = CliRunner().invoke(app, args)
+    assert first.exit_code == 0, first.output
+    assert CliRunner().invoke(app, args).exit_code == 0  # the same content: resumed
+    np.save(tokens, np.eye(4, 3)[::-1] + 0.1)  # edited in place, same path
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 2 and "another config" in one_line(res) and "inputs" in res.output
+    forced = CliRunner().invoke(app, [*args, "--force"])
+    assert forced.exit_code == 0 and forced.output != first.output  # recomputed from the new tokens
+
+
+def test_a_results_folder_is_keyed_by_its_plugins_content(plugin_file, tmp_path):
+    path, name = plugin_file()
+    args = ["simulate", *TINY, "--plugin", path, "--noise", name, "--out", str(tmp_path / "run")]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    Path(path).write_text(Path(path).read_text().replace("dt ** 0.5", "dt ** 0.5 * 2"))
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 2 and "another config" in one_line(res) and "plugin:" in res.output
+
+
+def test_a_second_writer_is_locked_out(tmp_path):
+    """Before: two ``simulate --out`` writers on one folder left a mixed folder."""
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "run"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom sdeformer.io._lock import folder_lock\n"
+         f"with folder_lock({str(out)!r}, 'simulate run'):\n    print('held', flush=True)\n    time.sleep(60)\n"],
+        stdout=subprocess.PIPE, text=True, env={**__import__("os").environ, "PYTHONPATH": str(ROOT / "src")},
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        start = time.perf_counter()
+        res = CliRunner().invoke(app, ["simulate", *TINY, "--out", str(out)])
+        assert res.exit_code == 2 and "another simulate run is writing there" in one_line(res)
+        assert time.perf_counter() - start < 30
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_a_sweep_whose_x0_file_changed_is_refused_then_recomputed(tmp_path, one_thread):
+    """Before: a sweep's folder was tied to its spec's paths: an edited x0 file kept the old runs."""
+    import numpy as np
+
+    from sdeformer.sweeps import read, run
+    from sdeformer.sweeps._spec import parse_spec
+
+    tokens = tmp_path / "x0.npy"
+    np.save(tokens, np.eye(SMOKE["base"].get("tokens", 8), SMOKE["base"].get("dim", 3)) + 0.1)
+    spec = {**SMALL, "base": {**SMALL["base"], "x0": str(tokens)}}
+    run(parse_spec(spec), tmp_path / "out")
+    before = read(tmp_path / "out")
+    np.save(tokens, np.load(tokens)[::-1].copy())
+    with pytest.raises(ConfigError, match="content has changed"):
+        run(parse_spec(spec), tmp_path / "out")
+    assert run(parse_spec(spec), tmp_path / "out", force=True)["ran"] == len(
+        before.drop_duplicates(["config_hash", "replicate"])
+    )

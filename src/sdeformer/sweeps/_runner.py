@@ -26,6 +26,7 @@ from ..io._checksums import Damaged
 from ..io._damage import damaged_files, recover
 from ..io._formats import read_json, write_json
 from ..io._hashing import differences
+from ..io._inputs import input_digests
 from . import _limits as limits, _table as table
 from ._executors import LocalExecutor
 from ._lock import LOCK_FILE, writer
@@ -39,7 +40,8 @@ def _claim(spec: Spec) -> dict[str, Any]:
     """What ties a folder to a spec: everything but its name and batch size (they change no run's numbers); the
     seeds as a list (``seeds: 8`` and ``[0, ..., 7]`` are one spec)."""
     claim = {k: v for k, v in spec.to_dict().items() if k not in ("name", "batch")}
-    return {**claim, "seeds": list(spec.seeds)}
+    inputs = input_digests(claim)  # its plugins' and token files' content: an edited one is another spec
+    return {**claim, "seeds": list(spec.seeds), **({"inputs": inputs} if inputs else {})}
 
 
 def _prepare(out: Path, spec: Spec, force: bool) -> None:
@@ -50,9 +52,15 @@ def _prepare(out: Path, spec: Spec, force: bool) -> None:
     claims, unstamped = {claim_hash(_claim(spec))}, False
     if path.exists():
         held = folder_claims(out)  # the specs it was claimed for; None: written before parts were stamped
-        claims |= held[0] if held else set()
         unstamped = held[1] if held else bool(table.parts(out))
         saved = load_saved_spec(out)
+        changed = held is not None and not claims <= held[0] and _claim(saved) == _claim(spec)
+        if changed and not force:  # the same spec, but a plugin or token file it reads holds other bytes now
+            raise ConfigError(
+                "out", str(out), "holds this sweep's runs made from plugin or x0 files whose content has changed"
+                " since; pass --force to recompute them there, or choose another folder",
+            )  # fmt: skip
+        claims |= held[0] if held and not changed else set()  # --force after a change: the old parts are foreign
         if saved.record != spec.record:
             raise ConfigError(
                 "out", str(out), "holds a sweep that records other observables or times; use another folder"
