@@ -381,3 +381,50 @@ def test_a_sweep_whose_x0_file_changed_is_refused_then_recomputed(tmp_path, one_
     assert run(parse_spec(spec), tmp_path / "out", force=True)["ran"] == len(
         before.drop_duplicates(["config_hash", "replicate"])
     )
+
+
+PEER_REFUSED = {  # the command -> the option its one line names (before: a traceback, a hang or the wrong name)
+    "glpr --beta -1 --batch 4 --tokens 4": "--beta",  # before: a NaN step, a hang
+    "litm --beta 1e9": "--beta",  # before: OverflowError traceback
+    "bruno --beta 1e9": "--beta",
+    "dotm --part kinetic --beta 1e9": "--beta",  # before: NaN-speed softmax, a hang
+    "glpr --maxtime 1e17 --beta 1 --batch 4 --tokens 4": "--maxtime",  # before: 1.6e18 steps accepted
+    "simuformer --dim 1 --batch 2 --tokens 4 --betas 1": "--dim",  # before: 'x0=(2, 4, 1)'
+    "simuformer --tokens 1 --batch 2 --betas 1": "--tokens",  # before: a table of zeros
+    "bruno --part pde --points 100000000": "points",  # before: an allocator traceback after 35 s
+}
+
+
+@pytest.mark.parametrize("command", list(PEER_REFUSED))
+def test_peer_refuses_in_one_line_naming_the_option(command):
+    res = CliRunner().invoke(app, ["peer", *command.split()])
+    assert res.exit_code == 2 and f"invalid {PEER_REFUSED[command]}=" in one_line(res), res.output
+
+
+def test_peer_compare_refuses_a_transposed_or_truncated_table_and_hints_at_the_seed(tmp_path):
+    import pickle
+
+    args = ["peer", "glpr", "--use-softmax", "--beta", "3", "--batch", "4", "--tokens", "8", "--maxtime", "5"]
+    res = CliRunner().invoke(app, [*args, "--out", str(tmp_path)])
+    assert res.exit_code == 0 and "up to" in res.output and "MiB" in res.output  # its size, before it runs
+    [path] = tmp_path.glob("*.pkl")
+    table = pickle.loads(path.read_bytes())
+    table["density_tensor"] = table["density_tensor"].T.contiguous()  # (200, 1): before, compared cell by cell
+    path.write_bytes(pickle.dumps(table))
+    res = CliRunner().invoke(app, [*args, "--compare", str(path)])
+    assert res.exit_code == 2 and "shape (1, 200)" in one_line(res) and "(200, 1)" in res.output
+    table["density_tensor"] = table["density_tensor"].T.contiguous() + 0.25  # another (unseeded) run's cells
+    path.write_bytes(pickle.dumps(table))
+    res = CliRunner().invoke(app, [*args, "--compare", str(path)])
+    assert res.exit_code == 0 and "never seeds torch" in res.output
+    dat = tmp_path / "tcrit.dat"
+    dat.write_text("beta t_crit\n0.1 2.45\n0.2 2.4x\n")
+    res = CliRunner().invoke(app, ["peer", "litm", "--compare", str(dat)])  # before: ValueError traceback
+    assert res.exit_code == 2 and "beta t_crit" in one_line(res)
+
+
+@pytest.mark.slow  # 13 s at load 11
+def test_peer_prints_a_trajectory_without_json():
+    """Before: ``peer litm --part particles`` (and dotm kinetic) printed nothing without --json."""
+    res = CliRunner().invoke(app, ["peer", "dotm", "--part", "kinetic"])
+    assert res.exit_code == 0 and "trajectory z (5, 4001, 2)" in res.output

@@ -96,7 +96,10 @@ def cells(ours, theirs, tol: float) -> dict:
     """{"equal", "total", "max_diff"} of two equal-length sequences of numbers, equal within ``tol``."""
     import numpy as np
 
-    a, b = np.asarray(ours, float).ravel(), np.asarray(theirs, float).ravel()
+    a, b = np.asarray(ours, float), np.asarray(theirs, float)
+    if a.ndim >= 2 and b.ndim >= 2 and a.shape != b.shape:  # a transposed table is not compared cell by cell
+        raise ConfigError("compare", f"a {b.shape} table", f"the peer's table is {b.shape}, ours {a.shape}")
+    a, b = a.ravel(), b.ravel()
     if a.shape != b.shape:
         raise ConfigError("compare", f"{b.size} cells", f"the peer's table has {b.size} cells, ours {a.size}")
     diff = np.abs(a - b)

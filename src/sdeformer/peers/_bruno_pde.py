@@ -113,6 +113,7 @@ def measure(beta: float, n_points: int = POINTS, sigma: float = SIGMA, seed: int
     from ..spde._solver import DensitySolver
 
     beta = positive_float("beta", beta)
+    fits_in_memory("points", n_points, 3 * 16 * n_points * (2 * MODES + 1))  # its complex moments and temporaries
     window = 1.0 / float(rates(beta, MODES).max())
     no_noise = mlp_noise(2, scale=0.0, modes=1)
     solver = DensitySolver(no_noise, MODES, positive_int("steps", steps), window, attention="usa", beta=beta)

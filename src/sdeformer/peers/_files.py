@@ -75,3 +75,11 @@ def load_array(path: Path, what: str, **kwargs) -> Any:
         return np.load(path, allow_pickle=False, **kwargs)
     except (OSError, ValueError, EOFError) as exc:
         raise ConfigError("compare", str(path), f"{what} ({exc})") from None
+
+
+def check_shape(path: Path, theirs: Any, ours: Any) -> None:
+    """ConfigError naming ``compare`` when the peer's table has another shape than ours (a transposed table, or
+    one of other settings): never compared cell by cell."""
+    mine, found = tuple(np.shape(ours)), tuple(getattr(theirs, "shape", np.shape(theirs)))
+    if mine != found:
+        raise ConfigError("compare", str(path), f"a table of shape {mine} (betas x checkpoints); this one is {found}")
