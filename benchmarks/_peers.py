@@ -1,15 +1,17 @@
-"""Benchmark part ``peers``: each peer's script against its preset (``sdeformer.peers``) at the peer's default
-size, interleaved A B A B over rounds (``timing.interleaved``), and the per-layer overhead of the time loop at
-n = 5, d = 2 against a plain torch loop doing the same arithmetic.
+"""Benchmark part ``peers``: each peer's script against its preset (``sdeformer.peers``) at the peer's default size,
+interleaved A B A B over rounds (``timing.interleaved``), and the per-layer overhead of the time loop at n = 5, d =
+2 against a plain torch loop doing the same arithmetic.
 
-The peers' scripts are run from scratch copies that the benchmark does not ship: ``SDEFORMER_PEERS`` (default
-``/tmp/peers``) holds ``dotm/`` (HugoKoubbi/2024-transformers-dotm), ``litm/`` (borjanG/2026-lost-in-the-
-middle), ``simuformer/`` (nikitus20/simuformer), ``glpr/`` (borjanG/2023-transformers-rotf) and ``bruno/``
-(gbruno16/transformers-metastability, its notebook's cells 1 and 15 run unchanged); a peer whose
-copy is absent is skipped with a message. Only the scripts' computations are timed (their
-plotting sections are cut off; dotm's staircase runs ``time_rescale_3`` at one beta to the collapse).
+The peers' scripts are third-party code, run (announced) from scratch copies that the benchmark does not ship and
+that only the user names: ``--peers DIR`` or ``SDEFORMER_PEERS`` (no default: a world-writable default such as /tmp
+would run whatever anyone put there) holds ``dotm/`` (HugoKoubbi/2024-transformers-dotm), ``litm/``
+(borjanG/2026-lost-in-the- middle), ``simuformer/`` (nikitus20/simuformer), ``glpr/`` (borjanG/2023-transformers-
+rotf) and ``bruno/`` (gbruno16/transformers-metastability, its notebook's cells 1 and 15 run unchanged); a peer
+whose copy is absent is skipped with a message. Only the scripts' computations are timed (their plotting sections
+are cut off; dotm's staircase runs ``time_rescale_3`` at one beta to the collapse).
 
-    python -m benchmarks peers [--rounds 3] [--only NAME] [--out benchmarks/results/peers.json]
+    python -m benchmarks peers --peers DIR [--rounds 3] [--only NAME] [--out benchmarks/results/peers.json]
+
 """
 
 from __future__ import annotations
@@ -40,7 +42,21 @@ from sdeformer.peers import (
 
 from ._timing import conditions, finish, interleaved, ratio, spread
 
-PEERS = Path(os.environ.get("SDEFORMER_PEERS", "/tmp/peers"))
+PEERS = Path(os.environ.get("SDEFORMER_PEERS", "")) if os.environ.get("SDEFORMER_PEERS") else None
+
+
+def _copy(*parts: str) -> Path:
+    """A path in the peers' scratch copies (under a folder that does not exist where the user named none: every
+    part then finds no copy and is skipped)."""
+    return (PEERS if PEERS is not None else Path("/nonexistent-peer-copies")).joinpath(*parts)
+
+
+def set_peers(folder: Path) -> None:
+    """Take the peers' scratch copies from ``folder`` (the user's ``--peers``)."""
+    global PEERS
+    PEERS = folder
+
+
 STAIR_BETA, STAIR_ITER = 2000.0, 10_100  # the peer collapses after 10082 steps at beta = 2000
 
 
@@ -54,7 +70,7 @@ def _script(path: Path, cut: str, stubs=("imageio", "seaborn")) -> dict:
 
 
 def _dotm_kinetic() -> dict | None:
-    path = PEERS / "dotm" / "kinetic.py"
+    path = _copy("dotm", "kinetic.py")
     if not path.exists():
         return None
     loop = path.read_text().split("movie = True")[0].split("z = np.zeros(shape=(n, num_steps, d))")[1]
@@ -64,7 +80,7 @@ def _dotm_kinetic() -> dict | None:
 
 
 def _dotm_staircase() -> dict | None:
-    path = PEERS / "dotm" / "staircase.py"
+    path = _copy("dotm", "staircase.py")
     if not path.exists():
         return None
     ns = _script(path, "np.random.seed(200)")
@@ -77,7 +93,7 @@ def _dotm_staircase() -> dict | None:
 
 
 def _litm() -> dict | None:
-    path = PEERS / "litm" / "generate_u_shape_numerology_data.py"
+    path = _copy("litm", "generate_u_shape_numerology_data.py")
     if not path.exists():
         return None
     ns = _script(path, "def main()")
@@ -88,7 +104,7 @@ def _litm() -> dict | None:
 
 
 def _litm_particles() -> dict | None:
-    path = PEERS / "litm" / "generate_alibi_particle_circle_dynamics.py"
+    path = _copy("litm", "generate_alibi_particle_circle_dynamics.py")
     if not path.exists():
         return None
     ns = _script(path, "def main()", stubs=())
@@ -103,7 +119,7 @@ BRUNO_PDE = {"n_points": 1001, "T": 0.05, "beta": 5.0}  # its PDESimulation at a
 
 def _notebook_cell(index: int) -> dict | None:
     """The namespace of cell ``index`` of Bruno's notebook (its classes), run unchanged (plots discarded)."""
-    path = PEERS / "bruno" / "experiments.ipynb"
+    path = _copy("bruno", "experiments.ipynb")
     if not path.exists():
         return None
     import matplotlib
@@ -166,7 +182,7 @@ GLPR_SWEEPS = {
 
 
 def _simuformer(heads: int) -> dict | None:
-    folder = PEERS / "simuformer"
+    folder = _copy("simuformer")
     if not (folder / "runner.py").exists():
         return None
     sys.path.insert(0, str(folder))
@@ -183,7 +199,7 @@ def _simuformer(heads: int) -> dict | None:
 
 
 def _glpr(sweep: str) -> dict | None:
-    path = PEERS / "glpr" / "phase-diagrams.py"
+    path = _copy("glpr", "phase-diagrams.py")
     if not path.exists():
         return None
     text = path.read_text().replace("'cuda'", "'cpu'")  # its device strings (a CPU run), nothing else
@@ -281,7 +297,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--only", default="", help="the parts whose name contains this")
+    parser.add_argument("--peers", type=Path, default=PEERS, help="the peers' scratch copies [$SDEFORMER_PEERS]")
     args = parser.parse_args()
+    if args.peers is None or not args.peers.is_dir():
+        parser.exit(2, "error: --peers DIR (or SDEFORMER_PEERS): the folder of the peers' scratch copies\n")
+    set_peers(args.peers)
+    print(f"running the peers' own scripts (third-party code) from {args.peers}", file=sys.stderr)
     torch.set_num_threads(1)
     result = bench_peers(args.rounds, args.only)
     finish(result, args.out)

@@ -28,6 +28,7 @@ assert not bad, f"wheel holds more than the sdeformer package: {sorted(bad)}"
 assert "sdeformer/py.typed" in names, "py.typed missing from the wheel"
 assert not any(p in n for n in names for p in ("benchmarks/", "tests/", "docs/", "examples/")), "wheel holds non-package files"
 assert not any(n.startswith("sdeformer/bench/") for n in names), "the benchmarks are in the wheel"
+assert not any(n.startswith("sdeformer/peers/_") and n.endswith(("_shim.py", "_run_script.py")) for n in names), "the peer-script harness (tools/) in the wheel"
 members = tarfile.open(sdist).getnames()
 forbidden = (".venv/", "/results/", "/site/", "__pycache__", ".pytest_cache", ".ruff_cache", ".git/", ".npz")
 bad = [m for m in members if any(f in m for f in forbidden)]

@@ -1,28 +1,28 @@
-"""``sdeformer peer NAME --run-peer DIR`` (``peers.run_peer``, ``peers._run_script``, ``peers._shim``): the peer's
-own script run unchanged from a copy of its code, then compared as ``--compare`` compares.
+"""``python tools/run_peer.py NAME DIR`` (the repository tool ``run_peer``, ``peer_harness``): the peer's own script
+run unchanged from a copy of its code, then compared as ``--compare`` compares.
 
-The shim is checked on small fake scripts written here (never the peers' code); the real peers run from
-``$SDEFORMER_PEERS/NAME`` (default ``/tmp/peers/NAME``: scratch copies of the snapshots named in docs/peers.md,
-never shipped), each test skipped when its copy is absent, at the smallest size whose cells docs/peers.md records.
+The shim and the process handling are checked on small fake scripts written here (never the peers' code). The real
+peers run only from ``$SDEFORMER_PEERS/NAME`` when that variable is set explicitly (no default: a world-writable
+folder such as /tmp must never feed code to the test suite), and only when every file copied from there has the
+sha256 of the snapshot recorded in docs/peers.md; each test is skipped without the variable or the copy.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
+import run_peer as tool
 import torch
-from typer.testing import CliRunner
+from peer_harness.jobs import SCRIPTS, Job
+from peer_harness.process import run_script, snapshot_hashes, verify
 
-from sdeformer import peers
-from sdeformer.cli import app
 from sdeformer.core._errors import ConfigError
-from sdeformer.peers._run_script import Job, run_script
 
-PEERS = Path(os.environ.get("SDEFORMER_PEERS", "/tmp/peers"))
 ABSENT = "sdeformer_test_module_not_installed"  # a module no machine has
 
 
@@ -113,23 +113,88 @@ def test_notebook_cells_chosen_their_call_resized_and_a_tensor_saved(tmp_path):
         shim_run(tmp_path, json.dumps(notebook), "nb.ipynb", cells=["class Sim", r"beta\s*=\s*6\b"])
 
 
-def test_the_command_names_run_peer_for_a_folder_without_the_script(tmp_path):
+def test_the_tool_names_dir_for_a_folder_without_the_script(tmp_path, capsys):
     (tmp_path / "kinetic.py").write_text("raise SystemExit('not this one')\nmovie = True\n")
-    runner = CliRunner()
     for args in (["litm"], ["dotm"], ["bruno", "--part", "pde", "--as-published"], ["glpr", "--beta", "1"]):
-        res = runner.invoke(app, ["peer", *args, "--run-peer", str(tmp_path)])
-        assert res.exit_code == 2 and "--run-peer" in res.output and "Traceback" not in res.output, res.output
-    res = runner.invoke(app, ["peer", "bruno", "--run-peer", str(tmp_path)])  # the particles write no table
-    assert res.exit_code == 2 and "--part pde --as-published" in res.output
-    res = runner.invoke(app, ["peer", "dotm", "--part", "kinetic", "--run-peer", str(tmp_path)])
-    assert res.exit_code == 2 and "kinetic.py exited with code 1: not this one" in res.output
+        assert tool.main([args[0], str(tmp_path), *args[1:]]) == 2
+        assert "invalid DIR=" in capsys.readouterr().err
+    assert tool.main(["bruno", str(tmp_path)]) == 2  # the particles write no table
+    assert "--part pde --as-published" in capsys.readouterr().err
+    assert tool.main(["dotm", str(tmp_path), "--part", "kinetic", "--unverified"]) == 2
+    err = capsys.readouterr().err
+    assert "running third-party code" in err and "kinetic.py exited with code 1: not this one" in err
     assert list(tmp_path.iterdir()) == [tmp_path / "kinetic.py"]  # the user's folder as it was
 
 
+def test_a_planted_peers_folder_is_refused_and_runs_nothing(tmp_path, monkeypatch, capsys):
+    """What anyone able to write /tmp could plant: a 'kinetic.py' that writes a marker. Neither the tests' folder
+    (``peer``) nor the tool runs it: its hash is not the snapshot's."""
+    marker = tmp_path / "marker"
+    planted = tmp_path / "peers" / "dotm"
+    planted.mkdir(parents=True)
+    (planted / "kinetic.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\nmovie = True\n")
+    monkeypatch.setenv("SDEFORMER_PEERS", str(tmp_path / "peers"))
+    with pytest.raises(ConfigError, match=r"kinetic.py \(sha256 .*\) does not match the snapshot of dotm"):
+        peer("dotm")
+    assert tool.main(["dotm", str(planted), "--part", "kinetic"]) == 2
+    assert "refusing to run it" in capsys.readouterr().err and not marker.exists()
+    monkeypatch.delenv("SDEFORMER_PEERS")
+    with pytest.raises(pytest.skip.Exception, match="SDEFORMER_PEERS is not set"):
+        peer("dotm")  # no default folder
+
+
+def test_the_snapshot_hashes_are_recorded_for_every_script_run():
+    recorded = snapshot_hashes()
+    for (name, _), script in SCRIPTS.items():
+        assert len(recorded[name][script]) == 64, (name, script)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+def _gone(pid: int) -> bool:
+    for _ in range(50):
+        if not _alive(pid):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+CHILD = "import subprocess, sys\nc = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+CHILD += "open('child.pid', 'w').write(str(c.pid))\n"
+
+
+def test_a_child_the_script_starts_ends_with_it(tmp_path):
+    scratch = shim_run(tmp_path, CHILD)  # the script exits at once, its child would sleep 60 s
+    assert _gone(int((scratch / "child.pid").read_text()))
+
+
+def test_a_script_past_its_time_limit_is_stopped_with_its_children(tmp_path):
+    folder, scratch = tmp_path / "peer", tmp_path / "scratch"
+    folder.mkdir()
+    scratch.mkdir()
+    (folder / "fake.py").write_text(CHILD + "import time\ntime.sleep(60)\n")
+    start = time.perf_counter()
+    with pytest.raises(ConfigError, match="invalid timeout=2.0: fake.py ran past it"):
+        run_script(folder, Job({"script": "fake.py"}, ()), scratch, timeout=2.0)
+    assert time.perf_counter() - start < 20 and _gone(int((scratch / "child.pid").read_text()))
+
+
 def peer(name: str) -> Path:
-    folder = PEERS / name
+    """``$SDEFORMER_PEERS/NAME``, its files checked against the snapshot's hashes; skipped without the variable
+    (never a default folder) or the copy."""
+    root = os.environ.get("SDEFORMER_PEERS")
+    if not root:
+        pytest.skip("SDEFORMER_PEERS is not set (the folder of the peers' snapshots, docs/peers.md)")
+    folder = Path(root) / name
     if not folder.is_dir():
-        pytest.skip(f"no copy of {name}'s code in {folder} (set SDEFORMER_PEERS)")
+        pytest.skip(f"no copy of {name}'s code in {folder}")
+    verify(name, folder)
     return folder
 
 
@@ -137,7 +202,7 @@ SMALL = {"batch": 4, "tokens": 8, "betas": 5, "betamin": 1.0, "betamax": 5.0, "m
 
 
 def equal_cells(name: str, **options) -> tuple[int, int]:
-    c = peers.run_peer(name, peer(name), **options)["compare"]
+    c = tool.run_peer(name, peer(name), **options)["compare"]
     return c["equal"], c["total"]
 
 
@@ -149,9 +214,9 @@ def test_glpr_phase_diagrams_with_its_cuda_strings(one_thread):
     assert equal_cells("glpr", use_softmax=True, dim=3, random_kq=1, random_v=1, **SMALL) == (1000, 1000)
 
 
-def test_litm_threshold_curve_through_the_command():
-    res = CliRunner().invoke(app, ["peer", "litm", "--run-peer", str(peer("litm"))])
-    assert res.exit_code == 0 and "cells equal: 96 / 96" in res.stdout, res.output
+def test_litm_threshold_curve_through_the_command(capsys):
+    assert tool.main(["litm", str(peer("litm"))]) == 0
+    assert "cells equal: 96 / 96" in capsys.readouterr().out
 
 
 @pytest.mark.slow

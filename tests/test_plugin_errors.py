@@ -140,11 +140,12 @@ def test_an_error_outside_plugin_code_is_not_attributed_to_a_plugin(faulty):
 
 
 def test_a_sweep_records_a_failing_plugin_part_per_run_naming_it(faulty, tmp_path):
-    """A run's simulation failing is recorded as that run's error (the sweep goes on): the line names the plugin."""
+    """A run's simulation failing is recorded as that run's error (the sweep goes on): the line names the plugin;
+    every run failed, so the command exits 1."""
     path = faulty("raise ArithmeticError('no')", name="sweepfail")
     spec = _spec(tmp_path, ", attention: sweepfail", "[1.0, 2.0]")
     result = runner.invoke(app, ["sweep", str(spec), "--out", str(tmp_path / "out"), "--plugin", path, "--json"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output
     errors = read(tmp_path / "out")["error"].tolist()
     assert len(errors) == 2 and all(
         f"invalid plugin='{Path(path).resolve()}'" in e

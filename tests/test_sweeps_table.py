@@ -68,6 +68,7 @@ COLUMNS = [
     "error",
     "wall_s",
     "task",
+    "saturated",
 ]
 
 

@@ -10,6 +10,7 @@ import copy
 import dataclasses
 import functools
 import math
+import stat
 from collections.abc import Mapping
 from dataclasses import InitVar, dataclass, fields
 from pathlib import Path
@@ -250,6 +251,8 @@ def _stamp(path: str) -> tuple[int, int]:
         info = Path(path).stat()
     except OSError as exc:
         raise ConfigError("x0", path, f"cannot read the token file ({exc.strerror})") from None
+    if not stat.S_ISREG(info.st_mode):  # a FIFO would block forever, /dev/zero be read until memory runs out
+        raise ConfigError("x0", path, "a regular .npy file (not a FIFO, a device or a folder)")
     return info.st_mtime_ns, info.st_size
 
 

@@ -4,15 +4,21 @@
 workers (``sweeps._worker.LoadPlugins``); ``entry_point_plugins`` imports the modules of installed packages'
 ``sdeformer.plugins`` entry points, once per process, at the first registry lookup. No environment variable.
 ``run_time_error`` names the plugin, the part and the call behind an exception raised in a plugin's own code
-while a command runs (the command line prints it as one line, exit 2).
+while a command runs (the command line prints it as one line, exit 2). ``limited`` runs a plugin's import and the
+first call of each of its parts' methods (``_plugin_checks``) under a time limit (``TIMEOUT_S``) with ``os._exit``
+refused.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
+import os
+import signal
 import sys
-from collections.abc import Iterable
+import threading
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from .core._errors import ConfigError
@@ -21,6 +27,40 @@ ENTRY_POINTS = "sdeformer.plugins"  # the package entry-point group whose module
 _loaded: list[str] = []
 _sources: dict[str, str] = {}  # a plugin's source file, or its package's folder -> the plugin as loaded
 _entry_points_read = False
+TIMEOUT_S = 60.0  # seconds for a plugin's import and for the first call of each checked method (``limited``)
+
+
+class PluginStopped(BaseException):
+    """Raised inside a plugin's code by ``limited``: past its time limit, or a call of ``os._exit``."""
+
+
+@contextlib.contextmanager
+def limited(plugin: str, call: str, seconds: float | None = None) -> Iterator[None]:
+    """Run the block (a plugin's import or call) under a time limit (``TIMEOUT_S``; SIGALRM, so in the main
+    thread only, and only when no other limit is running) with ``os._exit`` raising instead of ending the process;
+    ConfigError naming the plugin and the call for either. Elsewhere the block runs as it is."""
+    seconds = TIMEOUT_S if seconds is None else seconds
+    if threading.current_thread() is not threading.main_thread() or signal.getitimer(signal.ITIMER_REAL)[0]:
+        yield
+        return
+
+    def stop(_signum, _frame):
+        raise PluginStopped(f"ran past the plugins' time limit of {seconds:g} s")
+
+    def no_exit(code: int = 0) -> None:
+        raise PluginStopped(f"called os._exit({code}), which would end the command with no output")
+
+    exit_, handler = os._exit, signal.signal(signal.SIGALRM, stop)
+    os._exit = no_exit  # type: ignore[assignment]
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    except PluginStopped as exc:
+        raise ConfigError("plugin", plugin, f"{call} {exc}") from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, handler)
+        os._exit = exit_  # type: ignore[assignment]
 
 
 def load_plugins(plugins: Iterable[str]) -> None:
@@ -41,17 +81,11 @@ def _load(plugin: str) -> None:
     if plugin in _loaded:
         return
     try:
-        if plugin.endswith(".py"):
-            path = Path(plugin)
-            spec = importlib.util.spec_from_file_location(f"sdeformer_plugin_{path.stem}", path)
-            if spec is None or spec.loader is None or not path.is_file():
-                raise ImportError(f"no such file {path}")
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[spec.name] = module
-            spec.loader.exec_module(module)
-        else:
-            module = importlib.import_module(plugin)
+        with limited(plugin, "import"):
+            module = _import(plugin)
     except ConfigError as exc:
+        if exc.parameter == "plugin" and exc.value == plugin:
+            raise ConfigError("plugin", plugin, f"cannot be imported ({exc.allowed})") from None
         raise ConfigError("plugin", plugin, f"registers a bad part ({exc})") from None
     except KeyboardInterrupt:
         raise
@@ -61,6 +95,19 @@ def _load(plugin: str) -> None:
     _loaded.append(plugin)
     source = Path(getattr(module, "__file__", None) or plugin).resolve()
     _sources[str(source.parent if source.name == "__init__.py" else source)] = plugin
+
+
+def _import(plugin: str):
+    if not plugin.endswith(".py"):
+        return importlib.import_module(plugin)
+    path = Path(plugin)
+    spec = importlib.util.spec_from_file_location(f"sdeformer_plugin_{path.stem}", path)
+    if spec is None or spec.loader is None or not path.is_file():
+        raise ImportError(f"no such file {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def run_time_error(exc: BaseException | None) -> ConfigError | None:

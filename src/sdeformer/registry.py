@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._plugin_checks import guard, is_plugin_part
 from .core._errors import ConfigError
 from .params import Param
 from .plugins import entry_point_plugins, load_plugins, loaded_plugins
@@ -133,9 +134,9 @@ class Registry:
 
     def build(self, name: str, params: Params) -> Any:
         """The part ``name`` built from ``params``: ``part().from_config(params)`` (its own parameters are read as
-        ``KIND.NAME`` of this registry's kind)."""
-        params.kind = params.kind or self.kind
-        return self.check(self[name]).from_config(params)
+        ``KIND.NAME`` of this registry's kind); a plugin's part with its returns checked (``_plugin_checks``)."""
+        params.kind, cls = params.kind or self.kind, self.check(self[name])
+        return guard(cls.from_config(params), self.kind, name) if is_plugin_part(cls) else cls.from_config(params)
 
     def check(self, entry: Entry) -> Any:
         """The entry's class, after checking that it has the registry's factory method and the methods of the

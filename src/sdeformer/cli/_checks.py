@@ -55,24 +55,26 @@ def _claimed(out: Path, config: dict[str, Any], force: bool) -> Iterator[None]:
     while empty: a bad input does not tie a folder to a config that never ran."""
     from ..io._atomic import atomic_write_bytes
     from ..io._claims import RUN_MARKER, claim_run_folder
+    from ..io._lock import folder_lock
 
     out = Path(out)
     marker = out / RUN_MARKER
     created = [p for p in (out, *out.parents) if not p.exists()]  # deepest first
-    held = marker.read_bytes() if marker.is_file() else None
-    claim_run_folder(out, config, force=force)
     try:
-        yield
+        with folder_lock(out, "check"):  # one writer at a time
+            held = marker.read_bytes() if marker.is_file() else None
+            claim_run_folder(out, config, force=force)
+            try:
+                yield
+            except ConfigError:
+                atomic_write_bytes(marker, held) if held is not None else marker.unlink(missing_ok=True)
+                raise
     except ConfigError:
-        if held is not None:
-            atomic_write_bytes(marker, held)
-        else:
-            marker.unlink(missing_ok=True)
-            for folder in created:  # only folders this command made, and only while empty
-                try:
-                    folder.rmdir()
-                except OSError:
-                    break
+        for folder in created:  # only folders this command made, and only while empty
+            try:
+                folder.rmdir()
+            except OSError:
+                break
         raise
 
 

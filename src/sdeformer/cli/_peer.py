@@ -7,7 +7,8 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from ._common import app, cli_errors, emit_json
+from ._common import app, cli_errors, emit_json, err_console
+from ._peer_checks import check_beta, check_phase, sizes as size_line
 
 # the options each peer takes beyond --beta, --out, --compare, --json (others are refused naming the option)
 PHASE = ("seed", "random_kq", "random_v", "noanneal", "batch", "tokens", "dim", "betas", "betamin", "betamax")
@@ -66,23 +67,10 @@ def peer(
     ),
     out: Path | None = typer.Option(None, help="write the peer's table layout into this folder"),
     compare: Path | None = typer.Option(None, help="the file the peer's script wrote: cells equal / total"),
-    run_peer: Path | None = typer.Option(
-        None,
-        "--run-peer",
-        help="a copy of the peer's code: its own script, unchanged, run from a scratch copy at these options, then"
-        " cells equal / total as --compare. The same options shrink the peer's run: simuformer, glpr --batch --tokens"
-        " --dim --betas --betamin --betamax --maxtime --checkpoints or one --beta; bruno pde --points --maxtime; dotm"
-        " staircase --max-iter. Fixed: litm's and dotm kinetic's sizes (seconds each)",
-    ),
-    max_iter: int | None = typer.Option(
-        None,
-        "--max-iter",
-        help="dotm staircase with --run-peer: its script's steps per beta (no option of its own) [1e6]",
-    ),
     json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
-    """Run a peer's experiment at its default settings; with --compare, count the cells equal to the peer's; with
-    --run-peer DIR, run the peer's own script from DIR too and count them (docs/peers.md)."""
+    """Run a peer's experiment at its default settings; with --compare, count the cells equal to the peer's
+    (docs/peers.md; the peer's own script is run by the repository tool tools/run_peer.py, not by this command)."""
     from .. import peers
     from ..core._errors import ConfigError
 
@@ -96,24 +84,20 @@ def peer(
             raise ConfigError(key, given[key], f"not an option of {name}")
     if seed is not None and not 0 <= seed < 2**64:  # torch's generator seeds
         raise ConfigError("seed", seed, "an integer in [0, 2^64)")
+    check_beta(name, beta)
     if name in ("simuformer", "glpr"):  # the two whose options size their arrays: bounded before any draw
         from ._bounds import bound, peer_bytes
 
         sizes = {k: v for k, v in given.items() if k not in ("seed", "as_published")}
         s = {**peers.module(name).settings(**sizes), **({"betas": len(beta)} if beta else {})}
-        bound(
+        steps = check_phase(name, s, beta)
+        memory = bound(
             "batch/tokens/dim/heads",
             tuple(s.get(k, 1) for k in ("batch", "tokens", "dim", "heads")),
             peer_bytes(name, s),
         )
-    if run_peer is not None and compare is not None:
-        raise ConfigError("compare", str(compare), "either --compare FILE or --run-peer DIR")
-    if max_iter is not None and run_peer is None:
-        raise ConfigError("max_iter", max_iter, "with --run-peer (dotm's staircase.py's steps per beta)")
-    if run_peer is None:
-        result = peers.run(name, beta=beta or None, **given)
-    else:
-        result = peers.run_peer(name, run_peer, max_iter, beta=beta or None, **given)
+        err_console.print(size_line(name, s, beta, steps, memory), highlight=False)  # before it runs
+    result = peers.run(name, beta=beta or None, **given)
     if out is not None:
         result["files"] = [str(p) for p in peers.write(name, result, out)]
     if compare is not None:
@@ -129,11 +113,21 @@ def peer(
     if "density" in result:
         for b, row in zip(result["betas"], result["density"], strict=True):
             console.print(f"beta {b:.4g}: " + " ".join(f"{v:.3f}" for v in row))
-    for r in result.get("peer_runs", []):
-        console.print(f"the peer's run ({r['seconds']:.1f} s): {r['run']}", highlight=False, soft_wrap=True)
-    files = result.get("compare", {}).get("files", [])
-    for f in files if len(files) > 1 else []:  # the peer's files, each counted
-        console.print(f"{f['file']}: {f['equal']} / {f['total']}", highlight=False, soft_wrap=True)
+    if "angles" in result:  # litm's particles: the angles at its snapshot times (--out writes them, --json prints)
+        first, last = result["angles"][0], result["angles"][-1]
+        console.print(
+            f"angles of {len(first)} tokens at {len(result['angles'])} times t = 0 .. {result['times'][-1]:g}"
+        )
+        console.print(f"t = 0: {min(first):.4f} .. {max(first):.4f}; t = {result['times'][-1]:g}: {min(last):.4f} .. "
+                      f"{max(last):.4f} (--json for all, --out for angles.npy)", highlight=False)  # fmt: skip
+    if "z" in result:  # dotm's kinetic trajectory
+        shape = (len(result["z"]), len(result["z"][0]), len(result["z"][0][0]))
+        console.print(f"trajectory z {shape}; clusters at the end: {result['final_clusters']}")
     if "compare" in result:
         c = result["compare"]
         console.print(f"cells equal: {c['equal']} / {c['total']}, largest difference {c['max_diff']:.3g}")
+        if name in ("simuformer", "glpr") and c["equal"] < c["total"]:  # the peer's script never seeds torch
+            console.print(
+                f"hint: {name}'s script never seeds torch, so its file matches only a run seeded as this one "
+                "(--seed; `python tools/run_peer.py` seeds it; docs/peers.md)", highlight=False,
+            )  # fmt: skip

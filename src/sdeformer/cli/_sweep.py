@@ -61,7 +61,8 @@ def run_cmd(
     json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
     """Run every run of SPEC not yet recorded in OUT (resumes after a crash; failed runs are kept as errors;
-    damaged parts are moved into OUT/damaged and rerun). One sweep at a time writes into OUT."""
+    damaged parts are moved into OUT/damaged and rerun). One sweep at a time writes into OUT. Exit code 1 when
+    every run that ran failed."""
     from ..core._validate import positive_int
     from ..registry import load_plugins
     from ..sweeps import _runner as runner, load_spec, make_executor
@@ -79,8 +80,11 @@ def run_cmd(
             progress_bar(len(planned.todo), f"sweep {parsed.name}", enabled=not json) as advance,
         ):
             result = runner.run(parsed, out, ex, progress=advance, planned=planned)
+    all_failed = result["ran"] > 0 and result["done"] == 0  # nothing computed: the command failed (exit 1)
     if json:
         emit_json(result)
+        if all_failed:
+            raise typer.Exit(code=1)
         return
     err_console.print(
         f"{result['runs']} runs: {result['skipped']} already recorded, {result['done']} done, "
@@ -89,6 +93,9 @@ def run_cmd(
     )
     if result["error"]:
         err_console.print(f"see `sdeformer sweep status {out}`; rerun with --retry-failed", highlight=False)
+    if all_failed:
+        err_console.print(f"error: every one of the {result['ran']} runs that ran failed", highlight=False)
+        raise typer.Exit(code=1)
 
 
 @sweep_app.command("status")

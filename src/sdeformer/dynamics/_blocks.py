@@ -32,13 +32,22 @@ def noise_entry(cfg: Any) -> Entry:
 
 def check_solver(cfg: Any) -> None:
     """Raise ConfigError (naming ``solver``) unless ``cfg.solver`` is a registered scheme whose needs the parts
-    meet: its entry's ``check``, and a noise with a limit variance (the Ito correction of THEORY section 3)."""
+    meet: its entry's ``check``, and a noise with a limit variance (the Ito correction of THEORY section 3); naming
+    ``norm`` for a scheme with a radius (its limit's (theta, r) state is for ``LimitSDE`` in Python only)."""
     scheme = SOLVERS[cfg.solver]  # ConfigError for an unknown name
     if scheme.check is not None:
         scheme.check(cfg)
     entry = noise_entry(cfg)
     if cfg.mlp and "limit" not in entry.claims:
         raise ConfigError("solver", cfg.solver, f"needs a noise with a limit field; {cfg.noise!r} declares none")
+    if not norm(cfg).on_sphere:  # Pre-, Peri-, Mix-LN: the limit's state is (theta, r) (BEYOND section 6)
+        raise ConfigError(
+            "norm",
+            cfg.norm,
+            f"with solver={cfg.solver!r}: this scheme's limit SDE carries a (theta, r) state that a config's runs"
+            " (simulate, sweeps, the observables) do not take; use the discrete model (no solver) or, in Python,"
+            " LimitSDE(field, attention, norm=...) with make_solver",
+        )
 
 
 def model(cfg: Any, noise: Any, attention: Any) -> Any:

@@ -6,7 +6,9 @@ dx/dt = P_x Attn(x): its error at the horizon T is O(dt). The experiment runs th
 None) at ``REFERENCE`` x the largest depth as the reference, and fits the slope of log error against log dt.
 The check holds when the slope lies in [1 - SLOPE_TOL, 1 + SLOPE_TOL]; its power: the discrete model with the
 attention off by 10 % and 20 % (``attention_scale`` 1.1, 1.2) against the same ODE plateaus (slope near 0)
-and is rejected.
+and is rejected. A depth whose step saturates (dt beta |s| > 1, ``dynamics._step_guard``: the first-order
+expansion the order-1 prediction rests on does not hold there), or a saturated reference, leaves the check
+"not resolved": no verdict and no power claim.
 """
 
 from __future__ import annotations
@@ -66,6 +68,12 @@ class OdeResult(Result):
     holds: bool
     smallest_error_caught: float | None
     figure: str = FIGURE
+    saturated: list[int] = dataclasses.field(default_factory=list)  # the depths whose step saturates
+
+    @property
+    def verdict(self) -> str:
+        """ "holds", "fails", or "not resolved" when a step saturates."""
+        return "not resolved" if self.saturated else "holds" if self.holds else "fails"
 
 
 def _slope(dt: list[float], error: list[float]) -> float:
@@ -88,13 +96,23 @@ def run(settings: OdeSettings, advance=lambda _n: None) -> OdeResult:
             errors[factor].append(float((final - reference).norm(dim=-1).max()))
         advance(1)
     dt = [settings.horizon / L for L in layers]
+    saturated = [L for L in [*layers, REFERENCE * layers[-1]] if _saturates(settings, settings.horizon / L)]
     slope = _slope(dt, errors[1.0])
     wrong = {f"attention x{w:g}": _slope(dt, errors[w]) for w in WRONG}
     caught = [w - 1 for w, s in zip(WRONG, wrong.values()) if not _accepts(s)]
     return OdeResult(
-        layers, dt, errors[1.0], {f"attention x{w:g}": errors[w] for w in WRONG}, slope, wrong, _accepts(slope),
-        round(min(caught), 6) if caught else None,
+        layers, dt, errors[1.0], {f"attention x{w:g}": errors[w] for w in WRONG}, slope, wrong,
+        _accepts(slope) and not saturated, round(min(caught), 6) if caught and not saturated else None,
+        saturated=saturated,
     )  # fmt: skip
+
+
+def _saturates(settings: OdeSettings, dt: float) -> bool:
+    """The step dt outside the explicit schemes' range for the largest attention tried (``WRONG``'s scale)."""
+    from ..attention._softmax import SoftmaxAttention
+    from ..dynamics._step_guard import ATTENTION_LIMIT, step_ratios
+
+    return step_ratios(settings.dim, 0.0, dt, SoftmaxAttention(settings.beta, max(WRONG)))[1] > ATTENTION_LIMIT
 
 
 SETTINGS = (
@@ -148,8 +166,15 @@ def run_and_write(
 
 
 def section(result: OdeResult, folder: str = "ode") -> Section:
-    verdict = "holds" if result.holds else "fails"
+    verdict = result.verdict
     caught = "none of" if result.smallest_error_caught is None else f"{result.smallest_error_caught:.0%} and above of"
+    power = (
+        f"Power: the check rejects {caught} the attention errors tried "
+        + ", ".join(f"{k} (order {v:.2f})" for k, v in result.wrong_slopes.items())
+        + "."
+    )
+    if result.saturated:  # no verdict, no power claim: the prediction does not apply at these steps
+        power = f"The step saturates (dt beta |s| > 1) at L = {', '.join(map(str, result.saturated))}: use more layers."
     rows = [
         [L, dt, e, *(w[i] for w in result.wrong_errors.values())]
         for i, (L, dt, e) in enumerate(zip(result.layers, result.dt, result.error))
@@ -159,9 +184,7 @@ def section(result: OdeResult, folder: str = "ode") -> Section:
         [
             "With the noise off the layer x <- LN(x + dt Attn(x)) is a first-order scheme for dx/dt = P_x Attn(x) "
             f"(THEORY section 3 with k = 0). Fitted order {result.slope:.3f} (expected 1 within {SLOPE_TOL}): "
-            f"{verdict}. Power: the check rejects {caught} the attention errors tried "
-            + ", ".join(f"{k} (order {v:.2f})" for k, v in result.wrong_slopes.items())
-            + ".",
+            f"{verdict}. {power}",
         ],
         [
             Table(

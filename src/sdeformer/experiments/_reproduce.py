@@ -18,6 +18,7 @@ from typing import Any
 import torch
 
 from ..io._claims import claim_run_folder
+from ..io._lock import folder_lock
 from ..io._progress import clock_start, keep_alive, progress_bar, stage as _stage
 from ..io._report import Section, write_report
 from ..observables import FIGURE_CLUSTER_COS
@@ -64,7 +65,12 @@ def reproduce(
     units = {e.name: e.progress_units(seed, quick, given) for e in chosen}  # sizes checked before any folder
     out = Path(out)
     claim = {"command": "reproduce", "seed": seed, **({"settings": given} if given else {})}
-    claim_run_folder(out, claim, force=force, marker_name="reproduce.json")
+    with folder_lock(out, "reproduce"):  # one writer at a time
+        claim_run_folder(out, claim, force=force, marker_name="reproduce.json")
+        return _run(chosen, part, out, seed, quick, show_progress, executor, given, units, started)
+
+
+def _run(chosen, part, out, seed, quick, show_progress, executor, given, units, started) -> Path:
     started = time.perf_counter() if started is None else started
     sections: list[Section] = []
     stage = _stage if show_progress else (lambda _text: None)  # one line per stage on stderr

@@ -36,6 +36,7 @@ from ..io._claims import claim_run_folder, write_run_metadata
 from ..io._damage import intact, recover
 from ..io._formats import read_npz, write_csv, write_json, write_npz
 from ..io._hashing import config_hash
+from ..io._lock import folder_lock
 from ..noise._mlp import BLOCK_FROM, TOKEN_BLOCK
 from ..observables import FIGURE_CLUSTER_COS, cluster_count, interaction_energy, mean_abs_cosine, mean_cosine
 from ._results import Result
@@ -207,9 +208,19 @@ def simulate(
     """Run ``cfg`` (THEORY section 1); if ``out`` is given, write (and resume) a run directory.
 
     Raises ConfigError before any work when the run cannot fit in memory (with the estimate), when ``out`` is
-    not writable or holds another config's run (unless ``force``), and during the run when the tokens become
-    NaN (naming the layer and the likely parameter)."""
+    not writable, holds another config's run or one made from other input files (unless ``force``), or another
+    command is writing there (``io._lock``), and during the run when the tokens become NaN (naming the layer and
+    the likely parameter)."""
     check_fits(cfg)
+    if out is None:
+        return _simulate(cfg, None, progress, False)
+    with folder_lock(out, "simulate run"):  # one writer at a time
+        return _simulate(cfg, Path(out), progress, force)
+
+
+def _simulate(
+    cfg: ModelConfig, out: Path | None, progress: Callable[[int], None] | None, force: bool
+) -> SimulateResult:
     key = config_hash(cfg.to_dict())
     if out is not None and not claim_run_folder(out, cfg.to_dict(), force=force):
         for stale in ("checkpoint.npz", "segments", "summary.json"):

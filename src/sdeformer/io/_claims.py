@@ -1,6 +1,7 @@
-"""Run folders tied to one config (DESIGN: outputs): ``claim_run_folder`` writes ``run.json`` (the config and
-its hash, with its sha256 file) before a run writes into a folder, so that a rerun of the same config resumes
-and another config is refused instead of mixing two runs' files. A ``run.json`` that fails its checksum, cannot
+"""Run folders tied to one config (DESIGN: outputs): ``claim_run_folder`` writes ``run.json`` (the config, the
+content hashes of the files it reads, ``io._inputs``, and its hash, with its sha256 file) before a run writes into
+a folder, so that a rerun of the same config and inputs resumes and another is refused instead of mixing two runs'
+files. A ``run.json`` that fails its checksum, cannot
 be parsed or whose hash does not match its own config is damaged: it is moved into ``damaged/`` and the folder
 counts as holding no run (refused unless ``force``, which recomputes there)."""
 
@@ -15,6 +16,7 @@ from ._checksums import CHECKSUMS, Damaged
 from ._damage import DAMAGED, move_aside
 from ._formats import read_json, to_jsonable, write_json
 from ._hashing import config_hash, differences
+from ._inputs import input_digests
 from ._lock import LOCK_FILE
 
 RUN_MARKER = "run.json"  # {"config_hash", "config"}: ties a run folder to one config
@@ -52,6 +54,8 @@ def claim_run_folder(
     from ..core._errors import ConfigError
 
     folder = ensure_writable(folder, name)
+    inputs = input_digests(config)  # the content of its plugin and token files: an edited one is another run
+    config = {**to_jsonable(config), "inputs": inputs} if inputs else config
     key, marker = config_hash(config), folder / marker_name
     damaged = ""
     if marker.exists():

@@ -1,9 +1,9 @@
 """The field's public experiments as one call each (docs/peers.md): ``run(name, **options)`` runs a peer's
 published experiment at its default settings with its conventions built in and returns one JSON-able dict
 (the peer's statistic per cell); ``write(name, result, folder)`` writes it in the peer's own table layout;
-``compare(name, result, path)`` reads the file the peer's script writes and counts the cells that agree;
-``run_peer(name, folder, **options)`` runs the peer's own script from a copy of its code and compares it so;
-``peers.NAME(**options)`` is ``run(NAME, **options)``.
+``compare(name, result, path)`` reads the file the peer's script writes (safe formats only: ``peers._files``) and
+counts the cells that agree; ``peers.NAME(**options)`` is ``run(NAME, **options)``. Running the peer's own script is
+a repository tool, not part of the package (``tools/run_peer.py``: it runs third-party code).
 
 One module per peer (``litm``, ``dotm``, ``bruno``, ``simuformer``, ``glpr``); each has ``run``, ``write`` and
 ``compare``. No library module imports this package (the root reaches it lazily as ``sdeformer.peers``); it
@@ -77,15 +77,6 @@ def compare(name: str, result: dict, path: Path) -> dict:
     return module(name).compare(result, Path(path))
 
 
-def run_peer(name: str, folder: Path, max_iter: int | None = None, **options: Any) -> dict:
-    """``run(name, **options)`` with ``compare``: its cells equal / total against the files that the peer's own
-    script, unchanged, in ``folder`` (a copy of the peer's code) writes when run at the same options, under
-    ``peers._shim`` (``peers._run_script``; ``max_iter``: dotm's ``staircase.py``'s, which it has no option for)."""
-    from ._run_script import run_peer as run_script
-
-    return run_script(name, Path(folder), max_iter, **options)
-
-
 def printable(result: dict) -> dict:
     """``result`` without its arrays (bruno's published tables ``U``: written by ``write``, too large to print)."""
     return _without_arrays(result)
@@ -107,7 +98,10 @@ def cells(ours, theirs, tol: float) -> dict:
     |ours - theirs|, infinite where a NaN or an infinity meets anything else."""
     import numpy as np
 
-    a, b = np.asarray(ours, float).ravel(), np.asarray(theirs, float).ravel()
+    a, b = np.asarray(ours, float), np.asarray(theirs, float)
+    if a.ndim >= 2 and b.ndim >= 2 and a.shape != b.shape:  # a transposed table is not compared cell by cell
+        raise ConfigError("compare", f"a {b.shape} table", f"the peer's table is {b.shape}, ours {a.shape}")
+    a, b = a.ravel(), b.ravel()
     if a.shape != b.shape:
         raise ConfigError("compare", f"{b.size} cells", f"the peer's table has {b.size} cells, ours {a.size}")
     with np.errstate(invalid="ignore"):

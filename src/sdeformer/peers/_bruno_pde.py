@@ -113,6 +113,7 @@ def measure(beta: float, n_points: int = POINTS, sigma: float = SIGMA, seed: int
     from ..spde._solver import DensitySolver
 
     beta = positive_float("beta", beta)
+    fits_in_memory("points", n_points, 3 * 16 * n_points * (2 * MODES + 1))  # its complex moments and temporaries
     window = 1.0 / float(rates(beta, MODES).max())
     no_noise = mlp_noise(2, scale=0.0, modes=1)
     solver = DensitySolver(no_noise, MODES, positive_int("steps", steps), window, attention="usa", beta=beta)
@@ -168,13 +169,11 @@ def compare(result: dict, path: Path) -> dict:
     published run of the same shape within ``EQUAL``, and the largest difference; block by block (its default table
     is 3 GB)."""
     from . import cells
+    from ._files import load_array
 
     if not result["as_published"]:
         raise ConfigError("compare", str(path), "the notebook's U is its published scheme: add --as-published")
-    try:
-        theirs = np.load(path, mmap_mode="r")
-    except (OSError, ValueError) as exc:
-        raise ConfigError("compare", str(path), f"the notebook's U saved by np.save ({exc})") from None
+    theirs = load_array(path, "the notebook's U saved by np.save", mmap_mode="r")
     runs = [r for r in result["runs"] if r["U"].shape == theirs.shape]
     if len(runs) != 1:
         shapes = [r["U"].shape for r in result["runs"]]

@@ -29,6 +29,7 @@ from ..dynamics._arclength import arclength_flow
 from ..dynamics._discrete import StochasticTransformer
 from ..metastability import plateaus, saddle_level
 from . import cells
+from ._files import load_array
 
 Z0 = [  # kinetic.py's start (n = 5, d = 2)
     [0.99806638, 0.06215705],
@@ -128,7 +129,7 @@ def compare(result: dict, path: Path) -> dict:
     before NaN times lr log(beta), over ours), each within 0.05 of 1 (the merge distance shortens our path by a
     few percent)."""
     if result["part"] == "kinetic":
-        return cells(result["z"], np.load(path), 1e-6)
+        return cells(result["z"], load_array(path, "the peer's z saved by np.save"), 1e-6)
     peer = _peer_energies(path)
     ours, theirs, lengths = [], [], []
     for r in result["runs"]:

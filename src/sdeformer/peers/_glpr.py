@@ -32,6 +32,7 @@ from ..core._validate import nonneg_float, positive_float, positive_int
 from ..dynamics._norms.schemes import PostLN
 from ..io._atomic import atomic_write_bytes
 from . import cells
+from ._files import check_shape, load_pickle
 from ._phase import heads, median_clusters, pair_fraction, run_segments, span_dimension
 
 CHECKPOINTS = 200  # the script's fixed time grid
@@ -195,11 +196,11 @@ def write(result: dict, folder: Path) -> list[Path]:
 def compare(result: dict, path: Path) -> dict:
     """Cells of the script's ``density_tensor`` (its pickle; with ``cluster_sizes`` its ``cluster_tensor`` too)
     equal to ours: the same count."""
-    with open(path, "rb") as fh:
-        table = pickle.load(fh)  # the user's own result file of the peer's script
+    table = load_pickle(path, "the script's result pickle")  # arrays and plain containers only
     if not isinstance(table, dict) or "density_tensor" not in table:
         raise ConfigError("compare", str(path), "the script's result pickle (with density_tensor)")
     keys = ("density", "cluster") if result["settings"]["cluster_sizes"] else ("density",)
+    check_shape(path, table["density_tensor"], result["density"])
     ours = np.concatenate([np.ravel(result[k]) for k in keys])
     theirs = np.concatenate([torch.as_tensor(table[f"{k}_tensor"]).double().numpy().ravel() for k in keys])
     return cells(ours, theirs, 1e-12)

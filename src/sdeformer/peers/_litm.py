@@ -32,6 +32,7 @@ from ..dynamics._loop import SaveAt
 from ..dynamics._sde import LimitSDE, make_solver
 from ..io._atomic import atomic_write_bytes
 from . import cells
+from ._files import load_array
 
 CURVE = [0.1 * j for j in range(1, 49)]  # the peer's threshold curve grid
 FILE = "u_shape_numerology_lambda1_tcrit.dat"
@@ -119,14 +120,14 @@ def _npy(a: np.ndarray) -> bytes:
 
 def _history(path: Path) -> np.ndarray:
     """The peer's angle history from its script's .npz (key ``theta``) or a saved .npy; ConfigError otherwise."""
-    try:
-        data = np.load(path)
-    except (OSError, ValueError) as exc:
-        raise ConfigError("compare", str(path), f"the peer's .npz (theta) or a .npy of its history ({exc})") from None
+    data = load_array(path, "the peer's .npz (theta) or a .npy of its history")
     if isinstance(data, np.lib.npyio.NpzFile):
         if "theta" not in data.files:
             raise ConfigError("compare", str(path), "the peer's .npz with its history 'theta'")
-        return data["theta"]
+        data = data["theta"]
+    n = PARTICLES["tokens"]
+    if data.ndim != 2 or data.shape[1] != n or (data.shape[0] - 1) % (SNAPSHOTS - 1):  # transposed, or not its run
+        raise ConfigError("compare", str(path), f"a history (steps + 1, {n}), steps a multiple of {SNAPSHOTS - 1}")
     return data
 
 
@@ -147,5 +148,10 @@ def compare(result: dict, path: Path) -> dict:
     lines = path.read_text(encoding="ascii").split("\n")
     if not lines or lines[0].split() != ["beta", "t_crit"]:
         raise ConfigError("compare", str(path), "the peer's 'beta t_crit' table")
-    theirs = [[float(v) for v in line.split()] for line in lines[1:] if line.strip()]
+    try:
+        theirs = [[float(v) for v in line.split()] for line in lines[1:] if line.strip()]
+    except ValueError as exc:
+        raise ConfigError("compare", str(path), f"the peer's 'beta t_crit' table ({exc})") from None
+    if any(len(row) != 2 for row in theirs):
+        raise ConfigError("compare", str(path), "the peer's 'beta t_crit' table: two numbers a row")
     return cells(result["curve"], theirs, 5e-13 + 1e-15)

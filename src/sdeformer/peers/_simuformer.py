@@ -35,6 +35,7 @@ from ..core._validate import positive_float, positive_int
 from ..dynamics._norms.schemes import NGPT, PeriLN, PostLN, PreLN
 from ..io._atomic import atomic_write_bytes, atomic_write_text
 from . import cells
+from ._files import check_shape, load_pickle
 from ._phase import heads, median_clusters, pair_fraction, run_segments, span_dimension
 from ._published_radius import PublishedRadius
 
@@ -265,10 +266,11 @@ def compare(result: dict, path: Path) -> dict:
         if "evecs" not in result:
             raise ConfigError("compare", str(path), "the peer's result pickle (its printed output: --analyze-evecs)")
         return cells(np.ravel(result["evecs"]), read_evecs(data.decode(errors="replace")), 5e-4 + 1e-6)
-    table = pickle.loads(data)  # the user's own result file of the peer's script
+    table = load_pickle(path, "the peer's result pickle")  # arrays and plain containers only
     if not isinstance(table, dict) or "density_tensor" not in table:
         raise ConfigError("compare", str(path), "the peer's result pickle (with density_tensor)")
     keys = ("density", "cluster") if result["settings"]["cluster_sizes"] else ("density",)
+    check_shape(path, table["density_tensor"], result["density"])
     ours = np.concatenate([np.ravel(result[k]) for k in keys])
     theirs = np.concatenate([torch.as_tensor(table[f"{k}_tensor"]).double().numpy().ravel() for k in keys])
     return cells(ours, theirs, 1e-12)

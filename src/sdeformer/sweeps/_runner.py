@@ -26,21 +26,22 @@ from ..io._checksums import Damaged
 from ..io._damage import damaged_files, recover
 from ..io._formats import read_json, write_json
 from ..io._hashing import differences
+from ..io._inputs import input_digests
 from . import _limits as limits, _table as table
 from ._executors import LocalExecutor
 from ._lock import LOCK_FILE, writer
 from ._points import Run, expand
+from ._provenance import SPEC_FILE, claim_hash, folder_claims
 from ._spec import Spec, parse_spec
 from ._task import Task, make_tasks
-
-SPEC_FILE = "sweep.json"
 
 
 def _claim(spec: Spec) -> dict[str, Any]:
     """What ties a folder to a spec: everything but its name and batch size (they change no run's numbers); the
     seeds as a list (``seeds: 8`` and ``[0, ..., 7]`` are one spec)."""
     claim = {k: v for k, v in spec.to_dict().items() if k not in ("name", "batch")}
-    return {**claim, "seeds": list(spec.seeds)}
+    inputs = input_digests(claim)  # its plugins' and token files' content: an edited one is another spec
+    return {**claim, "seeds": list(spec.seeds), **({"inputs": inputs} if inputs else {})}
 
 
 def _prepare(out: Path, spec: Spec, force: bool) -> None:
@@ -48,8 +49,18 @@ def _prepare(out: Path, spec: Spec, force: bool) -> None:
     path = out / SPEC_FILE
     if path.exists() and force:
         recover(path, read_json, out)  # a damaged spec file is moved aside and rewritten
+    claims, unstamped = {claim_hash(_claim(spec))}, False
     if path.exists():
+        held = folder_claims(out)  # the specs it was claimed for; None: written before parts were stamped
+        unstamped = held[1] if held else bool(table.parts(out))
         saved = load_saved_spec(out)
+        changed = held is not None and not claims <= held[0] and _claim(saved) == _claim(spec)
+        if changed and not force:  # the same spec, but a plugin or token file it reads holds other bytes now
+            raise ConfigError(
+                "out", str(out), "holds this sweep's runs made from plugin or x0 files whose content has changed"
+                " since; pass --force to recompute them there, or choose another folder",
+            )  # fmt: skip
+        claims |= held[0] if held and not changed else set()  # --force after a change: the old parts are foreign
         if saved.record != spec.record:
             raise ConfigError(
                 "out", str(out), "holds a sweep that records other observables or times; use another folder"
@@ -65,7 +76,8 @@ def _prepare(out: Path, spec: Spec, force: bool) -> None:
         raise ConfigError("out", str(out), "is not empty and holds no sweep; pass --force to write there")
     from .. import __version__
 
-    write_json(path, {"spec": spec.to_dict(), "record": spec.record, "version": __version__}, checksum=True)
+    saved = {"spec": spec.to_dict(), "record": spec.record, "version": __version__, "claims": sorted(claims)}
+    write_json(path, {**saved, "unstamped": unstamped}, checksum=True)
 
 
 def check_fits(spec: Spec) -> None:
@@ -94,7 +106,7 @@ def plan(spec: Spec, out: str | Path, retry_failed: bool = False, force: bool = 
     table.compact(out)
     recorded = table.run_status(table.load(out, move=True)[0])
     todo = [r for r in runs if r.key not in recorded or (retry_failed and recorded[r.key] == "error")]
-    return Plan(runs, todo, make_tasks(todo, spec.batch, spec.device))
+    return Plan(runs, todo, make_tasks(todo, spec.batch, spec.device, claim_hash(_claim(spec))))
 
 
 def run(

@@ -33,6 +33,7 @@ from ..core._errors import ConfigError
 from ..io._atomic import atomic_write_bytes
 from ..io._checksums import Damaged, checksum_path, verified_bytes
 from ..io._damage import move_aside
+from . import _provenance as provenance
 
 # the config fields with a column each (the parts' own parameters, KIND.NAME, get float columns of their own)
 CONFIG_TYPES = {f.name: typing.get_type_hints(ModelConfig)[f.name] for f in fields(ModelConfig) if f.name != "params"}
@@ -41,6 +42,7 @@ KEY = ["config_hash", "replicate"]
 LEADING = [("config_hash", pa.string()), ("replicate", pa.int64())]
 TRAILING = [("layer", pa.int64()), ("t", pa.float64())]
 META = [("status", pa.string()), ("error", pa.string()), ("wall_s", pa.float64()), ("task", pa.string())]
+META.append(("saturated", pa.bool_()))  # the run's SDE step outside its scheme's range (sweeps._task.saturated)
 STATUSES = ("done", "error")
 
 
@@ -76,9 +78,9 @@ def read_part(path: Path) -> pa.Table:
         raise Damaged(path, f"{type(exc).__name__}: {exc}") from None
 
 
-def write_part(out: str | Path, task: str, rows: dict[str, list[Any]], columns: Iterable[str]) -> Path:
-    """Write one task's rows (column -> values) as ``part-<task>.parquet``, atomically."""
-    table = pa.Table.from_pydict(rows, schema=schema(columns))
+def write_part(out: str | Path, task: str, rows: dict[str, list[Any]], columns: Iterable[str], meta=None) -> Path:
+    """Write one task's rows (column -> values) as ``part-<task>.parquet``, atomically (``meta``: its stamp)."""
+    table = pa.Table.from_pydict(rows, schema=schema(columns).with_metadata(meta or {}))
     return _write(table_dir(out) / f"part-{task}.parquet", table)
 
 
@@ -91,10 +93,14 @@ def parts(out: str | Path) -> list[Path]:
 def _read_all(out: str | Path, move: bool, damaged: list[Damaged] | None = None) -> pd.DataFrame:
     """Every verified part's rows, with ``_part`` and ``_mtime``. A damaged part is left out, appended to
     ``damaged`` and, with ``move``, moved into ``OUT/damaged/`` (one line on stderr)."""
-    frames = []
+    frames, claims = [], provenance.folder_claims(out)
     for path in parts(out):
         try:
-            frame = read_part(path).to_pandas()
+            provenance.check_file(path, claims)  # a regular file with its sha256 (before it is read)
+            table = read_part(path)
+            keys = set(zip(table.column("config_hash").to_pylist(), table.column("replicate").to_pylist()))
+            provenance.check_part(path, table.schema.metadata, keys, claims)  # of this sweep, as its name says
+            frame = table.to_pandas()
         except Damaged as damage:
             if damaged is not None:
                 damaged.append(damage)

@@ -4,14 +4,15 @@ The same function runs in the driver (local executor) and on Dask workers. The r
 ``sweep.group_key``, so ``sweep.run_group`` simulates them as one ``StochasticTransformer`` run of batch shape
 ``(G,)`` (THEORY section 1) with one random stream per run. If the batched run raises, each run is retried
 alone so that only the failing ones get ``status=error`` rows; runs whose recorded tokens are not finite are
-errors too (no NaN leaves silently).
+errors too (no NaN leaves silently). Each row carries ``saturated``: the run's step is outside its scheme's range
+(``saturated``), so its numbers are not resolved.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,7 @@ from ..dynamics import _engine as engine
 from ..plugins import run_time_error
 from ._observables import SweepObservable, evaluate
 from ._points import Run
+from ._provenance import stamp, task_id
 from ._table import CONFIG_TYPES, write_part
 
 MAX_MESSAGE = 500
@@ -39,6 +41,7 @@ class Task:
     id: str
     runs: tuple[Run, ...]
     device: str = "cpu"  # where the runs are simulated (the spec's ``device``)
+    spec: str = ""  # the hash of the spec it runs for, stamped on its part (``_provenance``)
 
 
 def batch_size(batch: int | str, cfg: ModelConfig) -> int:
@@ -53,9 +56,9 @@ def batch_size(batch: int | str, cfg: ModelConfig) -> int:
     return max(1, min(AUTO_MAX_BATCH, AUTO_TASK_BYTES // run_bytes(cfg, cosines=True)))
 
 
-def make_tasks(runs: Sequence[Run], batch: int | str, device: str = "cpu") -> list[Task]:
+def make_tasks(runs: Sequence[Run], batch: int | str, device: str = "cpu", spec: str = "") -> list[Task]:
     """Cut runs into tasks of at most ``batch_size(batch, ...)`` runs that share a group key, in first-appearance
-    order."""
+    order (``spec``: the hash of the spec they run for)."""
     groups: dict[tuple, list[Run]] = {}
     for run in runs:
         groups.setdefault(engine.group_key(run.config), []).append(run)
@@ -64,8 +67,7 @@ def make_tasks(runs: Sequence[Run], batch: int | str, device: str = "cpu") -> li
         size = batch_size(batch, members[0].config)
         for i in range(0, len(members), size):
             chunk = tuple(members[i : i + size])
-            digest = hashlib.sha256(repr([r.key for r in chunk]).encode()).hexdigest()[:16]
-            tasks.append(Task(digest, chunk, device))
+            tasks.append(Task(task_id([r.key for r in chunk]), chunk, device, spec))
     return tasks
 
 
@@ -74,6 +76,25 @@ def _message(exc: BaseException) -> str:
     named = run_time_error(exc)
     text = str(named) if named else f"{type(exc).__name__}: {exc}".splitlines()[0] if str(exc) else type(exc).__name__
     return text[:MAX_MESSAGE]
+
+
+def saturated(cfg: ModelConfig) -> bool:
+    """True when the config's SDE step is outside its scheme's range at the start (``dynamics._step_guard``: the
+    rule the solvers warn by, here per run, not per batch). The discrete model (no ``solver``) is the model of
+    THEORY section 1 itself, not a scheme for another: False."""
+    if not cfg.solver:
+        return False
+    from ..dynamics._step_guard import ATTENTION_LIMIT, RK4_ATTENTION_LIMIT, check_scheme, check_step
+
+    solver = cfg.build()
+    x = solver.start_state(cfg.initial_tokens())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the run itself warns once
+        if solver.sde.norm_sde is not None:
+            return check_scheme(solver.sde.norm_sde, x, 0.0, solver.dt)
+        limit = RK4_ATTENTION_LIMIT if cfg.solver == "rk4" else ATTENTION_LIMIT
+        variance = solver.sde.field.variance(x)
+        return check_step(x.shape[-1], variance, solver.dt, solver.sde.attention, attention_limit=limit)
 
 
 def _batched(configs: Sequence[ModelConfig], device: str) -> list[tuple[list[int], torch.Tensor]]:
@@ -143,12 +164,13 @@ def execute(task: Task, out: str | Path, observables: Sequence[SweepObservable],
             "error",
             "wall_s",
             "task",
+            "saturated",
         ]
     }
     position = {i: j for j, i in enumerate(ok)}
     for i, run in enumerate(task.runs):
         cfg = dataclasses.asdict(run.config)  # every field (to_dict leaves out some at their defaults)
-        failed = isinstance(states[i], BaseException)
+        failed, unresolved = isinstance(states[i], BaseException), saturated(run.config)
         for s, k in enumerate(run.layers):
             rows["config_hash"].append(run.config_hash)
             rows["replicate"].append(run.replicate)
@@ -164,7 +186,9 @@ def execute(task: Task, out: str | Path, observables: Sequence[SweepObservable],
             rows["error"].append(_message(states[i]) if failed else None)
             rows["wall_s"].append(wall / len(task.runs))
             rows["task"].append(task.id)
-    write_part(out, task.id, rows, [*columns, *params])
+            rows["saturated"].append(unresolved)
+    meta = stamp(task.spec, [r.key for r in task.runs]) if task.spec else {}  # which sweep and runs: its provenance
+    write_part(out, task.id, rows, [*columns, *params], meta)
     errors = len(task.runs) - len(ok)
     total = time.perf_counter() - start
     return {"task": task.id, "runs": len(task.runs), "done": len(ok), "error": errors, "wall_s": wall, "total_s": total}

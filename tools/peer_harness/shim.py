@@ -1,4 +1,4 @@
-"""The shim a peer's unchanged script runs under (``peers._run_script``): ``python _shim.py SPEC.json``, in the
+"""The shim a peer's unchanged script runs under (``peer_harness/process.py``): ``python shim.py SPEC.json``, in the
 folder the script writes into. It imports nothing of sdeformer (the peer's process sees only its own imports, torch
 and matplotlib), sets up what the script needs to run reproducibly on this machine, then runs it as ``python
 SCRIPT ARGS`` would (``__main__``, its folder first on ``sys.path``, ``sys.argv``).
