@@ -43,9 +43,21 @@ def steps(mlp_in: Sequence[torch.Tensor], mlp_out: Sequence[torch.Tensor], recor
     return (ratio.mean(0) / scale).tolist(), [lo.tolist(), hi.tolist()]
 
 
+def attend(x: torch.Tensor, beta: float, causal: bool) -> torch.Tensor:
+    """``sum_j softmax_j(beta <x_i, x_j>) x_j`` over all j, or over j <= i for a causal model: ``(..., n, d)``."""
+    if not causal:
+        return softmax_attention(beta * x, x, x)
+    logits = beta * x @ x.transpose(-1, -2)  # (..., n, n)
+    future = torch.ones(logits.shape[-2:], dtype=torch.bool, device=x.device).triu(1)
+    return torch.softmax(logits.masked_fill(future, float("-inf")), -1) @ x
+
+
 @torch.no_grad()
-def simulate_fitted(embeddings: Sequence[torch.Tensor], record: dict, dts: Sequence[float], seed: int = 0):
-    """The fitted model's stream per sentence ``(L+1, n, d)`` from the real embeddings ``(n, d)`` each."""
+def simulate_fitted(
+    embeddings: Sequence[torch.Tensor], record: dict, dts: Sequence[float], seed: int = 0, causal: bool = False
+):
+    """The fitted model's stream per sentence ``(L+1, n, d)`` from the real embeddings ``(n, d)`` each; a causal
+    model's fitted attention is causal too (token i attends to j <= i)."""
     fits = [row["fit_partial"] for row in record["kernel"]["layers"]]
     streams = Streams(seed, (1,))
     runs = []
@@ -54,7 +66,7 @@ def simulate_fitted(embeddings: Sequence[torch.Tensor], record: dict, dts: Seque
         states = [x[0]]
         for layer, fit in enumerate(fits):
             beta, s = record["attention_beta"][layer], record["attention_scale"][layer]
-            y = project(x + s * softmax_attention(beta * x, x, x))
+            y = project(x + s * attend(x, beta, causal))
             noise = PartialNoise(MLPNoise("gelu", WIDTH, fit["su"], fit["sw"], sampling="conditional"), fit["share"])
             x = project(y + noise.increment(y, dts[layer], streams))
             states.append(x[0])
@@ -86,12 +98,12 @@ def compare(real: dict[str, np.ndarray], fitted: dict[str, np.ndarray], seed: in
     return out
 
 
-def fitted_model(cap, record: dict, seed: int = 0) -> dict:
+def fitted_model(cap, record: dict, seed: int = 0, causal: bool = False) -> dict:
     """The fitted stochastic transformer's per-layer statistics beside the real ones on the same sentences
     (``compare``), and dt_l with its interval."""
     dts, dt_interval = steps(cap.mlp_in, cap.mlp_out, record, seed)
     real = cap.hidden[:SENTENCES]
-    runs = simulate_fitted([h[0] for h in real], record, dts, seed)
+    runs = simulate_fitted([h[0] for h in real], record, dts, seed, causal)
     names = [k for k in STATISTICS if k != "norm"]  # the model lives on the sphere
     statistics = compare(layer_values(real, names), layer_values(runs, names), seed)
-    return {"dt": dts, "dt_interval": dt_interval, "sentences": len(real), "statistics": statistics}
+    return {"dt": dts, "dt_interval": dt_interval, "sentences": len(real), "causal": causal, "statistics": statistics}

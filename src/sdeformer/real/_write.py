@@ -42,6 +42,7 @@ def run_and_write(
     *,
     controls: tuple[str, ...] = ("trained", "shuffled", "untrained"),
     seed: int = 0,
+    tokens: str = "content",
     force: bool = False,
     progress=None,
     figures: bool = True,
@@ -51,12 +52,15 @@ def run_and_write(
     settings), with the figures of ``report_section`` when ``figures``; ``loaded``: a preloaded (tokenizer, model).
     ConfigError on bad input; a measurement that fails leaves ``out`` as it was (its new claim removed)."""
     out = Path(out)
-    cfg = {**settings(str(model), None if text is None else str(text), sentences, seed), "controls": list(controls)}
+    cfg = settings(str(model), None if text is None else str(text), sentences, seed, tokens)
+    cfg["controls"] = list(controls)
     existed, held = out.exists(), _held(out)
     record = recover(out / RECORD, read_json) if claim(out, cfg, force) else None  # damaged: moved aside, redone
     if record is None:
         try:
-            record = measure(model, text, sentences, controls=controls, seed=seed, progress=progress, loaded=loaded)
+            record = measure(
+                model, text, sentences, controls=controls, seed=seed, tokens=tokens, progress=progress, loaded=loaded
+            )
         except BaseException:
             _unclaim(out, existed, held)
             raise
@@ -93,6 +97,8 @@ INTERVALS = (  # [low, high] lists (95 %, resampling sentences) beside the per-b
     "kernel_r2_independent",
     "kernel_r2_partial",
     "kernel_share",
+    "massive_share",
+    "common_share_all",
 )
 TRACES = ("trace_fit", "trace_validation")  # the full Q^T K fit's per-step traces: in real.json, not in --json
 
@@ -100,8 +106,18 @@ TRACES = ("trace_fit", "trace_validation")  # the full Q^T K fit's per-step trac
 def summary(record: dict) -> dict[str, Any]:
     """The names other tools rely on (each with its ``*_interval``), plus the settings, the full ``Q^T K`` fit,
     the fitted model's distances, the verdict and, per control, what tells it apart."""
-    keys = (*SUMMARY_KEYS, "kernel_r2_partial", "attention_scale", "kernel_share", "common_share_interval")
-    extra = {k: record[k] for k in ("settings", "model_type", "dim", "layers", "sentences", "tokens", "note")}
+    keys = (
+        *SUMMARY_KEYS,
+        "kernel_r2_partial",
+        "attention_scale",
+        "kernel_share",
+        "common_share_interval",
+        "massive_share",
+        "massive_count",
+        "common_share_all",
+    )
+    names = ("settings", "model_type", "dim", "layers", "sentences", "tokens", "note", "token_rule", "causal")
+    extra = {k: record[k] for k in names}
     out = {**{k: record[k] for k in keys}, **{f"{k}_interval": record[f"{k}_interval"] for k in INTERVALS}}
     cos = record["statistics"]["mean_cos"]
     out["mean_cos_interval"] = [cos["low"], cos["high"]]

@@ -1,0 +1,89 @@
+"""Token hygiene and decoders in ``sdeformer real`` (docs/real.md, "Token hygiene" and "Decoders"): one planted
+huge token drives the all-token common share to ~1/n and leaves the content share where it was; a Pre-LN model's
+last state is the stream before its final norm (no jump in the variance law); the fitted model of a causal model
+is causal."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+pytest.importorskip("transformers")
+
+from test_real import SENTENCES, WordTokenizer, tiny
+
+from sdeformer.real import _load as load
+from sdeformer.real._stats import share_statistics, variance_law
+from sdeformer.real._synthetic import simulate
+from sdeformer.real._tokens import massive, select
+
+
+def test_real_planted_huge_token_moves_all_token_share_not_content_share():
+    """A capture of the theory's model (share 0.7, so the common share is far above 1/n) with one token per
+    sentence whose MLP output is 1000x larger and marked special: the all-token share drops to ~1/n, the content
+    share does not move, and the massive share reads ~1 (0 before planting)."""
+    runs, n = 32, 16
+    cap = simulate(runs=runs, tokens=n, dim=8, layers=2, beta=1.0, step=0.05, su=0.5, sw=0.5, share=0.7)
+    cap.special = [torch.arange(n) == 3 for _ in range(runs)]
+    before = np.array(share_statistics(select(cap, "content").mlp_out)["mean"])
+    assert np.all(before > 3 / n)  # the field is mostly common: far from 1/n
+    assert max(massive(cap.mlp_out, cap.special)["massive_share"]) < 0.05
+    for f in cap.mlp_out:
+        f[:, 3] *= 1000.0
+    every = np.array(share_statistics(cap.mlp_out)["mean"])
+    content = np.array(share_statistics(select(cap, "content").mlp_out)["mean"])
+    np.testing.assert_allclose(every, 1 / n, atol=0.01)
+    np.testing.assert_allclose(content, before, rtol=1e-12)
+    got = massive(cap.mlp_out, cap.special)
+    assert min(got["massive_share"]) > 0.99 and got["massive_count"] == [1.0, 1.0]
+    assert got["massive_special_fraction"] == [1.0, 1.0]
+
+
+def test_real_content_rule_leaves_out_special_and_first_decoder_token():
+    """The BERT stand-in's start token (a special id) and a causal model's first token are left out; ``all``
+    keeps every token."""
+    for kind in ("bert", "gpt2"):
+        tok = WordTokenizer()
+        tok.all_special_ids = [0, 1] if kind == "bert" else []  # type: ignore[attr-defined]
+        cap = load.capture(tok, tiny(kind), SENTENCES, batch=2)
+        assert all(bool(s[0]) and not s[1:].any() for s in cap.special), kind
+        content = select(cap, "content")
+        assert [h.shape[-2] for h in content.hidden] == [h.shape[-2] - 1 for h in cap.hidden]
+        torch.testing.assert_close(content.mlp_out[0], cap.mlp_out[0][:, 1:])
+        assert select(cap, "all") is cap
+
+
+def test_real_decoder_stream_before_final_norm_no_variance_jump():
+    """Tiny random GPT-2: the captured last state is the stream before ``ln_f`` (``ln_f`` of it is the model's
+    output), and the variance law's last step is the size of the others; the normed state would jump (the
+    wrong model this fails: |h| 0.27 -> 8 through ln_f)."""
+    model = tiny("gpt2")
+    cap = load.capture(WordTokenizer(), model, SENTENCES, batch=3)
+    enc = WordTokenizer()(SENTENCES, return_tensors="pt", padding=True)
+    with torch.no_grad():
+        final = model(**enc).last_hidden_state
+    for b, h in enumerate(cap.hidden):
+        torch.testing.assert_close(model.ln_f(h[-1]), final[b, : h.shape[-2]], atol=2e-5, rtol=1e-5)
+    v = np.asarray(variance_law(cap.hidden)["variance"])
+    assert v[-1] < 3 * v[:-1].max()
+    with torch.no_grad():
+        normed = [torch.cat([h[:-1], model.ln_f(h[-1])[None]]) for h in cap.hidden]
+    assert np.asarray(variance_law(normed)["variance"])[-1] > 100 * v[:-1].max()
+
+
+def test_real_fitted_model_is_causal_for_causal_models():
+    """With the noise off, the fitted model's first token does not see a change of the last token when causal,
+    and does when not (the wrong model: full softmax for a decoder)."""
+    from sdeformer.real._fitted import simulate_fitted
+
+    g = torch.Generator().manual_seed(1)
+    e = torch.randn(6, 5, generator=g, dtype=torch.float64)
+    other = e.clone()
+    other[-1] = torch.randn(5, generator=g, dtype=torch.float64)
+    fit = {"su": 0.5, "sw": 0.5, "share": 1.0}
+    record = {"kernel": {"layers": [{"fit_partial": fit}] * 2}, "attention_beta": [2.0, 2.0], "attention_scale": [1, 1]}
+    for causal in (True, False):
+        a, b = (simulate_fitted([x], record, [0.0, 0.0], causal=causal)[0] for x in (e, other))
+        assert torch.equal(a[:, 0], b[:, 0]) == causal
+        assert not torch.allclose(a[:, -1], b[:, -1])
