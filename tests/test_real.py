@@ -346,3 +346,8 @@ def test_real_measure_record_names_and_lengths(tmp_path):
         assert lo.shape == np.shape(out[key]) and np.all(lo <= hi + 1e-12), key
     full = out["attention_full"]
     assert len(full["explained"]) == layers and all(0 <= v <= 1 for v in full["explained"])
+    assert out["token_rule"] == "content" and out["model_type"] == "gpt2" and out["layers"] == layers
+    for key in ("common_share_theory", "common_share_theory_lo", "common_share_theory_hi", "massive_share"):
+        assert len(out[key]) == layers and all(np.isfinite(out[key])), key
+    assert all(v in ("inside", "partial", "outside", None) for v in out["kernel_verdict"])
+    assert record["causal"] and record["fitted"]["causal"]

@@ -87,3 +87,36 @@ def test_real_fitted_model_is_causal_for_causal_models():
         a, b = (simulate_fitted([x], record, [0.0, 0.0], causal=causal)[0] for x in (e, other))
         assert torch.equal(a[:, 0], b[:, 0]) == causal
         assert not torch.allclose(a[:, -1], b[:, -1])
+
+
+def _calibrated(kind: str, runs: int = 32, d: int = 8):
+    """MLP inputs of the theory's model and, as MLP outputs, a draw of the theory's own field at those inputs
+    (``theory``) or independent per-token noise (``independent``)."""
+    from sdeformer.real._reference import cosines, field, table
+
+    cap = simulate(runs=runs, tokens=16, dim=d, layers=2, beta=4.0, step=0.3, su=0.5, sw=0.3, share=1.0, seed=7)
+    gen = torch.Generator().manual_seed(11)
+    kernel = np.stack([table(d, 0.5, 0.3)] * 2)
+    for k, y in enumerate(cap.mlp_in):
+        f = field(cosines(y)[0], kernel, d, 1, gen)[0]
+        cap.mlp_out[k] = f if kind == "theory" else torch.randn(f.shape, generator=gen, dtype=torch.float64)
+    return cap
+
+
+def test_real_reference_calibration_theory_field_comes_out_inside():
+    """The theory's own field at the inputs, through the same pipeline (kernel fit, then the reference): the
+    common share and the pair-cosine curve lie inside the theory's band in every block; independent per-token
+    noise (the wrong model) has its share below even the narrowest member's band and is not inside."""
+    from sdeformer.real._kernel import held_out, kernel_sums
+    from sdeformer.real._reference import reference
+
+    for kind in ("theory", "independent"):
+        cap = _calibrated(kind)
+        ref = reference(cap.mlp_in, cap.mlp_out, held_out(kernel_sums(cap.mlp_in, cap.mlp_out), 8), 8)
+        lo, hi = np.asarray(ref["common_share_theory_lo"]), np.asarray(ref["common_share_theory_hi"])
+        assert np.all(lo < ref["common_share_theory"]) and np.all(np.asarray(ref["common_share_theory"]) < hi)
+        assert np.all(np.asarray(ref["common_share_narrowest"]) <= hi)  # no member predicts less than the narrowest
+        if kind == "theory":
+            assert ref["kernel_verdict"] == ["inside", "inside"] and ref["share_verdict"] == ["inside", "inside"]
+        else:
+            assert "inside" not in ref["kernel_verdict"] and ref["share_verdict"] == ["below", "below"]

@@ -22,10 +22,16 @@ from . import _load as load
 from ._attention import fit_attention
 from ._kernel import held_out, kernel_sums, nan_to_none
 from ._kernel_ci import r2_intervals
+from ._reference import reference
 from ._stats import layer_values, share_statistics, slope, summarise, variance_law
 from ._tokens import check_rule, massive, select
 
 CONTROLS = ("trained", "shuffled", "untrained")
+REFERENCE_KEYS = tuple(f"common_share_{m}{end}" for m in ("theory", "narrowest") for end in ("", "_lo", "_hi")) + (
+    "kernel_verdict",
+    "kernel_inside_fraction",
+    "share_verdict",
+)
 ACTIVATION = "gelu"
 
 
@@ -77,6 +83,7 @@ def analyse(cap: load.Capture, d: int, causal: bool, seed: int = 0) -> dict[str,
     kern = held_out(sums, d, ACTIVATION, seed)
     att = fit_attention(cap.hidden, cap.attn, causal, seed=seed)
     r2 = r2_intervals(sums, d, ACTIVATION, seed)
+    ref = reference(cap.mlp_in, cap.mlp_out, kern, d, ACTIVATION, seed)
     out = {
         "mean_cos": stats["mean_cos"]["mean"],
         "common_share": share["mean"],
@@ -92,6 +99,8 @@ def analyse(cap: load.Capture, d: int, causal: bool, seed: int = 0) -> dict[str,
         "kernel": nan_to_none(kern),
         "kernel_fit_intervals": {k: r2[f"{k}_fit"] for k in ("theory", "partial")},
         "variance_law": variance_law(cap.hidden, seed),
+        "reference": ref,
+        **{k: ref[k] for k in REFERENCE_KEYS},
     }
     for kind in ("theory", "independent", "partial"):
         out[f"kernel_r2_{kind}"] = [row[f"r2_{kind}"] for row in kern["layers"]]

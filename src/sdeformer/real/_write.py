@@ -16,7 +16,7 @@ from ..io._damage import recover
 from ..io._formats import read_json, write_json
 from ..io._report import Figure, Section, Table
 from . import _load as load
-from ._measure import measure, settings
+from ._measure import REFERENCE_KEYS, measure, settings
 
 RECORD = "real.json"
 SUMMARY_KEYS = (
@@ -115,6 +115,7 @@ def summary(record: dict) -> dict[str, Any]:
         "massive_share",
         "massive_count",
         "common_share_all",
+        *REFERENCE_KEYS,
     )
     names = ("settings", "model_type", "dim", "layers", "sentences", "tokens", "note", "token_rule", "causal")
     extra = {k: record[k] for k in names}
@@ -172,6 +173,12 @@ def report_section(result: dict, out: str | Path) -> list[Section]:
     columns = ["quantity", *[f"block {k + 1}" for k in range(layers)]]
     keys = [k for k in (*SUMMARY_KEYS, "kernel_r2_partial", "kernel_share", "attention_scale") if k != "mean_cos"]
     rows = [_row(k, result[k], result.get(f"{k}_interval")) for k in keys]
+    for name in ("theory", "narrowest"):
+        key = f"common_share_{name}"
+        rows.append(_row(f"{key} (band at the real inputs)", result[key], [result[f"{key}_lo"], result[f"{key}_hi"]]))
+    rows.append(_row("common_share, all tokens", result["common_share_all"], result["common_share_all_interval"]))
+    rows.append(_row("massive_share (all tokens)", result["massive_share"], result["massive_share_interval"]))
+    rows += [_row(k, result[k]) for k in ("share_verdict", "kernel_verdict", "kernel_inside_fraction")]
     full = result.get("attention_full")
     if full is not None:
         rows.append(_row("attention_explained, full Q^T K (held out)", full["explained"], full["explained_interval"]))
@@ -194,7 +201,7 @@ def report_section(result: dict, out: str | Path) -> list[Section]:
     law = result["variance_law"]
     text = [
         f"model {result['settings']['model']} ({result['model_type']}, d = {result['dim']}, {layers} blocks), "
-        f"{result['sentences']} sentences, {result['tokens']} tokens; {result['note']}.",
+        f"{result['sentences']} sentences, {result['tokens']} {result['token_rule']} tokens; {result['note']}.",
         f"mean cosine per layer (embeddings first): {[round(v, 3) for v in result['mean_cos']]}; slope per layer "
         f"{verdict['mean_cos_slope']:.4f} [{verdict['mean_cos_slope_interval'][0]:.4f}, "
         f"{verdict['mean_cos_slope_interval'][1]:.4f}]; the theory (lambda_bar < 0) predicts synchronization per "
