@@ -120,3 +120,40 @@ def test_real_reference_calibration_theory_field_comes_out_inside():
             assert ref["kernel_verdict"] == ["inside", "inside"] and ref["share_verdict"] == ["inside", "inside"]
         else:
             assert "inside" not in ref["kernel_verdict"] and ref["share_verdict"] == ["below", "below"]
+
+
+def test_real_flags_boundary_clip_and_effect_size():
+    """A fit on the corner sU = sW = 0 or with a zero-width interval gives None, not False; a clipped share gives
+    None for 'below one'; 'tokens synchronize' needs the excess over the untrained control and a falling rank."""
+    from sdeformer.real._flags import clipped, on_boundary, sign_below, synchronization
+
+    assert on_boundary({"su": 0.0, "sw": 0.0}) and not on_boundary({"su": 0.0, "sw": 0.2})
+    got = sign_below([[0.1, 0.1, -0.3, -0.2], [0.2, 0.1, -0.1, 0.3]], 0.0, [True, False, False, False])
+    assert got == [None, None, True, None]
+    assert sign_below([[0.5, 1.0], [0.9, 1.0]], 1.0, clipped([0.7, 1.0])) == [True, None]
+
+    def part(slope, lo, hi, rank_last):
+        row = {"mean": [30.0, rank_last], "low": [29.0, rank_last - 1], "high": [31.0, rank_last + 1]}
+        flat = {"mean": [30.0, 30.0], "low": [29.0, 29.0], "high": [31.0, 31.0]}
+        verdict = {"mean_cos_slope": slope, "mean_cos_slope_interval": [lo, hi]}
+        return {"verdict": verdict, "statistics": {"effective_rank": row, "clusters": flat}}
+
+    trained = part(0.04, 0.039, 0.041, 14.0)
+    assert synchronization(trained, part(0.005, 0.004, 0.006, 30.0))["tokens_synchronize"] is True
+    assert synchronization(trained, part(0.04, 0.035, 0.045, 30.0))["tokens_synchronize"] is None  # no effect
+    assert synchronization(part(0.04, 0.039, 0.041, 30.0), part(0.0, -0.001, 0.001, 30.0))["tokens_synchronize"] is None
+    assert synchronization(trained, None)["tokens_synchronize"] is None  # no control: undecided
+    assert synchronization(part(-0.02, -0.03, -0.01, 30.0), None)["tokens_synchronize"] is False
+
+
+def test_real_trimmed_mean_cos_removes_a_shared_large_coordinate():
+    """Random tokens sharing one large coordinate: the mean cosine reads near 1, with it removed near 0, and the
+    one coordinate is counted."""
+    from sdeformer.real._flags import trimmed_mean_cos
+
+    g = torch.Generator().manual_seed(0)
+    hidden = [torch.randn(2, 12, 64, generator=g, dtype=torch.float64) for _ in range(16)]
+    for h in hidden:
+        h[:, :, 5] += 40.0
+    got = trimmed_mean_cos(hidden)
+    assert got["trimmed_coordinates"] == [1, 1] and max(abs(v) for v in got["mean_cos_trimmed"]) < 0.05

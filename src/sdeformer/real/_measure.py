@@ -20,6 +20,7 @@ from ..core._errors import ConfigError
 from ..core._threads import torch_threads
 from . import _load as load
 from ._attention import fit_attention
+from ._flags import clipped, on_boundary, sign_below, synchronization, trimmed_mean_cos
 from ._kernel import held_out, kernel_sums, nan_to_none
 from ._kernel_ci import r2_intervals
 from ._reference import reference
@@ -100,6 +101,7 @@ def analyse(cap: load.Capture, d: int, causal: bool, seed: int = 0) -> dict[str,
         "kernel_fit_intervals": {k: r2[f"{k}_fit"] for k in ("theory", "partial")},
         "variance_law": variance_law(cap.hidden, seed),
         "reference": ref,
+        **trimmed_mean_cos(cap.hidden, seed),
         **{k: ref[k] for k in REFERENCE_KEYS},
     }
     for kind in ("theory", "independent", "partial"):
@@ -112,30 +114,33 @@ def verdict(record: dict, d: int) -> dict:
     """The theory's reading of the fitted kernels (THEORY section 2: synchronization needs lambda_bar < 0; BEYOND
     section 1: a share rho < 1 keeps tokens apart) and whether the tokens' mean cosine grows with depth (its slope
     per layer with its interval). Each per-block verdict is True or False when the 95 % interval decides it, None
-    when the interval holds 0 (or 1)."""
+    when the interval holds 0 (or 1), when the fit sits on the corner sU = sW = 0 (``kernel_fit_boundary_*``: not
+    identified) or when the share is a clip (``partial_share_clipped``). ``tokens_synchronize`` is set by
+    ``_flags.synchronization`` (it needs the untrained control)."""
     fits = record["kernel_fit_intervals"]
     layers = record["kernel"]["layers"]
-
-    def below(interval: list[list[float]], level: float) -> list[bool | None]:
-        return [True if hi < level else False if lo >= level else None for lo, hi in zip(*interval, strict=True)]
-
+    corner = {k: [on_boundary(row[f"fit_{k}"]) for row in layers] for k in ("theory", "partial")}
     lam = [row["lambda_bar"] for row in layers]
     scaled = {k: [row[f"lambda_bar_scaled_{k}"] for row in layers] for k in ("theory", "partial")}
     share = [row["fit_partial"]["share"] for row in layers]
+    clip = clipped(share)
     slope_ = record["mean_cos_slope"]
     return {
         "lambda_bar": lam,
         "lambda_bar_interval": fits["theory"]["lambda_bar"],
-        "theory_synchronizes": below(fits["theory"]["lambda_bar"], 0.0),
+        "kernel_fit_boundary_theory": corner["theory"],
+        "kernel_fit_boundary_partial": corner["partial"],
+        "theory_synchronizes": sign_below(fits["theory"]["lambda_bar"], 0.0, corner["theory"]),
         **{f"lambda_bar_scaled_{k}": v for k, v in scaled.items()},
         **{f"lambda_bar_scaled_{k}_interval": fits[k]["lambda_bar_scaled"] for k in scaled},
-        "partial_synchronizes": below(fits["partial"]["lambda_bar_scaled"], 0.0),
+        "partial_synchronizes": sign_below(fits["partial"]["lambda_bar_scaled"], 0.0, corner["partial"]),
         "partial_share": share,
         "partial_share_interval": fits["partial"]["share"],
-        "share_below_one": below(fits["partial"]["share"], 1.0),
+        "partial_share_clipped": clip,
+        "share_below_one": sign_below(fits["partial"]["share"], 1.0, clip),
         "mean_cos_slope": slope_["mean"],
         "mean_cos_slope_interval": [slope_["low"], slope_["high"]],
-        "tokens_synchronize": True if slope_["low"] > 0 else False if slope_["high"] <= 0 else None,
+        "mean_cos_grows": True if slope_["low"] > 0 else False if slope_["high"] <= 0 else None,
         "dim": d,
     }
 
@@ -207,6 +212,10 @@ def measure(
             if "statistics" in record:
                 part["separated"] = separated(record, part)
             record.setdefault("controls", {})[control] = part
+    for part in (record, *record.get("controls", {}).values()):
+        if "verdict" in part:
+            untrained = record.get("controls", {}).get("untrained") if part is record else None
+            part["verdict"].update(synchronization(part, untrained))
     record["sentences"] = len(lines)
     record["note"] = f"{record.get('truncated', 0)} sentence(s) truncated to the model's context"
     return record

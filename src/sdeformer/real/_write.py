@@ -99,6 +99,7 @@ INTERVALS = (  # [low, high] lists (95 %, resampling sentences) beside the per-b
     "kernel_share",
     "massive_share",
     "common_share_all",
+    "mean_cos_trimmed",
 )
 TRACES = ("trace_fit", "trace_validation")  # the full Q^T K fit's per-step traces: in real.json, not in --json
 
@@ -115,6 +116,8 @@ def summary(record: dict) -> dict[str, Any]:
         "massive_share",
         "massive_count",
         "common_share_all",
+        "mean_cos_trimmed",
+        "trimmed_coordinates",
         *REFERENCE_KEYS,
     )
     names = ("settings", "model_type", "dim", "layers", "sentences", "tokens", "note", "token_rule", "causal")
@@ -205,7 +208,9 @@ def report_section(result: dict, out: str | Path) -> list[Section]:
         f"mean cosine per layer (embeddings first): {[round(v, 3) for v in result['mean_cos']]}; slope per layer "
         f"{verdict['mean_cos_slope']:.4f} [{verdict['mean_cos_slope_interval'][0]:.4f}, "
         f"{verdict['mean_cos_slope_interval'][1]:.4f}]; the theory (lambda_bar < 0) predicts synchronization per "
-        f"block: {verdict['theory_synchronizes']} (None: the interval holds 0).",
+        f"block: {verdict['theory_synchronizes']} (None: the interval holds 0, or the fit is not identified); tokens "
+        f"synchronize: {verdict['tokens_synchronize']} (slope in excess of the untrained control's: "
+        f"{verdict.get('slope_excess_over_untrained')}).",
         f"residual variance law v_l = alpha exp(lambda l): alpha = {law['alpha']:.4g}, lambda = {law['lambda']:.4g} "
         f"[{law['lambda_interval'][0]:.4g}, {law['lambda_interval'][1]:.4g}].",
     ]
