@@ -29,15 +29,15 @@ def real(
     import tempfile
 
     from ..core._threads import torch_threads
-    from ..core._validate import positive_int
     from ..io._progress import progress_bar
     from ..real import _load as load
+    from ..real._inputs import check_threads
     from ..real._measure import CONTROLS, settings
     from ..real._write import run_and_write, summary
     from ._bounds import bound, real_bytes, shape_of
 
     settings(model, None if text is None else str(text), sentences, seed, tokens)  # bad options fail before any work
-    positive_int("threads", threads)
+    check_threads(threads)
     lines = None if text is None else load.text_sentences(text, sentences)  # an empty or unreadable file fails here
     loaded = load.load_model(model)  # a folder that is not a model fails here, before anything is written
     load.layout(loaded[1])  # so does a model whose sublayers are not found

@@ -99,10 +99,17 @@ def load_model(spec: str | Path = MINILM):
         raise ConfigError("model", str(spec), "is not a model folder (no config.json); give a local folder or minilm")
     try:
         tokenizer = transformers.AutoTokenizer.from_pretrained(path, local_files_only=True)  # offline, no env var
-        model = transformers.AutoModel.from_pretrained(path, attn_implementation="eager", local_files_only=True)
+        model, info = transformers.AutoModel.from_pretrained(
+            path, attn_implementation="eager", local_files_only=True, output_loading_info=True
+        )
         model = model.eval()
-    except (OSError, ValueError, KeyError) as exc:
-        raise ConfigError("model", str(spec), f"cannot be loaded ({str(exc).splitlines()[0][:160]})") from None
+    except Exception as exc:  # a damaged or truncated checkpoint raises whatever its reader raises: one line
+        first = (str(exc).splitlines() or [type(exc).__name__])[0][:160]
+        raise ConfigError("model", str(spec), f"cannot be loaded ({first})") from None
+    bad = {k: info.get(k) for k in ("missing_keys", "unexpected_keys", "mismatched_keys") if info.get(k)}
+    if bad:
+        said = "; ".join(f"{k.replace('_', ' ')}: {len(v)} (e.g. {list(v)[0]})" for k, v in bad.items())
+        raise ConfigError("model", str(spec), f"weights do not load fully into its config ({said})")
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     tokenizer.padding_side = "right"  # the capture reads each sentence's first n positions
@@ -111,7 +118,9 @@ def load_model(spec: str | Path = MINILM):
 
 def text_sentences(path: str | Path, count: int) -> list[str]:
     """Up to ``count`` non-empty lines of a text file (one sentence per line); ConfigError when there are none."""
-    lines = [s.strip() for s in Path(path).read_text(encoding="utf-8", errors="replace").splitlines()]
+    from ._inputs import read_text
+
+    lines = [s.strip() for s in read_text(path).splitlines()]
     lines = [s for s in lines if s]
     if not lines:
         raise ConfigError("text", str(path), "holds no sentence (one sentence per line)")

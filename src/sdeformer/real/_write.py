@@ -1,6 +1,7 @@
 """The measurement's files and report section (DESIGN: one folder per settings, written atomically).
 
-``run_and_write(out, ...)`` claims ``out`` for the settings (``io._claims.claim_run_folder``), reuses a finished
+``run_and_write(out, ...)`` holds ``out``'s writer lock and claims ``out`` for the settings and the content hashes
+of the text and of the model (``_inputs.content_key``; ``io._claims.claim_run_folder``), reuses a finished
 ``real.json`` there (resume) or measures and writes it, then draws the figures; ``report_section(result, out)``
 returns the report's ``Section`` list (THEORY sections 1, 2 and 5; BEYOND section 1).
 """
@@ -14,8 +15,10 @@ from ..io._checksums import checksum_path
 from ..io._claims import RUN_MARKER, claim_run_folder
 from ..io._damage import recover
 from ..io._formats import read_json, write_json
+from ..io._lock import folder_lock
 from ..io._report import Figure, Section, Table
 from . import _load as load
+from ._inputs import content_key
 from ._measure import REFERENCE_KEYS, measure, settings
 
 RECORD = "real.json"
@@ -53,20 +56,24 @@ def run_and_write(
     ConfigError on bad input; a measurement that fails leaves ``out`` as it was (its new claim removed)."""
     out = Path(out)
     cfg = settings(str(model), None if text is None else str(text), sentences, seed, tokens)
-    cfg["controls"] = list(controls)
-    existed, held = out.exists(), _held(out)
-    record = recover(out / RECORD, read_json) if claim(out, cfg, force) else None  # damaged: moved aside, redone
-    if record is None:
-        try:
-            record = measure(
-                model, text, sentences, controls=controls, seed=seed, tokens=tokens, progress=progress, loaded=loaded
-            )
-        except BaseException:
-            _unclaim(out, existed, held)
-            raise
-        write_json(out / RECORD, record, checksum=True)
-    if figures:
-        report_section(record, out)
+    loaded = loaded if loaded is not None else load.load_model(model)
+    key = {k: v for k, v in cfg.items() if k not in ("model", "text")}  # content, not paths
+    key.update(content_key(text, loaded[1]), controls=list(controls))
+    existed = out.exists()
+    with folder_lock(out, "real run"):  # a second writer is refused in one line
+        held = _held(out)
+        record = recover(out / RECORD, read_json) if claim(out, key, force) else None  # damaged: moved aside
+        if record is None:
+            try:
+                more = {"controls": controls, "seed": seed, "tokens": tokens, "progress": progress, "loaded": loaded}
+                record = measure(model, text, sentences, **more)
+            except BaseException:
+                _unclaim(out, existed, held)
+                raise
+            record["inputs"] = {k: key[k] for k in ("text_sha256", "model_sha256")}
+            write_json(out / RECORD, record, checksum=True)
+        if figures:
+            report_section(record, out)
     return record
 
 
