@@ -84,7 +84,7 @@ def test_real_model_without_known_sublayers_is_named():
     model = torch.nn.Linear(3, 3)
     model.config = transformers.PretrainedConfig()  # type: ignore[attr-defined]
     model.config.model_type = "mystery"
-    with pytest.raises(ConfigError, match="mystery.*looked for"):
+    with pytest.raises(ConfigError, match="mystery.*supported layouts"):
         load.layout(model)
 
 

