@@ -351,3 +351,7 @@ def test_real_measure_record_names_and_lengths(tmp_path):
         assert len(out[key]) == layers and all(np.isfinite(out[key])), key
     assert all(v in ("inside", "partial", "outside", None) for v in out["kernel_verdict"])
     assert record["causal"] and record["fitted"]["causal"]
+    ablations = record["fitted"]["ablations"]
+    assert set(ablations) == {"attention_only", "noise_only", "both"}
+    assert set(ablations["noise_only"]["parts_at"]) == set(record["fitted"]["statistics"])
+    assert record["fitted"]["propagated"]["draws"] >= 20

@@ -157,3 +157,56 @@ def test_real_trimmed_mean_cos_removes_a_shared_large_coordinate():
         h[:, :, 5] += 40.0
     got = trimmed_mean_cos(hidden)
     assert got["trimmed_coordinates"] == [1, 1] and max(abs(v) for v in got["mean_cos_trimmed"]) < 0.05
+
+
+def test_real_fitted_dt_is_matched_to_the_angular_step():
+    """dt_l uses the MLP output's part tangent to its input: a purely radial output gives dt = 0, a tangent one
+    |f|^2 / (|y|^2 (d - 1) kappa(1)) (the wrong model: |f|^2 with its radial part, over d kappa(1))."""
+    from sdeformer.core._kernel import kernel_theory
+    from sdeformer.real._fitted import steps
+
+    g = torch.Generator().manual_seed(3)
+    d, fit = 6, {"su": 0.5, "sw": 0.5, "share": 1.0}
+    record = {"dim": d, "kernel": {"layers": [{"fit_partial": fit}]}}
+    y = [torch.randn(1, 5, d, generator=g, dtype=torch.float64) for _ in range(4)]
+    radial = [2.0 * v for v in y]
+    assert abs(steps(y, radial, record)[0][0]) < 1e-12
+    tangent = []
+    for v in y:
+        t = torch.randn(v.shape, generator=g, dtype=torch.float64)
+        tangent.append(t - v * (t * v).sum(-1, keepdim=True) / v.pow(2).sum(-1, keepdim=True))
+    want = np.mean([(t.pow(2).sum(-1) / v.pow(2).sum(-1)).mean().item() for v, t in zip(y, tangent, strict=True)])
+    kappa1 = kernel_theory("gelu", d, su=0.5, sw=0.5).kappa1
+    assert abs(steps(y, tangent, record)[0][0] - want / ((d - 1) * kappa1)) < 1e-12
+
+
+def test_real_ablations_switch_parts_and_bootstrap_draws_stay_in_domain():
+    """Attention and noise both off leaves the embeddings' directions; attention only equals dt = 0; the
+    parametric bootstrap returns the point values for zero-width intervals and stays in each parameter's domain."""
+    from sdeformer.core._sphere import project
+    from sdeformer.real._ablations import perturbed
+    from sdeformer.real._fitted import simulate_fitted
+
+    g = torch.Generator().manual_seed(2)
+    e = [torch.randn(6, 5, generator=g, dtype=torch.float64)]
+    fit = {"su": 0.5, "sw": 0.5, "share": 0.8}
+    record = {"kernel": {"layers": [{"fit_partial": fit}] * 2}, "attention_beta": [2.0, 1.0], "attention_scale": [1, 1]}
+    still = simulate_fitted(e, record, [0.1, 0.1], parts=(False, False))[0]
+    torch.testing.assert_close(still, project(e[0]).expand(3, 6, 5))
+    only = simulate_fitted(e, record, [0.1, 0.1], parts=(True, False))[0]
+    torch.testing.assert_close(only, simulate_fitted(e, record, [0.0, 0.0])[0])
+    rec = {
+        **record,
+        "attention_beta_interval": [[2.0, 1.0], [2.0, 1.0]],
+        "attention_scale_interval": [[1, 1], [1, 1]],
+        "kernel_fit_intervals": {"partial": {k: [[v, v], [v, v]] for k, v in fit.items()}},
+    }
+    part, dts = perturbed(rec, ([0.1, 0.2], [[0.1, 0.2], [0.1, 0.2]]), np.random.default_rng(0))
+    assert (
+        part["attention_beta"] == [2.0, 1.0] and dts == [0.1, 0.2] and part["kernel"]["layers"][1]["fit_partial"] == fit
+    )
+    wide = {**rec, "kernel_fit_intervals": {"partial": {k: [[0.0, 0.0], [5.0, 5.0]] for k in fit}}}
+    for seed in range(20):
+        part, _ = perturbed(wide, ([0.1, 0.2], [[0.0, 0.0], [1.0, 1.0]]), np.random.default_rng(seed))
+        for row in part["kernel"]["layers"]:
+            assert 0 <= row["fit_partial"]["share"] <= 1 and row["fit_partial"]["su"] >= 0
