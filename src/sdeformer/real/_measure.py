@@ -28,6 +28,7 @@ from ._stats import layer_values, share_statistics, slope, summarise, variance_l
 from ._tokens import check_rule, massive, select
 
 CONTROLS = ("trained", "shuffled", "untrained")
+FULL_FIT_MAX_DIM = 512  # SmolLM2 (d = 576, 30 blocks): its full fit alone would take hours on 2 busy cores
 REFERENCE_KEYS = tuple(f"common_share_{m}{end}" for m in ("theory", "narrowest") for end in ("", "_lo", "_hi")) + (
     "kernel_verdict",
     "kernel_inside_fraction",
@@ -233,6 +234,9 @@ def _analysed(cap: load.Capture, d: int, lay: load.Layout, control: str, seed: i
         from ._attention_full import fit_full
         from ._fitted import fitted_model
 
-        part["attention_full"] = fit_full(cap.hidden, cap.attn, part["attention_beta"], lay.causal, seed=seed)
+        if d <= FULL_FIT_MAX_DIM:  # d^2 parameters per block, up to 200 Adam steps over all blocks
+            part["attention_full"] = fit_full(cap.hidden, cap.attn, part["attention_beta"], lay.causal, seed=seed)
+        else:
+            part["attention_full_skipped"] = f"d = {d} > {FULL_FIT_MAX_DIM}: the full Q^T K fit is not run"
         part["fitted"] = fitted_model(cap, {**part, "dim": d}, seed, lay.causal)
     return part
