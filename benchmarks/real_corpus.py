@@ -9,11 +9,10 @@ sentences are spread evenly over the text (every k-th), at most ``COUNT`` (defau
 
 from __future__ import annotations
 
+import pydoc_data.topics as topics
 import re
 import sys
 from pathlib import Path
-
-import pydoc_data.topics as topics
 
 CODE = re.compile(r">>>|::|[=(\[{_*`]")
 
