@@ -4,13 +4,14 @@ section 2: the noise field ``G`` with ``E G(x) G(y)^T = kappa(<x, y>) I``; BEYON
 At the cosines ``c_ij`` of one sentence's MLP inputs, the theory's field has the token covariance
 ``K_ij = kappa(c_ij) / kappa(1)`` in each of the d coordinates, so its common share has expectation
 ``E rho = mean_ij kappa(c_ij) / kappa(1)`` (at least ``|mean_i y_i / |y_i||^2`` for the narrowest member). Instead
-of that formula the reference *draws* the field (its Gaussian law: ``f = V sqrt(Lambda) z``, ``K = V Lambda V^T``,
-``z`` an ``n x d`` standard normal; ``DRAWS`` draws) at the real inputs and passes each draw through the same
-statistics as the real MLP output (``gram_statistics``): the common share ``|mean_i f_i|^2 / mean_i |f_i|^2`` and
-the pair-cosine curve ``mean <f_i, f_j> / (|f_i| |f_j|)`` binned by ``c_ij`` (unlike ``C(c)`` it has no shared
-denominator that one massive token could set). Two members of the kernel family are drawn: the fitted one (the
-rho = 1 fit of ``kernel.held_out``) and the narrowest (sW = 0 and the sU of ``SU_GRID`` that minimises the
-predicted mean of ``kappa(c)/kappa(1)`` over the block's pairs; no member of the family predicts a lower share).
+of that formula the reference *draws* the field (its Gaussian law: ``f = R z``, ``R R^T = K``, ``z`` an ``n x d``
+standard normal; ``DRAWS`` draws; only ``f f^T = R (z z^T) R^T`` enters, drawn with a Wishart ``z z^T``) at the
+real inputs and passes each draw through the same statistics as the real MLP output (``gram_statistics``): the
+common share ``|mean_i f_i|^2 / mean_i |f_i|^2`` and the pair-cosine curve ``mean <f_i, f_j> / (|f_i| |f_j|)``
+binned by ``c_ij`` (unlike ``C(c)`` it has no shared denominator that one massive token could set). Two members
+of the kernel family are drawn: the fitted one (the rho = 1 fit of ``kernel.held_out``) and the narrowest (sW = 0
+and the sU of ``SU_GRID`` that minimises the predicted mean of ``kappa(c)/kappa(1)`` over the block's pairs; no
+member of the family predicts a lower share).
 
 The bands: each of ``RESAMPLES`` replicates takes one draw at random and one resample of the sentences; the 95 %
 band is the quantiles of the replicates' means (the field's randomness and the choice of sentences together).
@@ -74,15 +75,39 @@ def gram_statistics(gram: torch.Tensor, index: torch.Tensor, bins: int = BINS) -
     return share, out.scatter_add_(-1, index.expand_as(pc), pc)[..., :bins]
 
 
-def field(cos: torch.Tensor, tables: np.ndarray, d: int, draws: int, gen: torch.Generator) -> torch.Tensor:
-    """``draws`` draws of the theory's field at tokens with cosines ``cos`` ``(L, n, n)``, block l's kernel
-    ``tables[l]``: ``(draws, L, n, d)``."""
+def roots(cos: torch.Tensor, tables: np.ndarray) -> torch.Tensor:
+    """``R`` with ``R R^T = K``, ``K_ij = kappa_l(c_ij) / kappa_l(1)`` at the cosines ``cos`` ``(L, n, n)``, block l's
+    kernel ``tables[l]``: ``(L, n, n)``."""
     c = cos.clamp(-1.0, 1.0).numpy()
     k = np.stack([np.interp(c[layer], TABLE, tables[layer]) for layer in range(c.shape[0])])  # (L, n, n)
     lam, vec = torch.linalg.eigh(torch.from_numpy((k + k.transpose(0, 2, 1)) / 2))
-    root = vec * lam.clamp_min(0.0).sqrt()[..., None, :]  # (L, n, n): root root^T = K
+    return vec * lam.clamp_min(0.0).sqrt()[..., None, :]
+
+
+def field(cos: torch.Tensor, tables: np.ndarray, d: int, draws: int, gen: torch.Generator) -> torch.Tensor:
+    """``draws`` draws of the theory's field at tokens with cosines ``cos`` ``(L, n, n)``: ``(draws, L, n, d)``."""
     z = torch.randn(draws, *cos.shape[:-1], d, generator=gen, dtype=torch.float64)
-    return root @ z
+    return roots(cos, tables) @ z
+
+
+def wishart(n: int, d: int, shape: tuple[int, ...], rng: np.random.Generator) -> torch.Tensor:
+    """``Z Z^T`` for ``Z`` an ``n x d`` standard normal matrix, ``shape + (n, n)``: by Bartlett's decomposition
+    (``n (n + 1) / 2`` draws instead of ``n d``) when ``d >= n``, directly otherwise."""
+    if d < n:
+        z = torch.from_numpy(rng.standard_normal((*shape, n, d)))
+        return z @ z.transpose(-1, -2)
+    low = np.tril(rng.standard_normal((*shape, n, n)), -1)
+    idx = np.arange(n)
+    low[..., idx, idx] = np.sqrt(rng.chisquare(d - idx, size=(*shape, n)))
+    t = torch.from_numpy(low)
+    return t @ t.transpose(-1, -2)
+
+
+def field_grams(cos: torch.Tensor, tables: np.ndarray, d: int, draws: int, rng: np.random.Generator) -> torch.Tensor:
+    """The Gram matrices ``f f^T`` of ``draws`` draws of the theory's field (``field``), in law: ``R W R^T`` with
+    ``W`` Wishart (``wishart``): ``(draws, L, n, n)``."""
+    root = roots(cos, tables)
+    return root @ wishart(cos.shape[-1], d, (draws, cos.shape[0]), rng) @ root.transpose(-1, -2)
 
 
 def _band(values: np.ndarray, counts: np.ndarray | None, seed: int) -> np.ndarray:
@@ -133,14 +158,13 @@ def reference(
         "fitted": np.stack([table(d, f["su"], f["sw"], activation) for f in fits]),
         "narrowest": np.stack([t for _, t in lows]),
     }
-    gen = torch.Generator().manual_seed(seed)
+    rng = np.random.default_rng(seed)
     shares, pcs, counts = {m: [] for m in ("real", *MEMBERS)}, {m: [] for m in ("real", *MEMBERS)}, []
     for y, f in zip(mlp_in, mlp_out, strict=True):
         cos, index = cosines(y)
         grams = {"real": f.double() @ f.double().transpose(-1, -2)}
         for member in MEMBERS:
-            g = field(cos, tables[member], d, draws, gen)
-            grams[member] = g @ g.transpose(-1, -2)  # (R, L, n, n)
+            grams[member] = field_grams(cos, tables[member], d, draws, rng)  # (R, L, n, n)
         for member, gram in grams.items():
             share, pc = gram_statistics(gram, index)
             shares[member].append(share.numpy())
