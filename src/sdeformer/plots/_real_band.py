@@ -30,10 +30,10 @@ def _panel(ax, record: dict) -> None:
     ax.set_xlabel("relative depth l / L")
     ax.set_ylabel(f"common share, {record['token_rule']} tokens")
     ax.set_ylim(0, 1.02)
-    ax.set_title(
-        f"{record['settings']['model']} ({record['model_type']}), n = {record['sentences_measured']}", fontsize=9
-    )
-    ax.legend(fontsize=6, loc="lower right")
+    corpus = Path(record["settings"]["text"]).name if record["settings"]["text"] else "Shakespeare"
+    title = f"{record['settings']['model']} ({record['model_type']}), {corpus}, n = {record['sentences_measured']}"
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=3)
     _inset(ax.inset_axes([0.09, 0.58, 0.38, 0.38]), record)
 
 
@@ -59,7 +59,7 @@ def _inset(ax, record: dict) -> None:
 
 def band_figure(records: Sequence[dict], path: Path) -> Path:
     """One panel per record (``real.measure``'s record)."""
-    fig, axes = plt.subplots(1, len(records), figsize=(5.6 * len(records), 4.4), squeeze=False)
+    fig, axes = plt.subplots(1, len(records), figsize=(5.6 * len(records), 5.0), squeeze=False)
     for ax, record in zip(axes[0], records, strict=True):
         _panel(ax, record)
     fig.tight_layout()
