@@ -84,7 +84,7 @@ def test_real_model_without_known_sublayers_is_named():
     model = torch.nn.Linear(3, 3)
     model.config = transformers.PretrainedConfig()  # type: ignore[attr-defined]
     model.config.model_type = "mystery"
-    with pytest.raises(ConfigError, match="mystery.*looked for"):
+    with pytest.raises(ConfigError, match="mystery.*supported layouts"):
         load.layout(model)
 
 
@@ -311,7 +311,7 @@ def test_real_separated_lists_layers_with_disjoint_intervals():
 def test_real_two_sentences_hold_none_out_and_say_so(tmp_path):
     """The smallest corpus (2 sentences): the full Q^T K fit has no held-out sentence, so its held-out fractions are
     None (not 0), and the report section still renders."""
-    from sdeformer.real._write import report_section
+    from sdeformer.real._write import models_section, report_section
 
     text = tmp_path / "s.txt"
     text.write_text("\n".join(SENTENCES[:2]), encoding="utf-8")
@@ -320,6 +320,8 @@ def test_real_two_sentences_hold_none_out_and_say_so(tmp_path):
     assert full["sentences"] == [1, 1, 0] and full["explained"] == [None] * record["layers"]
     (section,) = report_section(record, tmp_path)
     assert any(row[0].startswith("attention_explained, full") and row[1] == "-" for row in section.tables[0].rows)
+    (models,) = models_section([record, record], tmp_path)  # the verdict figure: one panel per model
+    assert models.figures[0].path.is_file() and "n = 2" in models.figures[0].caption
 
 
 def test_real_measure_record_names_and_lengths(tmp_path):
@@ -346,3 +348,12 @@ def test_real_measure_record_names_and_lengths(tmp_path):
         assert lo.shape == np.shape(out[key]) and np.all(lo <= hi + 1e-12), key
     full = out["attention_full"]
     assert len(full["explained"]) == layers and all(0 <= v <= 1 for v in full["explained"])
+    assert out["token_rule"] == "content" and out["model_type"] == "gpt2" and out["layers"] == layers
+    for key in ("common_share_theory", "common_share_theory_lo", "common_share_theory_hi", "massive_share"):
+        assert len(out[key]) == layers and all(np.isfinite(out[key])), key
+    assert all(v in ("inside", "partial", "outside", None) for v in out["kernel_verdict"])
+    assert record["causal"] and record["fitted"]["causal"]
+    ablations = record["fitted"]["ablations"]
+    assert set(ablations) == {"attention_only", "noise_only", "both"}
+    assert set(ablations["noise_only"]["parts_at"]) == set(record["fitted"]["statistics"])
+    assert record["fitted"]["propagated"]["draws"] >= 20

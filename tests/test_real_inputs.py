@@ -39,11 +39,16 @@ def _folder(tmp_path, kind: str = "bert", positions: int = 64, nan: bool = False
         if nan:
             with torch.no_grad():
                 model.encoder.layer[1].output.dense.weight.fill_(float("nan"))
-    else:  # a model type whose sublayers are not where the hooks look
-        cfg = transformers.DistilBertConfig(
-            dim=16, n_layers=2, n_heads=2, hidden_dim=32, vocab_size=len(WORDS) + 5, max_position_embeddings=positions
+    else:  # a model type that is refused (ALBERT shares one block's weights across layers)
+        cfg = transformers.AlbertConfig(
+            hidden_size=16,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            intermediate_size=32,
+            vocab_size=len(WORDS) + 5,
+            max_position_embeddings=positions,
         )
-        model = transformers.DistilBertModel(cfg)
+        model = transformers.AlbertModel(cfg)
     folder = tmp_path / f"model_{kind}_{positions}_{nan}"
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
@@ -65,7 +70,7 @@ def _run(args, out):
 
 @pytest.mark.parametrize(
     "kind, nan, words",
-    [("distilbert", False, "distilbert.*looked for"), ("bert", True, "non-finite hidden state")],
+    [("albert", False, "albert.*not supported"), ("bert", True, "non-finite hidden state")],
 )
 def test_real_bad_model_one_line_nothing_written(tmp_path, kind, nan, words):
     out = tmp_path / "out"

