@@ -58,7 +58,7 @@ def refused(args: list[str], param: str) -> str:
         (["lyapunov", "--horizon", "inf"], "horizon"),
         (["lyapunov", "--runs", "1"], "runs"),
         (["phase", "--seeds", "1000000000"], "GiB"),
-        (["simulate", "--tokens", "100000"], "GiB"),
+        (["simulate", "--tokens", "100000000"], "GiB"),
         (["simulate", "--width", "100000000"], "GiB"),
         (["simulate", "--layers", "1000000000"], "GiB"),
         (["probe", "--threshold", "2"], "threshold"),
