@@ -428,3 +428,44 @@ def test_peer_prints_a_trajectory_without_json():
     """Before: ``peer litm --part particles`` (and dotm kinetic) printed nothing without --json."""
     res = CliRunner().invoke(app, ["peer", "dotm", "--part", "kinetic"])
     assert res.exit_code == 0 and "trajectory z (5, 4001, 2)" in res.output
+
+
+SMALLER = {  # issue 41, item 9: each before a traceback or a silent default
+    "uniform_sphere on meta": (lambda: sdf.uniform_sphere(4, 3, device="meta"), "device"),
+    "a run from meta tokens": (
+        lambda: sdf.ModelConfig(tokens=4, dim=3, layers=2, width=8).build().run(torch_empty_meta()),
+        "x0",
+    ),
+    "open_sweep(5)": (lambda: sdf.open_sweep(5), "sweep folder"),  # before: TypeError
+    "per-run beta, tokens without a batch": (lambda: per_run_beta_unbatched(), "x0"),  # before: a stack error
+}
+
+
+def torch_empty_meta():
+    import torch
+
+    return torch.empty(4, 3, device="meta")
+
+
+def per_run_beta_unbatched():
+    import torch
+
+    from sdeformer.attention._softmax import SoftmaxAttention
+
+    model = sdf.StochasticTransformer(2, 1.0, None, SoftmaxAttention(torch.tensor([1.0, 2.0])))
+    return model.run(sdf.uniform_sphere(4, 3, seed=0))
+
+
+@pytest.mark.parametrize("case", list(SMALLER))
+def test_the_smaller_defects_are_one_line_naming_the_parameter(case):
+    call, parameter = SMALLER[case]
+    with pytest.raises(ConfigError, match=f"invalid {parameter}="):
+        call()
+
+
+def test_spde_noise_scale_overflow_and_an_experiments_own_default_folder():
+    res = CliRunner().invoke(app, ["spde", "--noise-scale", "1e300"])  # before: OverflowError traceback
+    assert res.exit_code == 2 and "noise_scale" in one_line(res)
+    ode = next(c for c in app.registered_commands if c.name == "ode")
+    default = {p.name: p.default for p in __import__("inspect").signature(ode.callback).parameters.values()}["out"]
+    assert getattr(default, "default", default) == Path("results") / "ode"  # before: results/, the demo's page
