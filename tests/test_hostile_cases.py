@@ -4,6 +4,7 @@ or a silent wrong answer. Each test names the wrong behaviour it fails: the trac
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -107,25 +108,35 @@ RETURNS = {  # the increment returned -> what the line says (before: a traceback
 }
 
 
+NAMES = itertools.count()  # each plugin file registers names of its own (a Dask worker loads every loaded plugin)
+
+
 @pytest.fixture
 def plugin_file(tmp_path, monkeypatch):
+    """Write a plugin with ``body`` as its increment's code; undo its registration and loading afterwards."""
+    import sys
+
     from sdeformer import plugins
     from sdeformer.registry import NOISES, OBSERVABLES
 
     monkeypatch.setattr(plugins, "TIMEOUT_S", 1.0)
     made = []
 
-    def make(body: str = "return z", at_import: str = "") -> str:
-        name = f"hostile{len(made)}_{abs(hash(body + at_import)) % 10**6}"
+    def make(body: str = "return z", at_import: str = "") -> tuple[str, str]:
+        name = f"hostile{next(NAMES)}"
         path = tmp_path / f"{name}.py"
         path.write_text(PLUGIN.format(body=body, at_import=at_import, name=name))
-        made.append(name)
+        made.append((name, str(path.resolve())))
         return str(path), name
 
     yield make
-    for name in made:
+    for name, path in made:
         NOISES.entries.pop(name, None)
         OBSERVABLES.entries.pop(f"{name}_obs", None)
+        if path in plugins._loaded:
+            plugins._loaded.remove(path)
+        plugins._sources.pop(path, None)
+        sys.modules.pop(f"sdeformer_plugin_{Path(path).stem}", None)
 
 
 @pytest.mark.parametrize("body", list(RETURNS))
