@@ -178,10 +178,10 @@ def test_a_saturated_step_gives_not_resolved_never_fails_or_a_power_claim(horizo
 
     from sdeformer.experiments import _ode as ode
 
-    settings = dataclasses.replace(ode.OdeSettings(tokens=4, dim=3, first=32, depths=3, starts=2), horizon=horizon)
+    settings = dataclasses.replace(ode.OdeSettings(tokens=4, dim=3, first=8, depths=3, starts=2), horizon=horizon)
     result = ode.run(settings)
     assert result.verdict == "not resolved" and not result.holds and result.smallest_error_caught is None
-    assert result.saturated[0] == 32
+    assert result.saturated[0] == 8
     text = ode.section(result).paragraphs[0]
     assert "not resolved" in text and "fails" not in text and "Power" not in text
 
