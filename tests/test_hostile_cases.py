@@ -4,6 +4,7 @@ or a silent wrong answer. Each test names the wrong behaviour it fails: the trac
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -107,25 +108,35 @@ RETURNS = {  # the increment returned -> what the line says (before: a traceback
 }
 
 
+NAMES = itertools.count()  # each plugin file registers names of its own (a Dask worker loads every loaded plugin)
+
+
 @pytest.fixture
 def plugin_file(tmp_path, monkeypatch):
+    """Write a plugin with ``body`` as its increment's code; undo its registration and loading afterwards."""
+    import sys
+
     from sdeformer import plugins
     from sdeformer.registry import NOISES, OBSERVABLES
 
     monkeypatch.setattr(plugins, "TIMEOUT_S", 1.0)
     made = []
 
-    def make(body: str = "return z", at_import: str = "") -> str:
-        name = f"hostile{len(made)}_{abs(hash(body + at_import)) % 10**6}"
+    def make(body: str = "return z", at_import: str = "") -> tuple[str, str]:
+        name = f"hostile{next(NAMES)}"
         path = tmp_path / f"{name}.py"
         path.write_text(PLUGIN.format(body=body, at_import=at_import, name=name))
-        made.append(name)
+        made.append((name, str(path.resolve())))
         return str(path), name
 
     yield make
-    for name in made:
+    for name, path in made:
         NOISES.entries.pop(name, None)
         OBSERVABLES.entries.pop(f"{name}_obs", None)
+        if path in plugins._loaded:
+            plugins._loaded.remove(path)
+        plugins._sources.pop(path, None)
+        sys.modules.pop(f"sdeformer_plugin_{Path(path).stem}", None)
 
 
 @pytest.mark.parametrize("body", list(RETURNS))
@@ -167,10 +178,10 @@ def test_a_saturated_step_gives_not_resolved_never_fails_or_a_power_claim(horizo
 
     from sdeformer.experiments import _ode as ode
 
-    settings = dataclasses.replace(ode.OdeSettings(tokens=4, dim=3, first=32, depths=3, starts=2), horizon=horizon)
+    settings = dataclasses.replace(ode.OdeSettings(tokens=4, dim=3, first=8, depths=3, starts=2), horizon=horizon)
     result = ode.run(settings)
     assert result.verdict == "not resolved" and not result.holds and result.smallest_error_caught is None
-    assert result.saturated[0] == 32
+    assert result.saturated[0] == 8
     text = ode.section(result).paragraphs[0]
     assert "not resolved" in text and "fails" not in text and "Power" not in text
 
@@ -428,3 +439,44 @@ def test_peer_prints_a_trajectory_without_json():
     """Before: ``peer litm --part particles`` (and dotm kinetic) printed nothing without --json."""
     res = CliRunner().invoke(app, ["peer", "dotm", "--part", "kinetic"])
     assert res.exit_code == 0 and "trajectory z (5, 4001, 2)" in res.output
+
+
+SMALLER = {  # issue 41, item 9: each before a traceback or a silent default
+    "uniform_sphere on meta": (lambda: sdf.uniform_sphere(4, 3, device="meta"), "device"),
+    "a run from meta tokens": (
+        lambda: sdf.ModelConfig(tokens=4, dim=3, layers=2, width=8).build().run(torch_empty_meta()),
+        "x0",
+    ),
+    "open_sweep(5)": (lambda: sdf.open_sweep(5), "sweep folder"),  # before: TypeError
+    "per-run beta, tokens without a batch": (lambda: per_run_beta_unbatched(), "x0"),  # before: a stack error
+}
+
+
+def torch_empty_meta():
+    import torch
+
+    return torch.empty(4, 3, device="meta")
+
+
+def per_run_beta_unbatched():
+    import torch
+
+    from sdeformer.attention._softmax import SoftmaxAttention
+
+    model = sdf.StochasticTransformer(2, 1.0, None, SoftmaxAttention(torch.tensor([1.0, 2.0])))
+    return model.run(sdf.uniform_sphere(4, 3, seed=0))
+
+
+@pytest.mark.parametrize("case", list(SMALLER))
+def test_the_smaller_defects_are_one_line_naming_the_parameter(case):
+    call, parameter = SMALLER[case]
+    with pytest.raises(ConfigError, match=f"invalid {parameter}="):
+        call()
+
+
+def test_spde_noise_scale_overflow_and_an_experiments_own_default_folder():
+    res = CliRunner().invoke(app, ["spde", "--noise-scale", "1e300"])  # before: OverflowError traceback
+    assert res.exit_code == 2 and "noise_scale" in one_line(res)
+    ode = next(c for c in app.registered_commands if c.name == "ode")
+    default = {p.name: p.default for p in __import__("inspect").signature(ode.callback).parameters.values()}["out"]
+    assert getattr(default, "default", default) == Path("results") / "ode"  # before: results/, the demo's page

@@ -67,7 +67,8 @@ def test_numpy_files_without_pickles_and_a_truncated_file(tmp_path):
     good.write_bytes(pickle.dumps({"density_tensor": torch.zeros(2)})[:-9])
     with pytest.raises(ConfigError, match="compare"):
         load_pickle(good, "the script's result pickle")
-    res = CliRunner().invoke(app, ["peer", "dotm", "--part", "kinetic", "--compare", str(objects)])
+    pde = ["peer", "bruno", "--part", "pde", "--as-published", "--points", "101", "--maxtime", "0.005", "--beta", "5"]
+    res = CliRunner().invoke(app, [*pde, "--compare", str(objects)])
     assert res.exit_code == 2 and "Traceback" not in res.output and "compare" in res.output, res.output
 
 

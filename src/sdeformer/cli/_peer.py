@@ -96,7 +96,7 @@ def peer(
             tuple(s.get(k, 1) for k in ("batch", "tokens", "dim", "heads")),
             peer_bytes(name, s),
         )
-        err_console.print(size_line(name, s, beta, steps, memory), highlight=False)  # before it runs
+        err_console.print(size_line(name, s, beta, steps, memory), highlight=False, soft_wrap=True)  # before it runs
     result = peers.run(name, beta=beta or None, **given)
     if out is not None:
         result["files"] = [str(p) for p in peers.write(name, result, out)]

@@ -59,7 +59,8 @@ def _run(part: str, out: Path, seed: int, quick: bool, jobs: Any, force: bool, s
 
 def experiment_commands() -> list[str]:
     """``sdeformer NAME`` for every registered experiment that has no command of its own (``spde`` and ``real``
-    have theirs): the experiment alone into ``--out``'s report, as ``sdeformer reproduce NAME``. Called once all
+    have theirs): the experiment alone into ``--out``'s report (default ``results/NAME``, so that it never replaces
+    the full report's page in ``results/``), as ``sdeformer reproduce NAME``. Called once all
     command modules are imported (``cli/__init__``); returns the names added."""
     taken = {c.name or (c.callback.__name__ if c.callback else "") for c in app.registered_commands}
     added = [e.name for e in EXPERIMENTS if e.name not in taken]
@@ -80,8 +81,10 @@ def _print_summary(path: Path) -> None:
 
 
 def _experiment_command(name: str):
-    def command(
-        out: Path = typer.Option(Path("results"), help="output folder (cached parts are reused: resumable)"),
+    def command(  # its own folder by default: never the full report's results/index.html
+        out: Path = typer.Option(
+            Path("results") / name, help="output folder (cached parts are reused: resumable) [results/NAME]"
+        ),
         seed: int = typer.Option(0, help="seed of the simulated runs"),
         quick: bool = typer.Option(False, help="smaller sizes where the experiment has them"),
         force: bool = typer.Option(False, help="write into a folder that holds another seed's reproduction"),

@@ -140,6 +140,8 @@ def device(name: str, value: object) -> torch.device:
         raise ConfigError(name, value, "CUDA is not available on this machine; use 'cpu'")
     if dev.type == "mps" and not torch.backends.mps.is_available():
         raise ConfigError(name, value, "MPS is not available on this machine; use 'cpu'")
+    if dev.type == "meta":  # shapes without numbers: a run, a draw or an observable needs values
+        raise ConfigError(name, value, "a device that holds numbers ('cpu', 'cuda'); 'meta' tensors have none")
     return dev
 
 

@@ -134,12 +134,24 @@ def check_tokens(x: torch.Tensor, name: str = "x0") -> None:
     if not isinstance(x, torch.Tensor) or not x.is_floating_point():
         raise ConfigError(name, type(x).__name__, "must be a floating-point torch.Tensor of shape (..., N, d)")
     float_dtype(f"{name}.dtype", x.dtype)  # float16 refused
+    if x.device.type == "meta":
+        raise ConfigError(name, "meta tensor", "tokens with values (a 'cpu' or 'cuda' tensor), not 'meta'")
     if x.ndim < 2 or x.shape[-1] < 2 or x.shape[-2] < 1:
         raise ConfigError(name, tuple(x.shape), "must have shape (..., N, d) with N >= 1 and d >= 2")
     if not torch.isfinite(x).all():
         raise ConfigError(name, "NaN/inf", "must be finite")
     if (torch.linalg.vector_norm(x, dim=-1) == 0).any():
         raise ConfigError(name, "zero vector", "tokens must be non-zero (they are projected to the sphere)")
+
+
+def _same_shape(before: State, after: State) -> None:
+    """ConfigError naming ``x0`` when a step changed the state's shape: per-run parameters ``(G,)`` (a beta per
+    run) broadcast unbatched tokens ``(N, d)`` to ``(G, N, d)``; the tokens must carry that batch themselves."""
+    if isinstance(before, torch.Tensor) and isinstance(after, torch.Tensor) and before.shape != after.shape:
+        raise ConfigError(
+            "x0", tuple(before.shape), f"tokens of shape {tuple(after.shape)}: the model's per-run parameters carry a"
+            " batch the tokens lack (give x0 one run per value, e.g. x0.expand(G, N, d))",
+        )  # fmt: skip
 
 
 def _stack(states: list[State]) -> Any:
@@ -173,6 +185,8 @@ def integrate(
     began = time.perf_counter()
 
     def on_step(k: int, state: State) -> None:
+        if k == start + 1:
+            _same_shape(state0, state)
         for obs in save.observers:
             obs(k, k * dt, state)
         if progress is not None:

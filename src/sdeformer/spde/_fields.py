@@ -23,6 +23,7 @@ import math
 import torch
 
 from ..contracts import RandomSource
+from ..core._errors import ConfigError
 from ..core._kernel import kernel_theory
 from ..core._validate import nonneg_float
 from ..noise._fields import LimitFromNormals
@@ -121,6 +122,8 @@ def mlp_noise(
     ``scale`` (covariance times scale^2; 0 is no noise). Raises ConfigError for a bad activation, dimension,
     bias std, modes or scale."""
     scale = nonneg_float("noise_scale", scale)
+    if scale > 1e150:  # its covariance scale^2 must be a float64
+        raise ConfigError("noise_scale", scale, "at most 1e150 (the covariance takes its square)")
     theory = kernel_theory(activation, dim, su=su, sw=sw)
     basis = harmonics(dim, modes)
     if dim == 2:

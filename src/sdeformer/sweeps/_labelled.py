@@ -6,6 +6,7 @@ along ``point``, those that do not as attributes. Write it with ``ds.to_netcdf(P
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, cast
 
@@ -25,6 +26,8 @@ def open_sweep(out: str | Path) -> Any:
 
     from ._spec import field_names
 
+    if not isinstance(out, (str, os.PathLike)):
+        raise ConfigError("sweep folder", out, "a path (str or pathlib.Path) of a sweep folder")
     out = Path(out)
     if not (out / "table").is_dir():
         raise ConfigError("sweep folder", str(out), "holds no sweep table (run `sdeformer sweep SPEC --out DIR`)")
