@@ -37,16 +37,16 @@ class ContextChaosSettings:
 
     dim: int = 4
     beta: float = 2.0
-    layers: int = 32
+    layers: int = 16
     horizon: float = 2.0
     first: int = 6
-    last: int = 13
-    contexts: int = 64
+    last: int = 12
+    contexts: int = 48
     seed: int = 0
 
     @classmethod
     def quick(cls) -> ContextChaosSettings:
-        return cls(layers=16, last=10, contexts=24)
+        return cls(last=10, contexts=24)
 
 
 SETTINGS = (
