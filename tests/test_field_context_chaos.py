@@ -27,8 +27,11 @@ def test_uniform_context_field_is_normal_to_the_sphere():
 
 
 def test_slope_is_minus_one_half_and_rejects_minus_one_over_d():
-    result = cc.run(cc.ContextChaosSettings(layers=8, first=5, last=9, contexts=24))
+    settings = cc.ContextChaosSettings(layers=8, first=5, last=9, contexts=24, train_last=7, train_steps=3)
+    result = cc.run(settings)
     assert result.agrees and result.wrong_rejected, (result.slope, result.slope_lo, result.slope_hi)
+    assert result.backward_agrees, (result.backward_slope, result.backward_slope_lo, result.backward_slope_hi)
+    assert result.backward_deviation[0] > 1.2 * result.backward_deviation[-1]  # 4 times the context: ~2x closer
 
 
 def test_command_json_names(tmp_path):
@@ -36,7 +39,8 @@ def test_command_json_names(tmp_path):
 
     from sdeformer.cli import app
 
-    args = ["context-chaos", "--quick", "--json", "--out", str(tmp_path), "--set", "last=8", "--set", "layers=4"]
+    args = ["context-chaos", "--quick", "--json", "--out", str(tmp_path), "--set", "first=5", "--set", "last=7",
+            "--set", "layers=4", "--set", "train_last=7", "--set", "train_steps=2", "--set", "contexts=8"]  # fmt: skip
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout[result.stdout.index("{") :])

@@ -36,3 +36,4 @@ def test_particles_dissolve_well_below_threshold_and_stay_clustered_above_the_sp
     clustered = usa.particles(dim, high_beta, high, 60, 6 * high, 0.004 * high, 2)
     assert dissolved < 0.4 < 0.7 < clustered
     assert usa.spinodal_ratio(dim, high_beta)[0] < 0.95
+    assert clustered == pytest.approx(usa.branch_order(dim, high_beta, 0.95), abs=0.03)  # the branch's state

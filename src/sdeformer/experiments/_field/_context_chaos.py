@@ -11,6 +11,13 @@ mu_t stays uniform (its attention field at x is c(beta) x, normal to the sphere)
 never moves. The deviation is max over layers of |x_l - e_1|, averaged over ``contexts`` draws per n; its slope
 against n on log-log axes, with a 95 % interval (t quantile on the residuals), must contain -1/2; its power: the
 general-map rate -1/d outside the interval.
+
+The backward part: beta (one per context draw) trained by online gradient descent, ``train_steps`` steps of rate
+``lr`` on the loss |x_L - e_2|^2, each step on a fresh context, the gradient through the whole run (the context's
+layers and the token's; docs/field.md, "Training through the model"). With the uniform population the
+infinite-context token never moves, so its gradient is zero and the infinite-context beta stays at its start:
+the deviation is max over steps of |beta_k - beta_0|, averaged over draws, and its slope against n (up to
+2^``train_last``) is held against -1/2 the same way.
 """
 
 from __future__ import annotations
@@ -37,16 +44,19 @@ class ContextChaosSettings:
 
     dim: int = 4
     beta: float = 2.0
-    layers: int = 32
+    layers: int = 16
     horizon: float = 2.0
     first: int = 6
-    last: int = 13
-    contexts: int = 64
+    last: int = 12
+    contexts: int = 48
+    train_steps: int = 10
+    lr: float = 0.5
+    train_last: int = 10
     seed: int = 0
 
     @classmethod
     def quick(cls) -> ContextChaosSettings:
-        return cls(layers=16, last=10, contexts=24)
+        return cls(last=10, contexts=24, train_last=9, layers=8)
 
 
 SETTINGS = (
@@ -57,6 +67,9 @@ SETTINGS = (
     Param("first", int, ContextChaosSettings.first, low=2, high=16, doc="smallest n = 2^first"),
     Param("last", int, ContextChaosSettings.last, low=4, high=16, doc="largest n = 2^last (at least first + 2)"),
     Param("contexts", int, ContextChaosSettings.contexts, low=4, doc="context draws per n"),
+    Param("train_steps", int, ContextChaosSettings.train_steps, low=1, doc="online gradient steps (backward part)"),
+    Param("lr", float, ContextChaosSettings.lr, low=1e-6, high=10.0, doc="gradient step size"),
+    Param("train_last", int, ContextChaosSettings.train_last, low=4, high=14, doc="largest n of the backward part"),
 )
 """The experiment's declared settings (``sdeformer context-chaos --set NAME=VALUE``)."""
 
@@ -76,6 +89,14 @@ class ContextChaosResult(Result):
     wrong_slope: float
     agrees: bool
     wrong_rejected: bool
+    backward_n: list[int]
+    backward_deviation: list[float]
+    backward_se: list[float]
+    backward_slope: float
+    backward_slope_lo: float
+    backward_slope_hi: float
+    backward_agrees: bool
+    backward_wrong_rejected: bool
     figure: str = FIGURE
 
     @property
@@ -104,18 +125,57 @@ def deviations(settings: ContextChaosSettings, n: int, seed: int) -> np.ndarray:
     return worst.numpy()
 
 
-def run(settings: ContextChaosSettings, advance=lambda _n: None) -> ContextChaosResult:
-    """The experiment (module docstring); ``advance(1)`` after each n."""
-    ns = [2**e for e in range(settings.first, settings.last + 1)]
+def training_deviations(settings: ContextChaosSettings, n: int, seed: int) -> np.ndarray:
+    """``(contexts,)`` max over online gradient steps of |beta_k - beta_0| (module docstring, backward part)."""
+    import torch
+
+    import sdeformer as sdf
+    from sdeformer.attention._softmax import SoftmaxAttention, softmax_attention
+    from sdeformer.dynamics._discrete import StochasticTransformer
+
+    s, b = settings, settings.contexts
+    beta = torch.full((b,), s.beta, dtype=torch.float64, requires_grad=True)  # (B,) one per draw
+    target = torch.eye(s.dim, dtype=torch.float64)[1]
+    worst = torch.zeros(b, dtype=torch.float64)
+    for k in range(s.train_steps):
+        y0 = sdf.uniform_sphere(n, s.dim, batch=(b,), seed=seed * 1000 + k, dtype=torch.float64)  # (B, n, d)
+        context = StochasticTransformer(s.layers, s.horizon, None, SoftmaxAttention(beta)).run(y0, seed=0).x
+        x = torch.zeros(b, 1, s.dim, dtype=torch.float64)
+        x[..., 0] = 1.0
+        for y in context[:-1]:
+            x = x + s.horizon / s.layers * softmax_attention(beta[:, None, None] * x, y, y)
+            x = x / x.norm(dim=-1, keepdim=True)
+        ((x[:, 0] - target) ** 2).sum().backward()
+        with torch.no_grad():
+            beta -= s.lr * beta.grad
+            beta.grad = None
+            worst = torch.maximum(worst, (beta - s.beta).abs())
+    return worst.numpy()
+
+
+def _scaling(measure, settings: ContextChaosSettings, last: int, advance) -> tuple[list[int], list[float], list[float]]:
+    """n = 2^first .. 2^last, the mean of ``measure(settings, n, seed)`` over draws and its s.e."""
+    ns = [2**e for e in range(settings.first, last + 1)]
     mean, se = [], []
     for i, n in enumerate(ns):
-        dev = deviations(settings, n, settings.seed * 1000 + i)
+        dev = measure(settings, n, settings.seed * 1000 + i)
         mean.append(float(dev.mean()))
         se.append(float(dev.std(ddof=1) / math.sqrt(len(dev))))
         advance(1)
-    slope, lo, hi = log_slope([float(n) for n in ns], mean)
+    return ns, mean, se
+
+
+def run(settings: ContextChaosSettings, advance=lambda _n: None) -> ContextChaosResult:
+    """The experiment (module docstring); ``advance(1)`` after each n of each part."""
     theory, wrong = -0.5, -1.0 / settings.dim
-    return ContextChaosResult(ns, mean, se, slope, lo, hi, theory, wrong, lo <= theory <= hi, not lo <= wrong <= hi)
+    ns, mean, se = _scaling(deviations, settings, settings.last, advance)
+    slope, lo, hi = log_slope([float(n) for n in ns], mean)
+    bn, bmean, bse = _scaling(training_deviations, settings, settings.train_last, advance)
+    bslope, blo, bhi = log_slope([float(n) for n in bn], bmean)
+    return ContextChaosResult(
+        ns, mean, se, slope, lo, hi, theory, wrong, lo <= theory <= hi, not lo <= wrong <= hi,
+        bn, bmean, bse, bslope, blo, bhi, blo <= theory <= bhi, not blo <= wrong <= bhi,
+    )  # fmt: skip
 
 
 def settings_for(quick: bool, changes: dict[str, object] | None = None) -> ContextChaosSettings:
@@ -123,14 +183,15 @@ def settings_for(quick: bool, changes: dict[str, object] | None = None) -> Conte
 
     base = ContextChaosSettings.quick() if quick else ContextChaosSettings()
     settings = dataclasses.replace(base, **(changes or {}))  # type: ignore[arg-type]
-    if settings.last < settings.first + 2:
-        raise ConfigError("last", settings.last, f"at least first + 2 = {settings.first + 2} (a slope and its error)")
+    for name in ("last", "train_last"):
+        if getattr(settings, name) < settings.first + 2:
+            raise ConfigError(name, getattr(settings, name), f"at least first + 2 = {settings.first + 2} (a slope)")
     return settings
 
 
 def units(_seed: int, quick: bool, changes: dict[str, object]) -> int:
     s = settings_for(quick, changes)
-    return s.last - s.first + 1
+    return s.last - s.first + 1 + s.train_last - s.first + 1
 
 
 def run_and_write(out: Path, quick: bool, seed: int, advance=lambda _n: None, changes=None) -> ContextChaosResult:
@@ -147,7 +208,13 @@ def section(result: ContextChaosResult, folder: str = "context-chaos") -> Sectio
             "infinite context (uniform for all layers: the token stays at e_1). Fitted slope "
             f"{result.slope:.3f} [{result.slope_lo:.3f}, {result.slope_hi:.3f}] against -1/2: {verdict}; the "
             f"general-map rate {result.wrong_slope:.3f} (-1/d) is "
-            + ("outside the interval." if result.wrong_rejected else "not excluded."),
+            + ("outside the interval." if result.wrong_rejected else "not excluded.")
+            + " Backward (beta trained by online gradient descent through the run, each step a fresh context): "
+            f"the deviation of beta from its infinite-context value has slope {result.backward_slope:.3f} "
+            f"[{result.backward_slope_lo:.3f}, {result.backward_slope_hi:.3f}]; -1/2 is "
+            + ("inside" if result.backward_agrees else "outside")
+            + ", -1/d "
+            + ("outside." if result.backward_wrong_rejected else "not excluded at this size."),
         ],
         [
             Table(

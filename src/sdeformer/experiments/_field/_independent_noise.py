@@ -14,7 +14,9 @@ state's relaxation time is 1 / ((d - 1) delta) in units of K, so a horizon short
 clusters that would dissolve: the particles' crossing is then biased low (docs/field.md). The check holds when
 the branch agrees with the characterisation (relative 1e-3); its power: the characterisation with the wrong
 ratio 1/(d+1) misses the branch by far more, and the wrong model "continuous at every beta" (no clustered state
-under K_#) is rejected when the particles' order parameter at the largest beta stays above ``LEVEL``.
+under K_#) is rejected when the particles' order parameter at the largest beta stays above ``LEVEL``. There the
+particles are also compared with the theory at the same inputs: ``order_branch`` is the stable clustered state's
+first moment on the branch at K = (1 - delta) K_# (``_usa.branch_order``).
 """
 
 from __future__ import annotations
@@ -94,6 +96,7 @@ class IndependentNoiseResult(Result):
     sim_agrees: dict[str, bool]
     wrong_beta_crit: dict[str, float]
     wrong_rejected: dict[str, bool]
+    order_branch: dict[str, float | None]
     delta: float
     tokens: int
     figure: str = FIGURE
@@ -144,6 +147,7 @@ def run(settings: IndependentNoiseSettings, advance=lambda _n: None) -> Independ
             "threshold": usa.threshold(dim, star), "threshold_paper": usa.threshold(dim, star) / 2,
             "agrees": abs(branch / star - 1) < BRANCH_RTOL, "wrong_beta_crit": wrong,
             "sim_agrees": None not in (lo, hi) and lo <= predicted <= hi,  # type: ignore[operator]
+            "order_branch": usa.branch_order(dim, betas[-1], 1 - settings.delta),
             "wrong_rejected": bool(mean[-1] - half[-1] > LEVEL) and abs(branch / wrong - 1) > 10 * BRANCH_RTOL,
         }  # fmt: skip
         for name, value in values.items():
@@ -191,7 +195,9 @@ def section(result: IndependentNoiseResult, folder: str = "independent-noise") -
         [d, result.beta_crit[d], result.beta_crit_branch[d], result.threshold[d], result.threshold_paper[d],
          result.beta_crit_predicted[d],
          f"{_fmt(result.beta_crit_sim[d])} [{_fmt(result.beta_crit_sim_lo[d])}, {_fmt(result.beta_crit_sim_hi[d])}]",
-         "yes" if result.sim_agrees[d] else "no", "yes" if result.agrees[d] else "no",
+         "yes" if result.sim_agrees[d] else "no",
+         f"{result.order[d][-1]:.3f} [{result.order_lo[d][-1]:.3f}, {result.order_hi[d][-1]:.3f}] / "
+         f"{_fmt(result.order_branch[d])}", "yes" if result.agrees[d] else "no",
          "yes" if result.wrong_rejected[d] else "no"]
         for d in result.beta_crit
     ]  # fmt: skip
@@ -215,6 +221,7 @@ def section(result: IndependentNoiseResult, folder: str = "independent-noise") -
                     "beta_c(delta) (branch)",
                     "beta_c(delta) (particles) [95%]",
                     "particles agree",
+                    "|mean X| at the largest beta: particles [95%] / branch",
                     "branch = Bessel",
                     "wrong rejected",
                 ],

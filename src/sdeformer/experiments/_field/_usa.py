@@ -130,3 +130,16 @@ def particles(dim: int, beta: float, coupling: float, tokens: int, horizon: floa
         if k >= steps - steps // 4:
             tail.append(float(x.mean(0).norm()))
     return float(np.mean(tail))
+
+
+def branch_order(dim: int, beta: float, ratio: float) -> float | None:
+    """The stable clustered state's first moment at K = ``ratio`` K_#: where the branch's rising upper part
+    (beyond its minimum) reaches ``ratio`` (linear between grid points); None where it does not."""
+    moments = np.linspace(0.02, 0.98, 49)
+    ratios = branch(dim, beta, moments) / threshold(dim, beta)
+    k = int(np.nanargmin(ratios))
+    for i in range(k, len(moments) - 1):
+        a, b = ratios[i], ratios[i + 1]
+        if np.isfinite(a) and np.isfinite(b) and a <= ratio <= b:
+            return float(moments[i] + (ratio - a) / (b - a) * (moments[i + 1] - moments[i]))
+    return None
