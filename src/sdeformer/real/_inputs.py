@@ -64,7 +64,8 @@ def model_digest(model: Any) -> str:
     bytes)."""
     digest = hashlib.sha256()
     config = getattr(model, "config", None)
-    digest.update((config.to_json_string() if hasattr(config, "to_json_string") else repr(config)).encode())
+    dump = getattr(config, "to_json_string", None)
+    digest.update(str(dump() if callable(dump) else repr(config)).encode())
     for key, tensor in sorted(model.state_dict().items()):
         t = tensor.detach().cpu().contiguous()
         digest.update(f"{key}|{t.dtype}|{tuple(t.shape)}".encode())
