@@ -76,25 +76,26 @@ class SimulateResult(Result):
         )
 
 
-BASE_BYTES = 40 << 20  # a run's lazy imports and allocator pools above the process's start: 30-40 MB measured
+BASE_BYTES = 32 << 20  # a run's lazy imports and allocator pools above the process's start: 30-40 MB measured
 
 
 def run_bytes(cfg: ModelConfig, *, cosines: bool = False) -> int:
-    """Bytes the arrays of one run of ``cfg`` take at their peak: one layer's MLP draws (3 of (m, d)), hidden layer
-    (N, m) (a block of it from ``BLOCK_FROM`` tokens) and ~8 (N, d) temporaries (attention holds O(N d): sdpa
-    never forms the N x N scores, the harmonic method O(N) features), the saved states (a segment's list and its
-    stack; all of them kept, then gathered once, for the result) and the observables' float64 copies of
-    ``METRIC_CHUNK`` states (their cosines go in row blocks of a fixed size, counted in ``BASE_BYTES``). With
-    ``cosines``, the three (N, N) float64 matrices a sweep's observables form per run (``sweeps.evaluate``)."""
+    """Bytes the arrays of one run of ``cfg`` take at their peak: the saved states (a segment's list, then all of
+    them in their stacks, then gathered once for the result) and the larger of two phases that do not overlap: a
+    layer (its MLP draws, 3 of (m, d), hidden layer (N, m), a block of it from ``BLOCK_FROM`` tokens, and ~8 (N, d)
+    temporaries; attention holds O(N d): sdpa never forms the N x N scores, the harmonic method O(N) features)
+    and the observables (float64 copies of ``METRIC_CHUNK`` states; their cosines go in row blocks of a fixed
+    size, counted in ``BASE_BYTES``). With ``cosines``, the three (N, N) float64 matrices a sweep's observables
+    form per run (``sweeps.evaluate``)."""
     n, d, m = cfg.tokens, cfg.dim, cfg.width
     item = torch.tensor([], dtype=cfg.torch_dtype).element_size()
     saved = cfg.layers // cfg.save_every + 2
     per_segment = min(cfg.layers, CHECKPOINT_LAYERS) // cfg.save_every + 2
     hidden = n if n < BLOCK_FROM else TOKEN_BLOCK  # MLPNoise.apply's hidden layer: (block, m) from BLOCK_FROM
     layer = item * (3 * m * d + hidden * m + 8 * n * d)
-    states = item * n * d * (2 * per_segment + 2 * saved) + 8 * (len(METRICS) + 2) * saved
+    states = item * n * d * (per_segment + 2 * saved) + 8 * (len(METRICS) + 2) * saved
     observables = 2 * 8 * min(METRIC_CHUNK, per_segment) * n * d + (3 * 8 * n * n if cosines else 0)
-    return layer + states + observables
+    return states + max(layer, observables)
 
 
 def memory_estimate(cfg: ModelConfig) -> int:
