@@ -256,6 +256,9 @@ def test_a_damaged_real_record_is_moved_aside_and_measured_again(tmp_path, monke
         return {"layers": [1.0, 2.0]}
 
     monkeypatch.setattr(write, "measure", fake_measure)
+    monkeypatch.setattr(write.load, "load_model", lambda model: ("tokenizer", "model"))  # no model is read
+    digests = {"text_sha256": "t", "model_sha256": "m", "tokenizer_sha256": "k"}  # the folder's key
+    monkeypatch.setattr(write, "content_key", lambda text, loaded: digests)
     out = tmp_path / "real"
     first = write.run_and_write(out, "m", sentences=4, figures=False)
     assert write.run_and_write(out, "m", sentences=4, figures=False) == first and calls["n"] == 1
