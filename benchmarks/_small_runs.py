@@ -46,9 +46,10 @@ def plain_loop(x: torch.Tensor) -> torch.Tensor:
     for _ in range(SIZE["layers"]):
         x = x + dt * (torch.softmax(x @ x.transpose(-1, -2), -1) @ x)
         x = x / x.norm(dim=-1, keepdim=True)
-        U, bU, W, bW = torch.randn(runs, m, d), torch.randn(runs, m), torch.randn(runs, d, m), torch.randn(runs, d)
-        hidden = torch.relu(x @ U.transpose(-1, -2) / math.sqrt(d) + 0.0 * bU.unsqueeze(-2))  # (B, N, m)
-        x = x + math.sqrt(dt) * (hidden @ W.transpose(-1, -2) / math.sqrt(m) + 0.0 * bW.unsqueeze(-2))
+        U, W = torch.randn(runs, m, d), torch.randn(runs, d, m)
+        torch.randn(runs, m), torch.randn(runs, d)  # the biases' normals, drawn; zero stds: nothing added
+        hidden = torch.relu(x @ U.transpose(-1, -2) / math.sqrt(d))  # (B, N, m)
+        x = x + math.sqrt(dt) * (hidden @ W.transpose(-1, -2) / math.sqrt(m))
         x = x / x.norm(dim=-1, keepdim=True)
     return x
 
