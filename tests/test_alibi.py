@@ -21,7 +21,7 @@ from sdeformer.dynamics._discrete import StochasticTransformer
 from sdeformer.experiments._architectures import alibi as al
 from sdeformer.noise._mlp import MLPNoise
 from sdeformer.sweeps import parse_spec, run
-from sdeformer.theory._checks import SIZES
+from sdeformer.theory._power import COMPUTED, SIZES, Plan
 
 F64 = torch.float64
 
@@ -102,13 +102,15 @@ def test_profile_estimator_is_exact_by_integration_by_parts(noise):
 def test_turnover_time_against_simulation():
     times = [1.75 + 0.25 * k for k in range(8)]
     full, half = al.alibi_profile(64, 96, times), al.alibi_profile(32, 96, times, seed=1)
-    wrongs = {s: tuple(al.alibi_profile(n, 96, times, lam=1 + s, seed=2 + i) for i, n in enumerate((64, 32)))
-              for s in SIZES}  # fmt: skip
-    check = al.alibi_check(full, half, wrongs)
+
+    def wrong(s, k):
+        return tuple(al.alibi_profile(n, 96, times, lam=1 + s, seed=2 * k + i) for i, n in enumerate((64, 32)))
+
+    check = al.alibi_check(full, half, wrong, COMPUTED)
     record = check.record()
     assert check.accepts(check.measured) and record["wrong_input"]["caught"], record
-    assert [p.size for p in check.powers] == list(SIZES) and all(p.tolerance != check.tolerance for p in check.powers)
-    assert record["smallest_error_caught"] in SIZES or (record["sign_only"] and check.verdict == "not resolved")
+    assert all(p.tolerance != check.tolerance for p in check.powers) and record["catch_basis"].startswith("computed")
+    assert record["smallest_error_caught"] in SIZES or (record["reason"] and check.verdict == "not resolved")
 
 
 def _profile(crossing: float, se: float, lam: float = 1.0) -> dict:
@@ -119,16 +121,22 @@ def _profile(crossing: float, se: float, lam: float = 1.0) -> dict:
 
 def test_alibi_wrong_lambda_is_rerun_and_judged_with_its_own_tolerance():
     """The wrong model's crossing against the right prediction, with its own s.e. and token-halving bias: a
-    shift of 0.4 is caught with a tolerance of 0.15 and not with one of 1.2."""
+    shift of 0.3 (either sign) is caught with a tolerance of 0.2 on every seed, 0.15 is not, nor 0.3 with 1.2."""
     full, half = _profile(2.6, 0.05), _profile(2.65, 0.05)
-    tight = {0.1: (_profile(2.7, 0.05, 1.1), _profile(2.75, 0.05, 1.1)), 0.2: (_profile(3.0, 0.05, 1.2),) * 2}
-    loose = {s: (_profile(2.6 + 2 * s, 0.3, 1 + s), _profile(2.6 + 2 * s - 0.3, 0.3, 1 + s)) for s in SIZES}
-    caught = al.alibi_check(full, half, tight)
-    assert [p.caught for p in caught.powers] == [False, True] and caught.smallest_error_caught == 0.2
+
+    def tight(s, k):
+        return _profile(2.6 + 1.5 * s, 0.05, 1 + s), _profile(2.6 + 1.5 * s + 0.05, 0.05, 1 + s)
+
+    def loose(s, k):
+        return _profile(2.6 + 2 * s, 0.3, 1 + s), _profile(2.6 + 2 * s - 0.3, 0.3, 1 + s)
+
+    caught = al.alibi_check(full, half, tight, Plan(seeds=8))
+    assert [p.caught for p in caught.powers] == [False, True, False, True] and caught.smallest_error_caught == 0.2
+    assert caught.record()["catch_rate"] == {"0.1": 0.0, "0.2": 1.0, "-0.1": 0.0, "-0.2": 1.0}
     assert caught.predicted == 2.586 and caught.verdict == "holds" and caught.record()["wrong_input"]["caught"]
-    missed = al.alibi_check(full, half, loose)
+    missed = al.alibi_check(full, half, loose, Plan(seeds=8))
     assert not any(p.caught for p in missed.powers) and missed.verdict == "not resolved"
-    assert missed.record()["sign_only"] and all(p.tolerance == pytest.approx(1.2) for p in missed.powers)
+    assert missed.record()["size_80"] is None and all(p.tolerance == pytest.approx(1.2) for p in missed.powers)
 
 
 def test_alibi_configs_run_batched_and_in_a_sweep_with_common_noise(tmp_path):

@@ -2,6 +2,7 @@
 measurement and s.e., tolerance and rule, power record, verdict); the verdict rules; the width-aware cluster
 count of partial noise with attention; and a quick run of the whole experiment."""
 
+import dataclasses
 import json
 import math
 
@@ -41,7 +42,8 @@ def test_check_records_carry_prediction_tolerance_and_power():
     assert set(rec) >= RECORD_KEYS and rec["holds"] and rec["verdict"] == "holds"
     power = {"perturbation": "share doubled", "measured": 0.7, "standard_error": 0.01, "caught": True}
     assert rec["power"] == power | {"size": None, "tolerance": None}
-    assert rec["smallest_error_caught"] == 0.2 and rec["power_basis"] == "prediction moved, this tolerance"
+    assert rec["smallest_error_caught"] == 0.2 and rec["power_basis"].startswith("prediction moved, this tolerance")
+    assert rec["catch_rate"]["0.1"] < 0.8 < rec["catch_rate"]["0.2"]  # 0.55 - tol is 2 s.e. below 0.52; 0.6 - tol not
 
 
 def test_a_check_whose_wrong_model_passes_is_not_resolved_never_holds():
@@ -56,7 +58,10 @@ def test_sign_and_bound_checks():
     loose = _check(-0.03, 0.05, "sign", -0.02).with_power("beta halved", Estimate(0.3, 0.01))
     assert loose.verdict == "not resolved"  # the tolerance reaches past zero
     tight = _check(-0.03, 0.015, "sign", -0.02).with_power("beta halved", Estimate(0.3, 0.01))
-    assert tight.verdict == "holds"
+    assert tight.verdict == "not resolved"  # the sign is resolved, but no 10-20 % error is caught
+    tighter = _check(-0.02, 0.002, "sign", -0.02).with_power("beta halved", Estimate(0.3, 0.01))
+    tighter = dataclasses.replace(tighter, standard_error=0.0005)  # -+20 % moves it 4 s.e. past the tolerance
+    assert tighter.verdict == "holds" and tighter.record()["size_80"] == 0.2
     at_most = _check(1.04, 0.05, "at_most", 1.0).with_power("forcing halved", Estimate(5.0, 1.0))
     assert at_most.holds and _check(1.2, 0.05, "at_most", 1.0).verdict == "fails"
 

@@ -14,6 +14,7 @@ from sdeformer.noise._sources import BulkSource
 from sdeformer.theory import _checks_heads as ch, _quadrature as q
 from sdeformer.theory._moments import measured_pair_moments, predicted_pair_moments
 from sdeformer.theory._montecarlo import Estimate
+from sdeformer.theory._power import QUICK
 
 
 def test_bad_heads_is_config_error():
@@ -60,7 +61,7 @@ def test_corrected_law_holds_and_catches_a_time_scale_the_old_allowance_passed(o
     """Point 5: at d = 32 the measured m sits on the corrected law within a tolerance from the Monte Carlo error
     alone; the time scale off by 30% fails it, where the old rule (3 s.e. + 4/d = 0.125 around the plain
     logistic) would have passed that wrong model."""
-    for c in ch.logistic_law(32, taus=(2.0, 6.0), eta=0.1, paths=48):
+    for c in ch.logistic_law(32, taus=(2.0, 6.0), eta=0.1, paths=48, power=QUICK):
         assert c.holds and c.tolerance < 0.06 and "allowance" not in c.tolerance_rule, c
         assert c.power is not None and c.power.caught
         assert abs(c.power.measured - c.extra["logistic"]) <= 3 * c.power.standard_error + 4 / 32
@@ -69,5 +70,5 @@ def test_corrected_law_holds_and_catches_a_time_scale_the_old_allowance_passed(o
 @pytest.mark.slow
 def test_logistic_law_as_d_grows(one_thread):
     for dim in (32, 64, 128):
-        cs = ch.logistic_law(dim, eta=0.1, paths=128)
+        cs = ch.logistic_law(dim, eta=0.1, paths=128, power=QUICK)
         assert all(c.holds for c in cs), cs

@@ -18,6 +18,7 @@ from sdeformer.noise._sources import BulkSource
 from sdeformer.theory import _checks_partial as checks, _quadrature as q
 from sdeformer.theory._moments import measured_pair_moments, predicted_pair_moments
 from sdeformer.theory._montecarlo import Estimate, two_tokens
+from sdeformer.theory._power import QUICK
 
 QUADRATURE_TOL = 6e-4  # BEYOND 1 prints 3 digits
 BEYOND_GAPS = {
@@ -102,13 +103,13 @@ def test_stationary_sample_has_the_quadrature_law():
 
 def test_d8_rho_099_check_says_what_it_cannot_catch(one_thread):
     """d = 8, rho = 0.99 at the quick size: the right model passes; 1 - rho x 1.1 and x 1.2, each re-run with its
-    own tolerance, are not rejected, so the check is 'not resolved' and says so (sign_only with a reason)."""
-    c = checks.partial_noise_gap(8, 0.99, horizon=30.0, burn=8.0, paths=128, h=0.05)
+    own tolerance, are not rejected, so the check is 'not resolved' and says so (no size_80, with a reason)."""
+    c = checks.partial_noise_gap(8, 0.99, horizon=30.0, burn=8.0, paths=128, h=0.05, power=QUICK)
     assert c.predicted == pytest.approx(0.0774, abs=1e-4) and c.verdict != "fails", c
-    assert [p.perturbation for p in c.powers] == ["1 - rho x 1.1", "1 - rho x 1.2"]
+    assert [p.perturbation for p in c.powers] == ["1 - rho x 1.1", "1 - rho x 1.2", "1 - rho x 0.9", "1 - rho x 0.8"]
     assert all(p.tolerance is not None and p.tolerance > 0 for p in c.powers)
     record = c.record()
-    assert (record["smallest_error_caught"] is not None) == c.holds and (c.holds or record["sign_only"])
+    assert (record["size_80"] is not None) == c.holds and (c.holds or record["reason"])
 
 
 @pytest.mark.slow
@@ -116,5 +117,7 @@ def test_d8_rho_099_check_says_what_it_cannot_catch(one_thread):
 @pytest.mark.parametrize("dim,share", sorted(BEYOND_GAPS))
 def test_stationary_gap_holds_and_resolves_one_minus_rho_doubled(solver, dim, share, one_thread):
     horizon, burn, paths = (50.0, 10.0, 160) if dim == 8 else (16.0, 4.0, 64)
-    c = checks.partial_noise_gap(dim, share, solver=solver, horizon=horizon, burn=burn, paths=paths, width=32)
+    c = checks.partial_noise_gap(
+        dim, share, solver=solver, horizon=horizon, burn=burn, paths=paths, width=32, power=QUICK
+    )
     assert c.verdict != "fails", c

@@ -15,6 +15,7 @@ from sdeformer.noise._sources import BulkSource
 from sdeformer.theory import _checks_quadratic as cq, _quadrature as q
 from sdeformer.theory._moments import measured_pair_moments, predicted_pair_moments
 from sdeformer.theory._montecarlo import Estimate, two_tokens
+from sdeformer.theory._power import QUICK
 
 DRAWS = 100000
 
@@ -62,10 +63,10 @@ def test_exit_prediction_is_the_arcsin_scale_function():
 def test_half_angle_is_a_symmetry_test_and_a_shared_bias_breaks_it(one_thread):
     """Point 6: at theta_0 = pi/2 the prediction 1/2 is the sign symmetry; the power records are a shared bias
     of 10 % and 20 % of the noise, which breaks it (at d = 10 the 20 % bias is caught)."""
-    sym = cq.antipodal(0.5, 10, paths=600)
+    sym = cq.antipodal(0.5, 10, paths=600, power=QUICK)
     assert sym.extra["role"] == "symmetry test" and sym.holds and sym.smallest_error_caught == 0.2
     assert "shared bias" in sym.powers[-1].perturbation
-    law = cq.antipodal(0.25, 3, paths=600)
+    law = cq.antipodal(0.25, 3, paths=600, power=QUICK)
     assert law.extra["role"] == "law" and law.verdict != "fails"
 
 
@@ -73,12 +74,13 @@ def test_forcing_check_is_about_the_distance_to_the_attractor(one_thread):
     """Point 7: the fitted decay rate of E dist(X_t, attractor) (a reference token started a horizon earlier)
     against the bound rate lambda, with its jackknife s.e. and step bias; the bound is not tight, so a forcing
     cut by 10-20 % is not caught and the record says so."""
-    c = cq.forcing_rate(1.0, 3, paths=150)
+    c = cq.forcing_rate(1.0, 3, paths=150, power=QUICK)
     assert c.quantity == "rate_bound_minus_fitted_rate" and c.bound == "at_most" and c.verdict != "fails", c
     assert c.extra["rate_bound"] == pytest.approx(0.8) and c.extra["measured_rate_se"] > 0
     assert c.measured == pytest.approx(c.extra["rate_bound"] - c.extra["measured_rate"])
     record = c.record()
-    assert record["smallest_error_caught"] is not None or (record["sign_only"] and record["reason"])
+    assert record["size_80"] is not None or record["reason"]
+    assert record["catch_sides"] == [1] and record["catch_rate"]["-0.2"] == 0.0  # a stronger forcing: never
     slow = dataclasses.replace(c, measured=c.tolerance + 0.1)  # a rate below the bound by more than the tolerance
     assert slow.verdict == "fails"
 
@@ -98,16 +100,16 @@ def test_sde_keeps_one_token_brownian(one_thread, float64):
 @pytest.mark.parametrize("dim", [3, 10])
 @pytest.mark.parametrize("theta", [0.25, 0.5, 0.75])
 def test_antipodal_probability_is_angle_over_pi(theta, dim, one_thread):
-    assert (c := cq.antipodal(theta, dim)).verdict != "fails", c
+    assert (c := cq.antipodal(theta, dim, power=QUICK)).verdict != "fails", c
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("dim", [3, 10])
 def test_one_token_autocorrelation(dim, one_thread):
-    assert (c := cq.autocorrelation(dim, 0.5, paths=1000)).holds, c
+    assert (c := cq.autocorrelation(dim, 0.5, paths=1000, power=QUICK)).holds, c
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("gamma,dim", [(1.0, 3), (2.0, 3), (1.0, 6)])
 def test_forcing_synchronizes_within_the_bound(gamma, dim, one_thread):
-    assert (c := cq.forcing_rate(gamma, dim, paths=500)).verdict != "fails", c
+    assert (c := cq.forcing_rate(gamma, dim, paths=500, power=QUICK)).verdict != "fails", c

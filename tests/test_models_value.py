@@ -15,6 +15,7 @@ from sdeformer.noise._value import ValueNoise
 from sdeformer.theory import _checks_value as cv, _quadrature as q
 from sdeformer.theory._moments import measured_pair_moments, predicted_pair_moments
 from sdeformer.theory._montecarlo import Estimate, two_tokens
+from sdeformer.theory._power import QUICK
 
 BEYOND_P = {(5, 1.0): 0.021, (5, 2.0): 0.189, (5, 4.0): 0.331, (16, 2.0): 0.015, (16, 4.0): 0.203, (16, 8.0): 0.337}
 
@@ -75,22 +76,22 @@ def test_exit_probability_tends_to_the_scale_function_and_counts_every_pair():
 def test_antipodal_check_resolves_its_prediction_and_records_its_power(one_thread):
     """Point 4: beta = 1.2, d = 5: the slack is well under the prediction (it was 73% of it), every pair is
     absorbed; beta x 1.1 and x 1.2 are re-run with their own tolerances."""
-    c = cv.antipodal(1.2, 5, h=0.04, paths=1000)
+    c = cv.antipodal(1.2, 5, h=0.04, paths=1000, power=QUICK)
     assert c.verdict != "fails" and c.extra["unabsorbed"] == 0.0, c
     assert c.tolerance < 0.5 * c.predicted
-    assert [p.perturbation for p in c.powers] == ["beta x 1.1", "beta x 1.2"]
+    assert [p.perturbation for p in c.powers] == ["beta x 1.1", "beta x 1.2", "beta x 0.9", "beta x 0.8"]
 
 
 def test_antipode_exponent_sign_is_part_of_the_verdict(one_thread):
     """Point 3: d = 16, beta = beta_c + 0.4 = 2.07 (prediction -0.067): a sign check, resolved only with a
     tolerance below |prediction| (it was 0.074), holding only with the predicted sign."""
-    c = cv.antipode_exponent(2.0655, 16, gap=1e-12, h=0.02, horizon=6.0, paths=300)
+    c = cv.antipode_exponent(2.0655, 16, gap=1e-12, h=0.02, horizon=6.0, paths=300, power=QUICK)
     assert c.bound == "sign" and c.verdict != "fails" and c.measured < 0 and c.tolerance < abs(c.predicted), c
     loose = dataclasses.replace(c, tolerance=0.1)  # a tolerance past zero: not resolved, even with the sign right
     assert loose.verdict == "not resolved"
     flipped = dataclasses.replace(loose, measured=0.01)  # within that tolerance, the other sign
     assert abs(flipped.measured - c.predicted) <= flipped.tolerance and flipped.verdict == "fails"
-    assert c.record()["sign_only"] and len(c.powers) == 2  # a sign check: recorded as such
+    assert not c.record()["sign_only"] and len(c.powers) == 4  # the sign and the magnitude, both tested
 
 
 @pytest.mark.slow
@@ -98,7 +99,7 @@ def test_antipode_exponent_sign_is_part_of_the_verdict(one_thread):
 def test_antipode_exponent_changes_sign_at_beta_c(dim, one_thread):
     bc = q.value_noise_beta_c(dim)
     for beta in (bc - 0.4, bc + 0.4) if bc > 0.4 else (bc + 0.4,):  # d = 3: beta_c = 0, no point below
-        c = cv.antipode_exponent(beta, dim, gap=1e-12, h=0.02, horizon=6.0, paths=400)
+        c = cv.antipode_exponent(beta, dim, gap=1e-12, h=0.02, horizon=6.0, paths=400, power=QUICK)
         assert c.verdict != "fails" and (c.measured < 0) == (beta > bc), c
 
 
@@ -106,5 +107,5 @@ def test_antipode_exponent_changes_sign_at_beta_c(dim, one_thread):
 @pytest.mark.parametrize("dim,beta", [(3, 0.5), (3, 2.0), (5, 1.2), (5, 2.0), (5, 4.0), (16, 4.0)])
 def test_antipodal_probability_against_scale_function(dim, beta, one_thread):
     """Every setting passes (a 10-20 % error in beta may be too small to be seen: then 'not resolved')."""
-    c = cv.antipodal(beta, dim, paths=1500)
+    c = cv.antipodal(beta, dim, paths=1500, power=QUICK)
     assert c.verdict != "fails", c

@@ -84,17 +84,19 @@ def test_every_table_of_the_spde_part_carries_its_uncertainties():
     assert "0.03 (0.003)" in html  # the initial part with its s.e.
 
 
-def test_the_spde_power_columns_give_the_smallest_error_caught_or_the_sign_only_reason():
-    """Each SPDE table of a check (rates, moments, covariance, W_2) has a power column: '10%' where an error is
-    caught, else 'sign only: <reason>' with the record's own reason (the moment check's, a W_2 record's)."""
+def test_the_spde_power_columns_give_size_80_and_catch_rates_or_the_reason():
+    """Each SPDE table of a check (rates, moments, covariance, W_2) has a power column: size_80 with the catch
+    rates and how they were found, and the record's own reason where no size is caught with P >= 0.8 (the
+    moment check's, a W_2 record's)."""
     report = _spde_report()
-    report.chaos["w2"][0] |= {"smallest_error_caught": None, "sign_only": True, "reason": "intervals reach r_d"}
+    report.chaos["w2"][0] |= {"size_80": None, "smallest_error_caught": None, "reason": "intervals reach r_d"}
     column = "smallest error caught"
     tables = [t for t in spde_study.section(report).tables if column in t.columns]
     cells = {row[t.columns.index(column)] for t in tables for row in t.rows}
-    moments = "sign only: catches a doubled or missing Laplacian"
-    assert len(tables) == 4 and len(cells) == 3 and {"10%", "sign only: intervals reach r_d"} < cells
-    assert any(c.startswith(moments) for c in cells)
+    assert len(tables) == 4 and len(cells) == 4
+    assert "size_80 10%; caught +10% 1, +20% 1, -10% 1, -20% 1 (deterministic)" in cells  # the rates' 1 % rule
+    assert any(c.startswith("no size_80") and c.endswith("intervals reach r_d") for c in cells)
+    assert any("catches a doubled or missing Laplacian" in c for c in cells)
 
 
 def test_every_table_of_the_architectures_part_carries_its_uncertainties():
@@ -132,7 +134,7 @@ def test_the_sync_table_gives_every_rate_and_energy_its_uncertainty(one_thread):
     assert unqualified(table) == []
     row = dict(zip(table.columns, table.rows[0]))
     assert row["s.e. SDE"] == result.measured_rate_se["sde"] and row["95% half-width"] > 0
-    assert row["power"].startswith("sign only: a one-sided bound")  # the record's reason in the power column
+    assert "a one-sided bound" in row["power"] and "caught +10% 0" in row["power"]  # the record's rates and reason
     outside = dataclasses.replace(result, theorem_applies=False, not_applicable={"norm": "pre-LN"})
     table = _sync_section((outside,), {"runs": 20, "tokens": 4, "dim": 8, "steps": 40, "horizon": 2.0}).tables[0]
     assert dict(zip(table.columns, table.rows[0]))["power"] == "not applicable"  # no check, no power to claim

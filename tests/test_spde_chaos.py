@@ -67,29 +67,32 @@ def test_w2_falls_with_n_only_for_the_right_density(one_thread):
 
 
 def test_every_spde_record_says_its_power(one_thread):
-    """checks.json of the SPDE part: each record has ``smallest_error_caught`` or ``sign_only`` with a reason;
-    the W_2 records carry the fitted slope, and QMC particles catch a 20 % covariance error in the density."""
-    chaos = w2_check(quick=True, runs=4)
+    """checks.json of the SPDE part: each record has its catch rates at -+10, -+20 %, and ``smallest_error_caught``
+    or a reason; the W_2 records carry the fitted slope and the paired test at the largest N, and QMC particles
+    catch a 20 % covariance error of the density (either sign) with probability >= 0.8."""
+    chaos = w2_check(quick=True, runs=16)
     rates = [{"rel_error": 0.004}, {"rel_error": 0.001}]
     report = SimpleNamespace(rates=rates, moments=[{"z_max": 2.0, "passes": True}], chaos=chaos)
     records = check_records(report)
     assert [r["check"] for r in records] == ["linear_rates", "moments", "propagation_of_chaos", "propagation_of_chaos"]
     for r in records:
-        assert r["smallest_error_caught"] in (0.1, 0.2) or (r["sign_only"] and r["reason"]), r
+        assert r["smallest_error_caught"] in (0.1, 0.2) or r["reason"], r
+        assert "catch_rate" in r and r["sign_only"] is False
     assert records[0]["smallest_error_caught"] == 0.1
     assert records[1]["passes"] and not records[1]["holds"] and records[1]["verdict"] == "not resolved"
     qmc = records[3]
     assert qmc["particles"] == "qmc" and qmc["slope"] == chaos["slope"]["qmc"] < -1.5
-    assert qmc["smallest_error_caught"] in (0.1, 0.2) and qmc["holds"]
+    assert qmc["smallest_error_caught"] in (0.1, 0.2) and qmc["holds"] and not qmc["compared_with_r_d"]
+    assert qmc["paired_test"]["0.2"]["z"] > 3 and qmc["paired_test"]["-0.2"]["z"] > 3, qmc["paired_test"]
     worse = check_records(SimpleNamespace(rates=[{"rel_error": 0.195}], moments=report.moments, chaos={}))[0]
     assert worse["smallest_error_caught"] is None and not worse["holds"]
-    assert worse["sign_only"] and "0.2" in worse["reason"]  # the measured error that hides a 20 % one
+    assert not worse["sign_only"] and "0.2" in worse["reason"]  # the measured error that hides a 20 % one
 
 
 def test_the_w2_density_is_resolved_on_every_path_and_an_unresolved_one_is_said(one_thread):
     """The W_2 check's density (degree ``DEGREE``) stays resolved at every step on all 32 paths; at degree 32 a
     path concentrates below resolution, its row says so, and a record built on it cannot hold."""
-    from sdeformer.spde._chaos import _falls, _unresolved
+    from sdeformer.spde._chaos_power import _unresolved, falls as _falls
     from sdeformer.spde._solver import DensitySolver
 
     right = chaos_w2(_solver(), (50, 100), 32, saves=1).rows()[0]
@@ -98,3 +101,27 @@ def test_the_w2_density_is_resolved_on_every_path_and_an_unresolved_one_is_said(
     row = chaos_w2(coarse, (50, 100), 32, saves=1).rows()[0]
     assert row["resolved_paths"] < 32 and row["max_tail_share"] > 1e-3
     assert not _falls(row) and "below resolution" in _unresolved(row, (50, 100))
+
+
+def test_the_paired_test_catches_only_a_density_farther_from_the_same_clouds():
+    """Planted rows: a wrong density whose per-path distances equal the right one's is never caught (no
+    size_80); one farther by 3 s.e. on every path is caught with P = Phi(z - 3) from its paired mean and s.e."""
+    from sdeformer.spde._chaos_power import power_records
+
+    row = {"particles": "qmc", "N": [100, 1000], "paths": 4, "slope": -2.0, "slope_ci": [-2.1, -1.9],
+           "dynamics_slope": -2.0, "dynamics_slope_ci": [-2.1, -1.9], "bound_slope": -0.5,
+           "sup_w2_last_paths": [1.0, 2.0, 3.0, 4.0]}  # fmt: skip
+    same = power_records("c", [row], {s: [row] for s in (0.1, 0.2, -0.1, -0.2)})[0]
+    assert same["catch_rate"] == {
+        "0.1": pytest.approx(0.00135, abs=1e-4),
+        "0.2": pytest.approx(0.00135, abs=1e-4),
+        "-0.1": pytest.approx(0.00135, abs=1e-4),
+        "-0.2": pytest.approx(0.00135, abs=1e-4),
+    }
+    assert same["size_80"] is None and not same["holds"] and "paired test" in same["reason"]
+    shifts = {0.1: [0.1, 0.3, 0.1, 0.3], 0.2: [5.0, 5.2, 5.0, 5.2]}
+    far = {s: [row | {"sup_w2_last_paths": [a + b for a, b in zip(row["sup_w2_last_paths"], shifts[abs(s)])]}]
+           for s in (0.1, 0.2, -0.1, -0.2)}  # fmt: skip
+    record = power_records("c", [row], far)[0]
+    assert record["paired_test"]["0.1"]["z"] == pytest.approx(0.2 / 0.05773502691896258 * 1.0, rel=1e-6)
+    assert record["catch_rate"]["0.2"] > 0.99 and record["size_80"] == 0.2 and record["holds"]

@@ -98,7 +98,7 @@ def test_wrong_densities_are_measured_against_the_same_clouds():
 
 def test_the_sphere_check_of_reproduce_spde_judges_its_wrong_models(one_thread):
     """Every sphere record names W_2 and its slope, reports its resolution and its wrong models' slopes (noise
-    covariance x 1.1, x 1.2, run on the sphere), and gives ``smallest_error_caught`` or ``sign_only`` with a
+    covariance x 0.8 .. 1.2, run on the sphere) with the paired test, and gives ``smallest_error_caught`` or a
     measured reason; it says 'holds' only with a wrong model caught."""
     from sdeformer.spde._chaos_sphere import sphere_check
 
@@ -106,7 +106,8 @@ def test_the_sphere_check_of_reproduce_spde_judges_its_wrong_models(one_thread):
     assert set(out["slope"]) == {"iid", "qmc"}
     for r in out["w2"]:
         assert r["check"] == "propagation_of_chaos_sphere" and r["sup_w2"][1] < r["sup_w2"][0]
-        assert set(r["wrong_dynamics_slopes"]) == {"0.1", "0.2"} and r["resolved_paths"] == 2
+        assert set(r["wrong_dynamics_slopes"]) == {"0.1", "0.2", "-0.1", "-0.2"} and r["resolved_paths"] == 2
+        assert set(r["paired_test"]) == set(r["catch_rate"]) == {"0.1", "0.2", "-0.1", "-0.2"}
         assert r["slope"] == out["slope"][r["particles"]]
-        assert r["smallest_error_caught"] in (0.1, 0.2) or (r["sign_only"] and r["reason"])
+        assert r["smallest_error_caught"] in (0.1, 0.2) or r["reason"]
         assert r["holds"] == (r["smallest_error_caught"] is not None) == (r["verdict"] == "holds")

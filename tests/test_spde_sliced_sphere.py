@@ -85,15 +85,16 @@ def test_a_wrong_density_moves_only_what_the_dynamics_adds(one_thread):
 
 def test_the_sliced_check_of_reproduce_spde_judges_its_wrong_models(one_thread):
     """Every record names the distance, W_2 and its slope, its resolution, the pole rule's s.e. and its wrong
-    models' slopes, and gives ``smallest_error_caught`` or ``sign_only`` with a reason; 'holds' only with a wrong
+    models' slopes and paired tests, and gives ``smallest_error_caught`` or a reason; 'holds' only with a wrong
     model caught."""
     out = sliced_check(quick=True, runs=2, poles=4)
     assert set(out["slope"]) == {"iid", "qmc"}
     for r in out["w2"]:
         assert r["check"] == "propagation_of_chaos_sphere_sliced" and r["sup_w2"][1] < r["sup_w2"][0]
-        assert set(r["wrong_dynamics_slopes"]) == {"0.1", "0.2"} and r["resolved_paths"] == 2
+        assert set(r["wrong_dynamics_slopes"]) == {"0.1", "0.2", "-0.1", "-0.2"} and r["resolved_paths"] == 2
+        assert set(r["paired_test"]) == set(r["catch_rate"]) == {"0.1", "0.2", "-0.1", "-0.2"}
         assert r["distance"] == "spherical sliced W_2^2" and 0 < r["pole_rule_relative_se"] < 0.5
-        assert r["smallest_error_caught"] in (0.1, 0.2) or (r["sign_only"] and r["reason"])
+        assert r["smallest_error_caught"] in (0.1, 0.2) or r["reason"]
         assert r["holds"] == (r["smallest_error_caught"] is not None) == (r["verdict"] == "holds")
 
 

@@ -24,12 +24,13 @@ from ..config import ModelConfig
 from ..core._validate import fits_in_memory
 from ..io._report import Figure, Section, Table
 from ..params import Param
+from ..theory._power import deterministic
 from ._registry import Context
 from ._results import Result, read_cached_json, write_cached_json
 
 SLOPE_TOL = 0.15  # the fitted order must be 1 within this (the reference's own O(dt_ref) error biases it < 0.05)
 REFERENCE = 16  # the ODE reference takes this many times the largest depth's steps
-WRONG = (1.1, 1.2)  # the wrong models: the attention scaled by these factors
+WRONG = (1.1, 1.2, 0.9, 0.8)  # the wrong models: the attention scaled by these factors (both signs)
 FIGURE = "ode_order.png"
 
 
@@ -67,6 +68,8 @@ class OdeResult(Result):
     wrong_slopes: dict[str, float]
     holds: bool
     smallest_error_caught: float | None
+    catch_rate: dict[str, float] = dataclasses.field(default_factory=dict)  # deterministic: 0 or 1 per size
+    size_80: float | None = None
     figure: str = FIGURE
     saturated: list[int] = dataclasses.field(default_factory=list)  # the depths whose step saturates
 
@@ -99,11 +102,12 @@ def run(settings: OdeSettings, advance=lambda _n: None) -> OdeResult:
     saturated = [L for L in [*layers, REFERENCE * layers[-1]] if _saturates(settings, settings.horizon / L)]
     slope = _slope(dt, errors[1.0])
     wrong = {f"attention x{w:g}": _slope(dt, errors[w]) for w in WRONG}
-    caught = [w - 1 for w, s in zip(WRONG, wrong.values()) if not _accepts(s)]
+    slopes = dict(zip(WRONG, wrong.values()))
+    catch = deterministic(lambda s: not _accepts(slopes[round(1 + s, 6)]), "attention x (1 + size), re-run")
     return OdeResult(
         layers, dt, errors[1.0], {f"attention x{w:g}": errors[w] for w in WRONG}, slope, wrong,
-        _accepts(slope) and not saturated, round(min(caught), 6) if caught and not saturated else None,
-        saturated=saturated,
+        _accepts(slope) and not saturated, None if saturated else catch.smallest_error_caught,
+        {} if saturated else catch.fields()["catch_rate"], None if saturated else catch.size_80, saturated=saturated,
     )  # fmt: skip
 
 

@@ -175,6 +175,6 @@ def sliced_check(quick: bool = False, seed: int = 0, runs: int = 32, poles: int 
             "pole_rule_relative_se": max(spread["relative_se"][i]),
         }
         resolved = r["resolved_paths"] == r["paths"]
-        verdict = "holds" if r["holds"] else "sign only" if resolved else "below resolution"
+        verdict = "holds" if r["holds"] else "not resolved" if resolved else "below resolution"
         r |= {"falls_faster_than_r_d": _falls(r), "resolved": resolved, "verdict": verdict}
     return {"w2": records, "slope": {r["particles"]: r["slope"] for r in records}, "poles": spread}

@@ -121,9 +121,10 @@ class Check:
 
     @property
     def resolved(self) -> bool:
-        """An error of at most 20 % is caught with probability >= 0.8 and, for a sign check, its tolerance stays
-        short of zero."""
-        caught = self.power_record.size_80 is not None
+        """A power record (re-run wrong models, or a stated wrong input that is caught) says an error of at most
+        20 % is caught with probability >= 0.8 and, for a sign check, its tolerance stays short of zero."""
+        recorded = self.catch is not None or (self.power is not None and self.power.caught)
+        caught = recorded and self.power_record.size_80 is not None
         return caught and (self.bound != "sign" or self.tolerance < abs(self.predicted))
 
     @property

@@ -67,9 +67,10 @@ def antipodal(
             extra={"role": "symmetry test" if symmetric else "law", "p_antipodal_limit": theta_over_pi},
         )
 
-    # the exit law is scale-free (a covariance factor only changes the clock): the perturbation is a shared bias
+    # the exit law is scale-free (a covariance factor only changes the clock): the perturbation is a shared bias,
+    # whose sign is a direction of W (W -> -W: the same law), so -s is the bias |s| on its own seeds
     bias = "a shared bias (forcing gamma = {:g} x the noise)"
-    return judge(form_model()).with_catch(bias.format, lambda s, k: judge(form_model(s), k), power)
+    return judge(form_model()).with_catch(bias.format, lambda s, k: judge(form_model(abs(s)), k), power)
 
 
 def autocorrelation(

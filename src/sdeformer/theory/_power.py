@@ -199,12 +199,12 @@ def confirm(catch: Catch, caught: Callable[[float], bool], seed: int) -> Catch:
 
 def describe(record: Mapping) -> str:
     """A record's power in words: 'size_80 10 %; caught +10 % 0.88, -10 % 1, +20 % 1, -20 % 1 of K = 8 seeds,
-    false alarms 0' (computed: 'P(caught) ...'; deterministic: 'caught ...')."""
+    false alarms 0' (else the basis: '(computed)', '(deterministic)', '(prediction moved, this tolerance)')."""
     rates = record.get("catch_rate") or {}
     said = ", ".join(f"{float(k):+.0%} {v:.2g}" for k, v in rates.items())
     k = record.get("catch_seeds")
     basis = str(record.get("catch_basis", ""))
-    where = f" of K = {k} seeds" if k else (" (computed)" if basis.startswith("computed") else " (deterministic)")
+    where = f" of K = {k} seeds" if k else f" ({basis.split(':')[0]})"
     alarm = record.get("false_alarm_rate")
     alarms = f", false alarms {alarm:.2g}" if alarm is not None else ""
     s80 = record.get("size_80")

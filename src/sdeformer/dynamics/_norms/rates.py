@@ -29,6 +29,7 @@ import torch
 from ...attention._softmax import SoftmaxAttention
 from ...core._errors import ConfigError
 from ...core._sphere import project
+from ...theory._power import deterministic
 from .._discrete import StochasticTransformer
 from .._loop import SaveAt
 from .schemes import NGPT, MixLN, Normalization, PeriLN, PostLN, PreLN, SqrtScaling
@@ -126,8 +127,6 @@ def clustering_check(
 
 # -- the constant of the t^-2 law: the radius (a second observable) -----------------------------------------------
 
-RADIUS_SIZES = (0.1, 0.2)  # the wrong models' relative errors of the constant
-
 
 def radius_slope(norm: Normalization, scale: float = 1.0, *, tokens: int = 8, dim: int = 6, beta: float = 1.0,
                  seed: int = 0) -> float:  # fmt: skip
@@ -156,17 +155,18 @@ def radius_constant(norm: Normalization, scale: float = 1.0) -> float:
 def radius_check(norm: Normalization, scale: float = 1.0) -> dict:
     """The radius growth rate against ``radius_constant`` (``TOLERANCE``, deterministic), and its power: the
     model re-run with V x (1 + size) (Pre-, Mix-LN: the constant moves with it) or, where the scale drops out
-    (Peri-LN), the prediction moved by the size. ``smallest_error_caught``: the smallest size rejected."""
+    (Peri-LN), the prediction moved by the size, both signs (``theory._power.deterministic``: catch rates 0 or 1,
+    ``size_80``, ``smallest_error_caught``)."""
     predicted, measured = radius_constant(norm, scale), radius_slope(norm, scale)
-    caught = {}
-    for size in RADIUS_SIZES:
+
+    def caught(size: float) -> bool:
         if isinstance(norm, PeriLN):
-            caught[size] = abs(measured / (predicted * (1 + size)) - 1) > TOLERANCE
-        else:
-            caught[size] = abs(radius_slope(norm, scale * (1 + size)) / predicted - 1) > TOLERANCE
-    smallest = min((s for s, c in caught.items() if c), default=None)
-    holds = abs(measured / predicted - 1) <= TOLERANCE and smallest is not None
+            return abs(measured / (predicted * (1 + size)) - 1) > TOLERANCE
+        return abs(radius_slope(norm, scale * (1 + size)) / predicted - 1) > TOLERANCE
+
     basis = "prediction moved (the scale drops out)" if isinstance(norm, PeriLN) else "V x (1 + size), re-run"
+    catch = deterministic(caught, basis).fields()
+    holds = abs(measured / predicted - 1) <= TOLERANCE and catch["size_80"] is not None
     return {"scheme": norm.name, "quantity": "radius growth rate dr/dt", "predicted": predicted,
-            "measured": measured, "tolerance": TOLERANCE, "caught": caught, "smallest_error_caught": smallest,
+            "measured": measured, "tolerance": TOLERANCE, **catch, "sign_only": False,
             "power_basis": basis, "holds": holds}  # fmt: skip

@@ -46,6 +46,7 @@ PLAN: dict[bool, dict[str, Any]] = {  # quick: the fast version of every check; 
         "quadratic": {"paths": 2000},
         "autocorrelation": {"paths": 1000},
         "forcing": {"paths": 500},
+        "forcing_hard": {(1.0, 6): {"paths": 2000}},  # s.e. small enough to catch forcing x 0.8 (docs/beyond.md 4)
         "heads": {"dims": (32, 64), "paths": 128},
         "width": {"horizon": 30.0, "paths": 8},
         "side": {"horizon": 30.0, "layers": 300, "paths": 16},
@@ -124,9 +125,8 @@ def check_specs(quick: bool = False, seed: int = 0) -> list[PlannedCheck]:
             PlannedCheck(checks_quadratic.autocorrelation, {"dim": dim, "t": 0.5, **p["autocorrelation"], **seed_power})
         )
     for gamma, dim in ((1.0, 3), (2.0, 3), (1.0, 6)):
-        out.append(
-            PlannedCheck(checks_quadratic.forcing_rate, {"gamma": gamma, "dim": dim, **p["forcing"], **seed_power})
-        )
+        sizes = p.get("forcing_hard", {}).get((gamma, dim), p["forcing"])
+        out.append(PlannedCheck(checks_quadratic.forcing_rate, {"gamma": gamma, "dim": dim, **sizes, **seed_power}))
     heads = p["heads"]
     out += [
         PlannedCheck(checks_heads.logistic_law, {"dim": d, "eta": 0.1, "paths": heads["paths"], **seed_power})
