@@ -285,7 +285,7 @@ def test_checkpoint_appends_with_bounded_size(tmp_path, monkeypatch):
 
 def test_api_simulate_refuses_unfit_request_before_work():
     with pytest.raises(ConfigError, match="GiB"):
-        sim.simulate(ModelConfig(tokens=100_000))
+        sim.simulate(ModelConfig(tokens=100_000_000))  # the N x N scores are never formed: 10^5 tokens fit
 
 
 def test_float16_tokens_refused_by_the_model():
