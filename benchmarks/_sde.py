@@ -26,7 +26,7 @@ def diffusion_basis(field, x: torch.Tensor) -> torch.Tensor:
     the Cholesky factor of K(x) (Gaussian field, k = N) or [phi(x) / sqrt(M), sW] (random features, k = M+1)."""
     if isinstance(field, RandomFeatureField):
         phi = field.phi(x) / math.sqrt(field.features)  # (..., N, M)
-        return torch.cat([phi, torch.full_like(phi[..., :1], field.sw)], dim=-1)  # (..., N, M+1)
+        return torch.cat([phi, torch.full_like(phi[..., :1], float(field.sw))], dim=-1)  # (..., N, M+1)
     return field.factor(x)  # (..., N, N)
 
 

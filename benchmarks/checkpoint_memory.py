@@ -48,7 +48,8 @@ def _case(layers: int, checkpoint: bool) -> None:
 
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         once(layers)
-    events = sorted((e.start_ns(), e.nbytes()) for e in prof.profiler.kineto_results.events() if e.name() == "[memory]")
+    kineto = prof.profiler.kineto_results  # pyright: ignore[reportOptionalMemberAccess]
+    events = sorted((e.start_ns(), e.nbytes()) for e in kineto.events() if e.name() == "[memory]")  # pyright: ignore
     live = peak = 0
     for _, nbytes in events:
         live += nbytes
@@ -57,7 +58,7 @@ def _case(layers: int, checkpoint: bool) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--out", help="write the results as JSON here")
     parser.add_argument("--case", nargs=2, help=argparse.SUPPRESS)  # LAYERS 0|1: one case, in this process
     args = parser.parse_args()

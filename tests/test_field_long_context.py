@@ -34,7 +34,7 @@ def expected_largest_weight_n3(beta: float, dim: int) -> float:
 
 
 def quadrature_beta_star(dim: int) -> float:
-    return brentq(lambda b: expected_largest_weight_n3(b, dim) - 0.5, 1e-3, 1e4, xtol=1e-10)
+    return float(brentq(lambda b: expected_largest_weight_n3(b, dim) - 0.5, 1e-3, 1e4, xtol=1e-10))  # pyright: ignore[reportArgumentType]
 
 
 @pytest.mark.parametrize("dim", [2, 3, 5])

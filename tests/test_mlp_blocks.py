@@ -18,7 +18,7 @@ def test_blocks_give_the_whole_products_values_and_batched_equals_unbatched(monk
     y = torch.nn.functional.normalize(torch.randn(2, n, 3, generator=torch.Generator().manual_seed(0)), dim=-1)
     p = noise.sample(3, make_streams("generator", 0, (2,), y.device), y)
     blocked = noise.apply(p, y)  # (2, N, d)
-    one = noise.apply(type(p)(p.U[1], p.bU[1], p.W[1], p.bW[1]), y[1].contiguous())
+    one = noise.apply(type(p)(p.U[1], p.bU[1], p.W[1], p.bW[1]), y[1].contiguous())  # pyright: ignore[reportOptionalSubscript]
     assert torch.equal(blocked[1], one)
     monkeypatch.setattr(_mlp, "BLOCK_FROM", n + 1)  # the whole (N, m) hidden layer
     whole = noise.apply(p, y)

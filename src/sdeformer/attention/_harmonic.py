@@ -133,7 +133,7 @@ def harmonic_attention(x: torch.Tensor, beta: float, tol: float = TOL) -> torch.
         phi = features(u[s : s + steps.step], big)  # (chunk, F)
         sums += phi.T @ vals[s : s + steps.step]  # (F, 1 + d)
     sums *= wf[:, None]
-    if len(steps) == 1:  # one chunk: the queries' features are the keys'
+    if len(steps) == 1 and phi is not None:  # one chunk: the queries' features are the keys'
         out = phi @ sums  # (N, 1 + d)
     else:
         out = torch.cat([features(u[s : s + steps.step], big) @ sums for s in steps])

@@ -243,7 +243,7 @@ class SoftmaxAttention:
 
     def drift(self, x: torch.Tensor, source: RandomSource | None = None) -> torch.Tensor:
         """Attn_X(x_i) for every token. ``(..., N, d) -> (..., N, d)``."""
-        fast = harmonic_drift(x, self.beta, self.method) if self.method != "exact" else None
+        fast = harmonic_drift(x, self.beta, self.method) if self.method != "exact" and self.beta is not None else None
         if fast is not None:
             unit = isinstance(self.scale, (int, float)) and self.scale == 1
             return fast if unit else fast * _batch_param(self.scale, x)

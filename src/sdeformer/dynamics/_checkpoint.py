@@ -80,6 +80,7 @@ def run_segments(
         def segment(_grad_anchor, *parts: torch.Tensor, k0=k0, k1=k1, kept=kept, begin_draws=begin_draws, calls=calls):
             replay = calls[0] > 0
             calls[0] += 1
+            after = None
             if replay:  # the backward pass: the same clock and draws as the forward segment
                 after = source.get_state()  # pyright: ignore[reportAttributeAccessIssue]
                 source.set_state(begin_draws)  # pyright: ignore[reportAttributeAccessIssue]

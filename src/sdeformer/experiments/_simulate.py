@@ -65,7 +65,7 @@ class SimulateResult(Result):
     final_clusters: int
     config: dict[str, Any]
     memory_estimate_bytes: int = 0  # ``memory_estimate(config)``
-    attention_method: str = "exact"  # the softmax sums used: exact or harmonic (the config field ``attention_method`` may say auto)
+    attention_method: str = "exact"  # the softmax sums used: exact or harmonic (the config may say auto)
 
     def summary(self) -> str:
         """One line for the terminal."""

@@ -42,7 +42,7 @@ def _allowed() -> dict[tuple[str, str], Any]:
         **arrays,
         ("numpy", "ndarray"): np.ndarray,
         ("numpy", "dtype"): np.dtype,
-        ("torch._utils", "_rebuild_tensor_v2"): torch._utils._rebuild_tensor_v2,
+        ("torch._utils", "_rebuild_tensor_v2"): torch._utils._rebuild_tensor_v2,  # pyright: ignore[reportAttributeAccessIssue]
         ("torch.storage", "_load_from_bytes"): _tensor_storage,
         ("collections", "OrderedDict"): collections.OrderedDict,
         ("argparse", "Namespace"): argparse.Namespace,

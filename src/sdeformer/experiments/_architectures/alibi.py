@@ -104,6 +104,6 @@ def alibi_check(full: dict, half: dict, wrong: Callable[[float, int], Sequence[d
     check = replace(check, extra={**check.extra, "wrong_input": {"lambda per token": unscaled, "caught": caught}})
 
     def judge(s: float, k: int) -> Check:
-        return _crossing_check(*wrong(s, k), check.predicted)
+        return _crossing_check(*wrong(s, k), check.predicted)  # pyright: ignore[reportCallIssue]
 
     return check.with_catch(lambda s: f"ALiBi lambda x {1 + s:g} (re-run)", judge, power)

@@ -137,7 +137,7 @@ def graph_checks(
 
 def _wrong_rate(args: tuple, seed: int):
     """(size, k) -> the noisy rate check with the covariance x (1 + size) on the k-th seed."""
-    return lambda s, k: _noisy_rate_check(*args, 1.0 + s, seed + k)
+    return lambda s, k: _noisy_rate_check(*args, 1.0 + s, seed + k)  # pyright: ignore[reportCallIssue]
 
 
 # -- metastability: the energy staircase (BEYOND section 10) ----------------------------------------------------

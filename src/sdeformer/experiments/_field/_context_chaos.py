@@ -147,7 +147,7 @@ def training_deviations(settings: ContextChaosSettings, n: int, seed: int) -> np
             x = x / x.norm(dim=-1, keepdim=True)
         ((x[:, 0] - target) ** 2).sum().backward()
         with torch.no_grad():
-            beta -= s.lr * beta.grad
+            beta -= s.lr * beta.grad  # pyright: ignore[reportOperatorIssue]
             beta.grad = None
             worst = torch.maximum(worst, (beta - s.beta).abs())
     return worst.numpy()

@@ -120,7 +120,8 @@ def crossing(beta: list[float], values: list[float], level: float) -> float | No
 
 def predicted_crossing(dim: int, delta: float, top: float) -> float:
     """beta_c(delta): the branch's spinodal ratio K_s / K_# equals 1 - delta (``_usa.spinodal_ratio``)."""
-    return brentq(lambda b: usa.spinodal_ratio(dim, b)[0] - (1 - delta), usa.beta_star(dim) * 1.01, top, xtol=1e-4)
+    root = brentq(lambda b: usa.spinodal_ratio(dim, b)[0] - (1 - delta), usa.beta_star(dim) * 1.01, top, xtol=1e-4)
+    return float(root)  # pyright: ignore[reportArgumentType]
 
 
 def run(settings: IndependentNoiseSettings, advance=lambda _n: None) -> IndependentNoiseResult:
@@ -154,8 +155,10 @@ def run(settings: IndependentNoiseSettings, advance=lambda _n: None) -> Independ
             fields[name][str(dim)] = value
         advance(1)
     return IndependentNoiseResult(
-        delta=settings.delta, tokens=settings.tokens, **{k: v for k, v in fields.items() if v}
-    )  # type: ignore[arg-type]
+        delta=settings.delta,
+        tokens=settings.tokens,
+        **{k: v for k, v in fields.items() if v},  # pyright: ignore[reportArgumentType]
+    )
 
 
 def settings_for(quick: bool, changes: dict[str, object] | None = None) -> IndependentNoiseSettings:

@@ -31,7 +31,7 @@ NODES = 256  # Gauss-Legendre nodes in the angle to e_1
 def beta_star(dim: int, ratio: float | None = None) -> float:
     """The paper's beta*_d: I_{d/2+1}(beta) / I_{d/2}(beta) = ``ratio`` (default 1/d)."""
     target = 1.0 / dim if ratio is None else ratio
-    return brentq(lambda b: ive(dim / 2 + 1, b) / ive(dim / 2, b) - target, 1e-6, 500.0, xtol=1e-13)
+    return float(brentq(lambda b: ive(dim / 2 + 1, b) / ive(dim / 2, b) - target, 1e-6, 500.0, xtol=1e-13))  # pyright: ignore[reportArgumentType]
 
 
 def coefficient(dim: int, beta: float, degree: int) -> float:
@@ -99,7 +99,7 @@ def continuity_sign(dim: int, beta: float, m: float = 0.01) -> float:
 
 def branch_beta_star(dim: int) -> float:
     """beta where the branch's K(m) at small m crosses K_#: the stationary equation's own beta*_d (bisection)."""
-    return brentq(lambda b: continuity_sign(dim, b), 0.3, 8.0, xtol=1e-8)
+    return float(brentq(lambda b: continuity_sign(dim, b), 0.3, 8.0, xtol=1e-8))  # pyright: ignore[reportArgumentType]
 
 
 def spinodal_ratio(dim: int, beta: float) -> tuple[float, float]:
