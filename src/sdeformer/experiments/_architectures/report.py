@@ -98,9 +98,8 @@ def run(out: Path | None = None, *, quick: bool = False, seed: int = 0) -> Archi
         half = al.alibi_profile(a["tokens"] // 2, a["samples"], a["times"], seed=seed + 1)
 
         def wrong(s: float, k: int) -> tuple[dict, dict]:  # the crossing's wrong model: lambda x (1 + s), N, N/2
-            full, half = (al.alibi_profile(n, a["samples"], a["times"], lam=1 + s, seed=seed + 2 * k + i)
-                          for i, n in enumerate((a["tokens"], a["tokens"] // 2)))  # fmt: skip
-            return full, half
+            return tuple(al.alibi_profile(n, a["samples"], a["times"], lam=1 + s, seed=seed + 2 * k + i)  # pyright: ignore
+                         for i, n in enumerate((a["tokens"], a["tokens"] // 2)))  # fmt: skip
 
         noisy = al.alibi_profile(
             a["tokens"], a["noise_samples"], a["times"], noise=ac.mlp_noise(NOISE_WIDTH), seed=seed
