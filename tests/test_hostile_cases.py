@@ -355,7 +355,6 @@ def test_a_second_writer_is_locked_out(tmp_path):
     """Before: two ``simulate --out`` writers on one folder left a mixed folder."""
     import subprocess
     import sys
-    import time
 
     out = tmp_path / "run"
     holder = subprocess.Popen(
@@ -365,10 +364,8 @@ def test_a_second_writer_is_locked_out(tmp_path):
     )  # fmt: skip
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
-        start = time.perf_counter()
-        res = CliRunner().invoke(app, ["simulate", *TINY, "--out", str(out)])
+        res = CliRunner().invoke(app, ["simulate", *TINY, "--out", str(out)])  # refused, not waiting for the holder
         assert res.exit_code == 2 and "another simulate run is writing there" in one_line(res)
-        assert time.perf_counter() - start < 30
     finally:
         holder.kill()
         holder.wait()
