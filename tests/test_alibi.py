@@ -11,7 +11,6 @@ import pandas as pd
 import pytest
 import torch
 
-from sdeformer.attention import _retrieval as retrieval
 from sdeformer.attention._alibi import ALiBiAttention
 from sdeformer.config import ModelConfig
 from sdeformer.core._errors import ConfigError
@@ -21,6 +20,7 @@ from sdeformer.dynamics._discrete import StochasticTransformer
 from sdeformer.experiments._architectures import alibi as al
 from sdeformer.noise._mlp import MLPNoise
 from sdeformer.sweeps import parse_spec, run
+from sdeformer.theory import _retrieval as retrieval
 from sdeformer.theory._power import COMPUTED, SIZES, Plan
 
 F64 = torch.float64

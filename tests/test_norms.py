@@ -18,11 +18,11 @@ from sdeformer.dynamics import _engine as engine
 from sdeformer.dynamics._discrete import StochasticTransformer
 from sdeformer.dynamics._norms import NGPT, MixLN, PeriLN, PostLN, PreLN, SqrtScaling
 from sdeformer.dynamics._norms.limits import mean_cosine
-from sdeformer.dynamics._norms.moments import measured_moments, predicted_moments
 from sdeformer.io._hashing import config_hash
 from sdeformer.noise._fields import GaussianField
 from sdeformer.noise._mlp import MLPNoise
 from sdeformer.registry import NORMS
+from sdeformer.theory._norm_moments import measured_moments, predicted_moments
 
 NAMES = ["post", "pre", "mix", "mix:0.5", "peri", "ngpt", "ngpt:0.5", "sqrt"]
 SMALL: dict[str, Any] = dict(tokens=5, dim=4, width=32, layers=12, horizon=2.0, su=0.1, sw=0.1)

@@ -15,7 +15,12 @@ from sdeformer.core._sphere import project, uniform_sphere
 from sdeformer.dynamics._discrete import StochasticTransformer
 from sdeformer.dynamics._loop import SaveAt
 from sdeformer.dynamics._norms import NGPT, MixLN, PeriLN, PostLN, PreLN, SqrtScaling
-from sdeformer.dynamics._norms.rates import (
+from sdeformer.dynamics._norms.schemes import unit
+from sdeformer.dynamics._sde import LimitSDE, make_solver
+from sdeformer.experiments._sync.architecture import part_reasons
+from sdeformer.noise._fields import GaussianField
+from sdeformer.noise._mlp import MLPNoise
+from sdeformer.theory._norm_rates import (
     TOLERANCE,
     clustering_check,
     predicted_law,
@@ -23,11 +28,6 @@ from sdeformer.dynamics._norms.rates import (
     radius_constant,
     radius_slope,
 )
-from sdeformer.dynamics._norms.schemes import unit
-from sdeformer.dynamics._sde import LimitSDE, make_solver
-from sdeformer.experiments._sync.architecture import part_reasons
-from sdeformer.noise._fields import GaussianField
-from sdeformer.noise._mlp import MLPNoise
 
 STATED = {  # scheme: (kind, constant) as the paper's theorem and BEYOND section 6 state them, V = I
     "post": (PostLN(), "exponential", 2.0),

@@ -19,7 +19,6 @@ from sdeformer.dynamics import _blocks as blocks
 from sdeformer.dynamics._discrete import StochasticTransformer
 from sdeformer.dynamics._loop import SaveAt
 from sdeformer.dynamics._norms import NGPT, MixLN, PeriLN, PostLN, PreLN, SqrtScaling
-from sdeformer.dynamics._norms.moments import Moments, predicted_moments
 from sdeformer.dynamics._norms.schemes import Normalization
 from sdeformer.dynamics._sde import LimitSDE, NoiseFreeSolver, make_solver
 from sdeformer.noise._fields import GaussianField
@@ -28,6 +27,7 @@ from sdeformer.noise._value import ValueNoise
 from sdeformer.registry import SOLVERS
 from sdeformer.theory._moments import PairMoments
 from sdeformer.theory._montecarlo import Estimate
+from sdeformer.theory._norm_moments import Moments, predicted_moments
 
 F64 = torch.float64
 RUNS, N, D, T = 4000, 3, 3, 1.0  # RUNS: runs per estimate (4 x for sqrt-scaling, whose gap is smaller)

@@ -1,6 +1,6 @@
-"""The spherical sliced W_2 of propagation of chaos on the sphere (``spde._sliced_sphere``, docs/spde.md section 9):
-each slice of the density exact from its coefficients, each slice's W_2 equal to POT's on the same great circle, the
-pole rule's frames orthonormal, and the check judged with its wrong models."""
+"""The spherical sliced W_2 of propagation of chaos on the sphere (``theory._spde.sliced_sphere``,
+docs/spde.md section 9): each slice of the density exact from its coefficients, each slice's W_2 equal to POT's on
+the same great circle, the pole rule's frames orthonormal, and the check judged with its wrong models."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import math
 import numpy as np
 import pytest
 
-from sdeformer.spde._chaos_sphere import _solver, density_atoms, vmf_points
 from sdeformer.spde._initial import von_mises_fisher
-from sdeformer.spde._sliced_sphere import (
+from sdeformer.theory._spde.chaos_sphere import _solver, density_atoms, vmf_points
+from sdeformer.theory._spde.sliced_sphere import (
     chaos_sliced_models,
     frames,
     slice_angles,

@@ -17,7 +17,6 @@ if TYPE_CHECKING:  # the public names: the one re-export list (lazy_exports load
         graph_adjacency,
         spectral_gap,
     )
-    from ._retrieval import threshold
     from ._softmax import (
         MultiHeadAttention,
         NoAttention,

@@ -18,8 +18,6 @@ if TYPE_CHECKING:  # the public names: the one re-export list (lazy_exports load
     from ._meanfield import run_clouds, sup_w2_sq
     from ._norms import NGPT, MixLN, PeriLN, PostLN, PreLN, SqrtScaling
     from ._norms.limits import mean_cosine
-    from ._norms.moments import Moments, measured_moments, predicted_moments
-    from ._norms.rates import TOLERANCE, clustering_check, predicted_law, radius_check, radius_constant, radius_slope
     from ._norms.schemes import Normalization, unit
     from ._sde import (
         NO_FIELD,

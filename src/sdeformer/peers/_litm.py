@@ -1,5 +1,5 @@
 """lost-in-the-middle (arXiv 2605.09213; borjanG/2026-lost-in-the-middle): the recency threshold t_crit of the
-retrieval profile of causal ALiBi attention on the circle (BEYOND section 7; ``attention._retrieval``).
+retrieval profile of causal ALiBi attention on the circle (BEYOND section 7; ``theory._retrieval``).
 
 The peer's ``generate_u_shape_numerology_data.py`` writes t_crit(beta) at beta = 0.1 j, j = 1..48 (lambda = 1,
 M = 8, n_max = 20) as ``beta t_crit`` rows (6 and 12 decimals) and prints it at beta = 1, 2, 3. Its time is the
@@ -26,11 +26,11 @@ import torch
 from scipy.special import ive
 
 from ..attention._alibi import PositionalALiBiAttention
-from ..attention._retrieval import threshold
 from ..core._errors import ConfigError
 from ..dynamics._loop import SaveAt
 from ..dynamics._sde import LimitSDE, make_solver
 from ..io._atomic import atomic_write_bytes
+from ..theory._retrieval import threshold
 from . import cells
 from ._files import load_array
 

@@ -2,7 +2,8 @@
 path (docs/spde.md): ``harmonics``/``legendre`` (the basis and its quadrature), ``fields`` (the truncated noise,
 a LimitField), ``attention`` (softmax and USA through the harmonics of e^{beta <x, y>}), ``initial`` (start
 laws and samples), ``solver`` (the push-forward scheme), ``diagnostics`` (mass, positivity, E_beta, resolution,
-weak distances), ``theory`` (the linear theory), ``checks`` and ``coupled`` (its checks), ``study`` (the report's).
+weak distances), ``theory`` (the linear theory). Its checks (the linear theory, particles on one path, the
+covariance, propagation of chaos in W_2) are in ``sdeformer.theory``.
 """
 
 from __future__ import annotations
@@ -14,10 +15,6 @@ from .._lazy import lazy_exports
 if TYPE_CHECKING:  # the public names: the one re-export list (lazy_exports loads each on first use)
     from ._attention import KernelAttention, exp_degree
     from ._budget import beta_value
-    from ._chaos import SUBLEVELS, chaos_w2, density_quantile, r_d, w2_check, w2_circle
-    from ._chaos_sphere import chaos_w2_sphere, density_atoms, grid_error, qmc_vmf, vmf_points, w2_sphere
-    from ._checks import measured_rates, moment_check, rates_pass
-    from ._coupled import particle_convergence, record
     from ._diagnostics import (
         TAIL_TOL,
         cloud_coefficients,
@@ -32,7 +29,6 @@ if TYPE_CHECKING:  # the public names: the one re-export list (lazy_exports load
     from ._fields import CircleNoise, SpectralField, mlp_noise
     from ._harmonics import harmonics
     from ._initial import sample_vmf, von_mises_fisher
-    from ._sliced_sphere import chaos_sliced_models, slice_coefficients, sliced_w2, sphere_sliced_table
     from ._solver import ATTENTIONS, DensitySolver
     from ._theory import dominant_mode, linear_rates
 

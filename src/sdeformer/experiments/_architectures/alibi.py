@@ -1,5 +1,5 @@
 """The ALiBi check of report part ``architectures`` (BEYOND section 7): the retrieval profile of causal ALiBi on
-the circle, measured by the exact estimator (``attention._retrieval.measure``) and predicted, and the check of its
+the circle, measured by the exact estimator (``theory._retrieval.measure``) and predicted, and the check of its
 recency turn-over time, whose wrong models (the ALiBi lambda x 0.8 .. 1.2) are re-run and judged with their
 own tolerance (``theory._checks.Check.with_catch``).
 """
@@ -13,9 +13,9 @@ from dataclasses import replace
 import numpy as np
 import torch
 
-from ...attention import _retrieval as retrieval
 from ...attention._alibi import ALiBiAttention
 from ...dynamics._discrete import StochasticTransformer
+from ...theory import _retrieval as retrieval
 from ...theory._checks import SIGMAS, Check
 from ...theory._power import Plan
 

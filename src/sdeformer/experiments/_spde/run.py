@@ -30,10 +30,6 @@ from ...io._lock import folder_lock
 from ...io._report import Section
 from ...spde import _budget as budget
 from ...spde._budget import beta_value
-from ...spde._chaos import w2_check
-from ...spde._chaos_sphere import sphere_check
-from ...spde._coupled import record
-from ...spde._covariance import covariance_records
 from ...spde._diagnostics import (
     TAIL_TOL,
     density_map,
@@ -46,8 +42,12 @@ from ...spde._diagnostics import (
 )
 from ...spde._fields import mlp_noise
 from ...spde._initial import sample_vmf, von_mises_fisher
-from ...spde._sliced_sphere import sliced_check
 from ...spde._solver import ATTENTIONS, DensitySolver
+from ...theory._spde.chaos import w2_check
+from ...theory._spde.chaos_sphere import sphere_check
+from ...theory._spde.coupled import record
+from ...theory._spde.covariance import covariance_records
+from ...theory._spde.sliced_sphere import sliced_check
 from .._results import Result, cached_stage
 from . import study as study
 from .tables import study_code
@@ -250,10 +250,10 @@ class SpdeReport(Result):
     resolution: dict[str, Any]
     showcase: dict[str, str]
     quick: bool
-    chaos: dict[str, Any] = field(default_factory=dict)  # ``spde._chaos.w2_check``: ``w2`` rows, fitted ``slope``
-    sphere: dict[str, Any] = field(default_factory=dict)  # ``spde._chaos_sphere.sphere_check``: the same on S^2
-    covariance: list[dict[str, Any]] = field(default_factory=list)  # ``spde._covariance.covariance_check`` records
-    sliced: dict[str, Any] = field(default_factory=dict)  # ``spde._sliced_sphere.sliced_check``: S^2 to N = 10^5
+    chaos: dict[str, Any] = field(default_factory=dict)  # ``theory.w2_check``: ``w2`` rows, fitted ``slope``
+    sphere: dict[str, Any] = field(default_factory=dict)  # ``theory._spde.chaos_sphere.sphere_check``: the same on S^2
+    covariance: list[dict[str, Any]] = field(default_factory=list)  # ``theory._spde.covariance`` check records
+    sliced: dict[str, Any] = field(default_factory=dict)  # ``theory._spde.sliced_sphere.sliced_check``: S^2 to N = 10^5
 
 
 def run_and_write(out: Path, quick: bool = False, seed: int = 0) -> SpdeReport:

@@ -12,16 +12,16 @@ import numpy as np
 
 from ...io._formats import write_npz
 from ...io._report import Figure, Section, Table
-from ...spde._chaos import DEGREE as CHAOS_DEGREE
-from ...spde._chaos_sphere import DEGREE as SPHERE_DEGREE
-from ...spde._checks import measured_rates, moment_check
-from ...spde._coupled import particle_convergence, record
 from ...spde._diagnostics import TAIL_TOL, low_mode_distance, resolution, tail_share
 from ...spde._fields import mlp_noise
 from ...spde._initial import von_mises_fisher
 from ...spde._solver import DensitySolver
 from ...spde._theory import dominant_mode
 from ...theory._power import deterministic
+from ...theory._spde.chaos import DEGREE as CHAOS_DEGREE
+from ...theory._spde.chaos_sphere import DEGREE as SPHERE_DEGREE
+from ...theory._spde.checks import measured_rates, moment_check
+from ...theory._spde.coupled import particle_convergence, record
 from .tables import SETTING, covariance_table, power_text, w2_table
 
 BETAS = (1.0, 2.0, 5.0, 10.0, 20.0)
@@ -249,8 +249,8 @@ def check_records(report) -> list[dict[str, Any]]:
     Rates (1 % relative tolerance, deterministic): the theory moved by s is rejected when s exceeds 1 % plus the
     largest measured error. Moments (|z| <= Z_TOL): the wrong models it is tested against are the Laplacian
     counted twice and the Stratonovich form read as Ito, not a 10-20 % covariance error; the covariance read from
-    the degree energies carries it (``spde._covariance``). W_2: ``chaos.w2_check``, ``chaos_sphere.sphere_check`` and
-    ``sliced_sphere.sliced_check``."""
+    the degree energies carries it (``theory._spde.covariance``). W_2 (``theory._spde``): ``chaos.w2_check``,
+    ``chaos_sphere.sphere_check`` and ``sliced_sphere.sliced_check``."""
     worst = max(r["rel_error"] for r in report.rates)
     catch = deterministic(lambda s: abs(s) > RATE_RTOL + worst, "prediction moved, this tolerance").fields()
     rates = {"check": "linear_rates", "quantity": "noise-free growth rate of each degree", "tolerance": RATE_RTOL}

@@ -9,13 +9,8 @@ import sys
 
 from ... import __version__
 from ...io._report import Table
-from ...spde import (
-    _chaos as chaos,
-    _chaos_sphere as chaos_sphere,
-    _covariance as covariance,
-    _sliced_sphere as sliced_sphere,
-)
 from ...theory._power import describe
+from ...theory._spde import chaos, chaos_sphere, covariance, sliced_sphere
 
 SETTING = "a setting"  # why a table column needs no uncertainty
 
@@ -27,7 +22,7 @@ def power_text(record: dict) -> str:
 
 
 def covariance_table(report) -> Table:
-    """The noise covariance scale read from E_l against 1 (``spde._covariance``), the wrong models' readings
+    """The noise covariance scale read from E_l against 1 (``theory._spde.covariance``), the wrong models' readings
     with their own tolerances, and the smallest error caught."""
     rows = []
     for r in getattr(report, "covariance", []):

@@ -27,14 +27,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..dynamics._loop import SaveAt
-from ..observables import bootstrap_slope, loglog_slope
-from ..theory._power import SIGNED
-from ._chaos_power import power_records
-from ._diagnostics import TAIL_TOL, tail_share
-from ._fields import mlp_noise
-from ._initial import von_mises_fisher
-from ._solver import DensitySolver
+from ...dynamics._loop import SaveAt
+from ...observables import bootstrap_slope, loglog_slope
+from ...spde._diagnostics import TAIL_TOL, tail_share
+from ...spde._fields import mlp_noise
+from ...spde._initial import von_mises_fisher
+from ...spde._solver import DensitySolver
+from .._power import SIGNED
+from .chaos_power import power_records
 
 SUBLEVELS = 16  # quantile levels per particle (M = SUBLEVELS N, at least MIN_LEVELS)
 MIN_LEVELS = 2**14

@@ -25,16 +25,16 @@ import math
 
 import torch
 
-from ..core._rng import Streams
-from ..core._sphere import project
-from ..theory._checks import Check, measured
-from ..theory._coupled import Recorder, Summed
-from ..theory._montecarlo import Estimate
-from ..theory._power import COMPUTED, Plan
-from ._fields import mlp_noise
-from ._initial import von_mises_fisher
-from ._solver import DensitySolver
-from ._theory import second_moments
+from ...core._rng import Streams
+from ...core._sphere import project
+from ...spde._fields import mlp_noise
+from ...spde._initial import von_mises_fisher
+from ...spde._solver import DensitySolver
+from ...spde._theory import second_moments
+from .._checks import Check, measured
+from .._coupled import Recorder, Summed
+from .._montecarlo import Estimate
+from .._power import COMPUTED, Plan
 
 STEPS, HORIZON, SAVES, DEGREES = 20, 1.0, 4, 4  # coarse steps (h = 1/20), horizon, saved times, degrees 1..4
 CASES = {2: 24, 3: 8}  # the density's degree per dimension (noise alone, ReLU sU = sW = 0.5, 2 modes, amp. 0.5)

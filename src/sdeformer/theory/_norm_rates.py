@@ -26,13 +26,13 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ...attention._softmax import SoftmaxAttention
-from ...core._errors import ConfigError
-from ...core._sphere import project
-from ...theory._power import deterministic
-from .._discrete import StochasticTransformer
-from .._loop import SaveAt
-from .schemes import NGPT, MixLN, Normalization, PeriLN, PostLN, PreLN, SqrtScaling
+from ..attention._softmax import SoftmaxAttention
+from ..core._errors import ConfigError
+from ..core._sphere import project
+from ..dynamics._discrete import StochasticTransformer
+from ..dynamics._loop import SaveAt
+from ..dynamics._norms.schemes import NGPT, MixLN, Normalization, PeriLN, PostLN, PreLN, SqrtScaling
+from ._power import deterministic
 
 TOLERANCE = 0.03  # relative: the discretization bias (h s / 2 <= 1.3%), the 1/t term of the polynomial (< 1%)
 COORDINATES = {"t": lambda t: t, "log t": np.log, "sqrt(1 + t)": lambda t: np.sqrt(1 + t)}

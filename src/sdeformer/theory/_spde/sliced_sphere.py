@@ -12,7 +12,7 @@ u_1 + sin(phi) u_2) + sin(lam) p the slice of rho is the circle density int rho(
 polynomial of degree <= L in phi (rho is a polynomial of degree L in x), so its Fourier coefficients are exact on
 ``ANGLES`` equally spaced phi (exact below trigonometric degree ``ANGLES`` > 2 L) with Gauss-Legendre in lam
 (``LATITUDES`` nodes: the integrand is entire in lam; 48 and 96 nodes agree to 1e-15); each slice's W_2^2 is the
-circle's exact quantile form (``spde._chaos.w2_circle``). The integral over poles is a quadrature: ``POLES``
+circle's exact quantile form (``chaos.w2_circle``). The integral over poles is a quadrature: ``POLES``
 points of a spherical Fibonacci lattice, the same for every cloud, time, path and model. So the approximation
 is the pole rule alone; ``pole_spread`` gives its size (the s.e. of the mean over poles, and the value on twice
 as many poles). SSW_2 is a different distance from W_2 (a great circle's projection is not 1-Lipschitz near its
@@ -27,11 +27,11 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from ..theory._power import SIGNED as WRONG
-from ._chaos import Chaos, _periodic, default_levels, density_quantile, w2_circle
-from ._chaos_power import falls as _falls, power_records
-from ._chaos_sphere import _solver, driven_clouds, qmc_vmf, sphere_table
-from ._solver import DensitySolver
+from ...spde._solver import DensitySolver
+from .._power import SIGNED as WRONG
+from .chaos import Chaos, _periodic, default_levels, density_quantile, w2_circle
+from .chaos_power import falls as _falls, power_records
+from .chaos_sphere import _solver, driven_clouds, qmc_vmf, sphere_table
 
 POLES = 16  # great circles (their poles on a spherical Fibonacci lattice)
 LATITUDES = 48  # Gauss-Legendre nodes along a meridian
@@ -54,7 +54,7 @@ def slice_angles(x: np.ndarray, frame: np.ndarray) -> np.ndarray:
 
 
 def slice_coefficients(solver: DensitySolver, c: torch.Tensor, frame: np.ndarray, angles: int = 0) -> np.ndarray:
-    """The Fourier coefficients ``(..., L + 1)`` (``spde._chaos.density_quantile``'s convention: c_m = int f(theta)
+    """The Fourier coefficients ``(..., L + 1)`` (``chaos.density_quantile``'s convention: c_m = int f(theta)
     e^{-i m theta} dtheta) of the slice P^p_# rho of the densities ``c`` ``(..., P)`` on the great circle of
     ``frame`` (module docstring); ``angles``: equally spaced phi (default the first power of 2 above 2 L)."""
     degree = solver.basis.degree

@@ -12,12 +12,12 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..core._sphere import project
-from ._fields import mlp_noise
-from ._harmonics import Harmonics
-from ._initial import perturbed, von_mises_fisher
-from ._solver import DensitySolver
-from ._theory import linear_rates, second_moments
+from ...core._sphere import project
+from ...spde._fields import mlp_noise
+from ...spde._harmonics import Harmonics
+from ...spde._initial import perturbed, von_mises_fisher
+from ...spde._solver import DensitySolver
+from ...spde._theory import linear_rates, second_moments
 
 RATE_STEP = 0.008  # |rate| dt of the fastest mode: the Euler bias of a measured rate is O(rate dt)
 GROWTH = 2.0  # e-folds of the fastest mode over the run

@@ -14,12 +14,19 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..core._rng import Streams, derive_seeds
-from ..dynamics._loop import SaveAt
-from ..observables import bootstrap_slope, loglog_slope
-from ._diagnostics import TAIL_TOL, cloud_coefficients, low_mode_distance, negative_sobolev, resolution, tail_share
-from ._initial import sample_vmf, von_mises_fisher
-from ._solver import DensitySolver
+from ...core._rng import Streams, derive_seeds
+from ...dynamics._loop import SaveAt
+from ...observables import bootstrap_slope, loglog_slope
+from ...spde._diagnostics import (
+    TAIL_TOL,
+    cloud_coefficients,
+    low_mode_distance,
+    negative_sobolev,
+    resolution,
+    tail_share,
+)
+from ...spde._initial import sample_vmf, von_mises_fisher
+from ...spde._solver import DensitySolver
 
 
 @dataclass(frozen=True)

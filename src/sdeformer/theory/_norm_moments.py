@@ -14,13 +14,13 @@ from typing import Any
 
 import torch
 
-from ...core._sphere import project
-from ...noise._sources import Antithetic, BulkSource
-from ...theory._moments import PairMoments, predicted_pair_moments
-from ...theory._montecarlo import Estimate
-from .._discrete import StochasticTransformer
-from .limits import limit
-from .schemes import Normalization
+from ..core._sphere import project
+from ..dynamics._discrete import StochasticTransformer
+from ..dynamics._norms.limits import limit
+from ..dynamics._norms.schemes import Normalization
+from ..noise._sources import Antithetic, BulkSource
+from ._moments import PairMoments, predicted_pair_moments
+from ._montecarlo import Estimate
 
 
 @dataclass(frozen=True)

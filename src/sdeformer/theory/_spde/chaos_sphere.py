@@ -10,7 +10,7 @@ approximation error (a quantisation error ~ 1 / K), estimated by ``grid_error``:
 and 4 K points. The
 particles: i.i.d. draws of the von Mises-Fisher start and deterministic quasi-Monte Carlo points (a spherical
 Fibonacci lattice pushed through the law's inverse CDF), driven with the density by one set of Brownian
-coefficients, as on the circle (``spde._chaos``).
+coefficients, as on the circle (``chaos``).
 """
 
 from __future__ import annotations
@@ -22,12 +22,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..theory._power import SIGNED as WRONG
-from ._chaos import Chaos, tracked_run
-from ._chaos_power import falls as _falls, power_records
-from ._fields import mlp_noise
-from ._initial import von_mises_fisher
-from ._solver import DensitySolver
+from ...spde._fields import mlp_noise
+from ...spde._initial import von_mises_fisher
+from ...spde._solver import DensitySolver
+from .._power import SIGNED as WRONG
+from .chaos import Chaos, tracked_run
+from .chaos_power import falls as _falls, power_records
 
 GOLDEN = (1 + math.sqrt(5)) / 2
 MAX_ITER = 10**7  # network simplex iterations (the default 1e5 stops short at a few thousand atoms)
