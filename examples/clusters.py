@@ -13,6 +13,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 import sdeformer as sdf
+from sdeformer.observables import cosine_matrix
 
 out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[1] / "docs" / "examples"
 model = sdf.StochasticTransformer(
@@ -22,10 +23,10 @@ model = sdf.StochasticTransformer(
     attention=sdf.SoftmaxAttention(beta=1.0, scale=1.0),
 )
 traj = model.run(sdf.uniform_sphere(32, 16, seed=3), seed=3, saveat=30)  # traj.x: (5, 32, 16)
-order = sdf.cosine_matrix(traj.x[2])[0].argsort()  # tokens sorted by their cosine with token 0 at t = 1.5
+order = cosine_matrix(traj.x[2])[0].argsort()  # tokens sorted by their cosine with token 0 at t = 1.5
 fig, axes = plt.subplots(1, len(traj.t), figsize=(2.8 * len(traj.t), 2.8))
 for ax, x, t in zip(axes, traj.x, traj.t):
-    cos = sdf.cosine_matrix(x)[order][:, order]  # (N, N)
+    cos = cosine_matrix(x)[order][:, order]  # (N, N)
     image = ax.imshow(cos, vmin=-1, vmax=1, cmap="RdBu_r")
     ax.set_title(f"t = {t:.2f}")
     ax.set_xlabel(f"{sdf.cluster_count(x, threshold=0.99).item()} clusters (cos > 0.99)")

@@ -7,6 +7,7 @@ import math
 import torch
 
 import sdeformer as sdf
+from sdeformer.attention import MultiHeadAttention, NoAttention
 
 
 def _naive(x, Q, K, V):
@@ -34,8 +35,8 @@ def test_softmax_drift_matches_direct_sum_and_shorthand():
 def test_multihead_is_sum_of_heads_and_off_is_zero():
     x = sdf.uniform_sphere(5, 3, seed=1, dtype=torch.float64)
     a, b = sdf.SoftmaxAttention(1.0, 0.5), sdf.SoftmaxAttention(2.0, -0.25)
-    assert torch.allclose(sdf.MultiHeadAttention([a, b]).drift(x), a.drift(x) + b.drift(x))
-    assert torch.equal(sdf.NoAttention().drift(x), torch.zeros_like(x))
+    assert torch.allclose(MultiHeadAttention([a, b]).drift(x), a.drift(x) + b.drift(x))
+    assert torch.equal(NoAttention().drift(x), torch.zeros_like(x))
 
 
 def test_batched_parameters_match_per_setting_drifts():

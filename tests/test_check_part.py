@@ -7,14 +7,15 @@ import pytest
 import torch
 
 import sdeformer as sdf
+from sdeformer.noise import QuadraticForm, ResampledHeads
 from sdeformer.testing import PartCheckError, check_params, check_part
 
 BUILT_IN = {
     "gaussian": lambda: sdf.GaussianField("relu", su=0.1, sw=0.1),
     "mlp": lambda: sdf.MLPNoise("tanh", 64, su=0.1, sw=0.2),
     "value": lambda: sdf.ValueNoise(beta=1.0),
-    "heads": lambda: sdf.ResampledHeads(beta=1.0),
-    "quadratic": lambda: sdf.QuadraticForm(),
+    "heads": lambda: ResampledHeads(beta=1.0),
+    "quadratic": lambda: QuadraticForm(),
     "partial": lambda: sdf.PartialNoise(sdf.GaussianField("relu"), 0.3),
     "softmax": lambda: sdf.SoftmaxAttention(beta=2.0),
 }

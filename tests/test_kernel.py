@@ -9,6 +9,7 @@ import torch
 
 import sdeformer as sdf
 from problems import relu_dkappa1, relu_kappa1, relu_lambda1, relu_lambda_bar
+from sdeformer.core import get_activation
 
 SETTINGS = [(5, 0.0, 0.0), (5, 0.1, 0.3), (16, 0.2, 0.0), (64, 0.1, 0.1), (128, 0.0, 0.5)]
 # ReLU has a kink: tensor Gauss-Hermite converges only algebraically, so the quadrature is checked
@@ -130,8 +131,8 @@ def test_bad_input_names_the_parameter(kwargs, param):
 def test_activation_registry_derivatives_match_autograd():
     z = torch.linspace(-4, 4, 401, dtype=torch.float64)
     for name in ("gelu", "silu", "sigmoid", "tanh", "leaky_relu:0.3"):
-        act = sdf.get_activation(name)
-        auto = sdf.get_activation(act.fn)  # user-callable path: derivative by autograd
+        act = get_activation(name)
+        auto = get_activation(act.fn)  # user-callable path: derivative by autograd
         mask = z.abs() > 1e-6  # avoid the kink of leaky_relu
         assert torch.allclose(act.deriv(z)[mask], auto.deriv(z)[mask], atol=1e-12)
         assert auto.odd == act.odd

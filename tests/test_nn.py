@@ -10,6 +10,7 @@ from torch import nn
 import sdeformer as sdf
 from sdeformer.core._errors import ConfigError
 from sdeformer.nn import CommonNoise, InteractionEnergy, attach, transformer_layers
+from sdeformer.observables import mean_cosine
 
 VAR_RTOL = 0.05  # relative tolerance of a (co)variance estimated from >= 2e4 independent fields
 FD_TOL = 1e-6  # finite-difference gradient check, float64
@@ -119,7 +120,7 @@ def test_energy_sign_moves_tokens_together_or_apart():
             opt.zero_grad()
             InteractionEnergy(weight=weight)(x).backward()
             opt.step()
-        change = float(sdf.mean_cosine(x.detach()) - sdf.mean_cosine(x0))
+        change = float(mean_cosine(x.detach()) - mean_cosine(x0))
         assert direction * change < 0  # penalising E raises the mean cosine; rewarding it lowers it
 
 

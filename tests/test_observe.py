@@ -6,6 +6,7 @@ import pytest
 import torch
 
 import sdeformer as sdf
+from sdeformer.core import Streams
 from sdeformer.core._errors import ConfigError
 from sdeformer.dynamics._loop import SaveAt, integrate
 from sdeformer.dynamics._sde import LimitSDE, make_solver
@@ -65,7 +66,7 @@ def test_observer_sees_every_step_with_its_time_and_state(model, x0):
 def test_observer_keeps_statistics_of_a_segmented_discrete_run(x0):
     model = sdf.StochasticTransformer(STEPS, HORIZON, noise=sdf.MLPNoise("relu", 16, 0.1, 0.1))
     energy = {}
-    streams = sdf.Streams(5, (2,))
+    streams = Streams(5, (2,))
     first = model.run(
         x0,
         streams=streams,
@@ -128,6 +129,6 @@ def test_the_loop_takes_any_state():
         r, x = state
         return r * 2, x + source.randn((), torch.float64)
 
-    traj = integrate(step, state0, 0.5, 4, source=sdf.Streams([0, 1, 2], (3,)), saveat=SaveAt(steps=[2, 4]))
+    traj = integrate(step, state0, 0.5, 4, source=Streams([0, 1, 2], (3,)), saveat=SaveAt(steps=[2, 4]))
     assert isinstance(traj.x, tuple) and traj.x[0].shape == (3, 3) and traj.steps.tolist() == [0, 2, 4]
     assert torch.equal(traj.final[0], torch.full((3,), 16.0)) and traj.t.tolist() == [0.0, 1.0, 2.0]

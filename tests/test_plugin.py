@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 import sdeformer as sdf
 from sdeformer.cli import app
 from sdeformer.contracts import PairCovariance
+from sdeformer.core import Streams
 from sdeformer.core._errors import ConfigError
 from sdeformer.dynamics._engine import run_sweep
 from sdeformer.dynamics._sde import LimitSDE, NoiseFreeSolver, make_solver
@@ -56,8 +57,8 @@ def test_half_gaussian_is_half_the_gaussian_field_in_law(float64):
     y = sdf.uniform_sphere(6, 4, batch=(3,), seed=1, dtype=torch.float64)
     half = NOISES.build("half_gaussian", _params())
     full = GaussianField("relu", 0.1, 0.1)
-    a = half.increment(y, 0.1, sdf.Streams([1, 2, 3], (3,)))
-    b = full.increment(y, 0.1, sdf.Streams([1, 2, 3], (3,)))
+    a = half.increment(y, 0.1, Streams([1, 2, 3], (3,)))
+    b = full.increment(y, 0.1, Streams([1, 2, 3], (3,)))
     torch.testing.assert_close(a, b * math.sqrt(0.5))
     assert not torch.allclose(a, b, rtol=0.1)
 
