@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_exports
 
 if TYPE_CHECKING:  # the public names: the one re-export list (lazy_exports loads each on first use)
-    from ._arclength import arclength_flow
     from ._blocks import batched_fields
     from ._coupling import depth_coupled, width_coupled
     from ._discrete import StochasticTransformer

@@ -7,7 +7,7 @@ section 10).
 - ``staircase.py``: n = 5 tokens at angles 0.5 c_k log(b0) / sqrt(b0) (c = 0, 0.5, 2, 4, 7; the script computes
   them once at b0 = 2000 and reuses them for every beta), the unnormalized attention's flow stepped by
   normalised gradient steps lr log(beta) (lr = 1e-5), its energy (1/n^2) sum e^{beta (cos - 1)} per step, for
-  beta = 500, 1000, 1500, 2000, 3000, 4000. sdeformer runs it with ``dynamics._arclength.arclength_flow`` (the
+  beta = 500, 1000, 1500, 2000, 3000, 4000. sdeformer runs it with ``peers._arclength.arclength_flow`` (the
   same path, its time as log t) and reports the saddles visited, their levels sum m_k^2 / n^2
   (``metastability.saddle_level``), the plateaus found (``metastability.plateaus`` in tau = log t / beta), the
   path length to one cluster and the final cluster count. The peer's energy turns NaN once the tokens have
@@ -25,10 +25,10 @@ import torch
 
 from ..attention._softmax import SoftmaxAttention
 from ..core._errors import ConfigError
-from ..dynamics._arclength import arclength_flow
 from ..dynamics._discrete import StochasticTransformer
 from ..metastability import plateaus, saddle_level
 from . import cells
+from ._arclength import arclength_flow
 from ._files import load_array
 
 Z0 = [  # kinetic.py's start (n = 5, d = 2)
