@@ -2,7 +2,8 @@
 
 For one state x ``(N, d)`` (the residual stream where the scheme has a radius), ``predicted_moments`` gives the
 limit's drift and quadratic variation per unit time of the direction overlap u = <theta_i, theta_j> (BEYOND
-section 0's formulas with the scheme's effective drift and covariance, ``limits.limit``) and of the radius r_k;
+section 0's formulas with the scheme's effective drift and covariance, ``dynamics._norms.limits.limit``) and of
+the radius r_k;
 ``measured_moments`` estimates both from one layer of the discrete model (``StochasticTransformer.step``) at
 step h over antithetic copies. As h -> 0 they agree.
 """
