@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..io._report import Figure, Section, Table
+from ..plots._names import SYNC_PANELS
 from ..theory._power import describe
 from . import _lyapunov as lyapunov, _phase as phase
 from ._rates import measure as rates
@@ -34,8 +35,7 @@ SYNC_SETTINGS = [
 ]
 SYNC_FULL: dict[str, Any] = dict(dim=64, runs=32, tokens=32, steps=500, horizon=10.0)
 SYNC_QUICK: dict[str, Any] = dict(dim=64, runs=8, tokens=8, steps=60, horizon=5.0)
-# the two sync figures: the settings with attention on, then the noise-only ones
-SYNC_FIGURES = {"sync_attention.png": slice(0, 3), "sync_noise_only.png": slice(3, 6)}
+SYNC_FIGURES = SYNC_PANELS  # the two sync figures (the plots own them): attention on, then the noise-only settings
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from matplotlib.cm import ScalarMappable
 from matplotlib.colors import Normalize
 
 from ..theory import _quadrature as q
-from . import plt, save_figure
+from ._save import plt, save_figure
 
 ENERGY_FLOOR = 1e-17  # E_beta of coinciding tokens is 0 up to rounding (possibly negative): clipped for log axes
 
