@@ -38,11 +38,12 @@ from ..io._formats import read_npz, write_csv, write_json, write_npz
 from ..io._hashing import config_hash
 from ..io._lock import folder_lock
 from ..observables import FIGURE_CLUSTER_COS, cluster_count, interaction_energy, mean_abs_cosine, mean_cosine
+from ..plots._names import FIGURES
 from ..sweeps._memory import CHECKPOINT_LAYERS, METRIC_CHUNK, METRICS, run_bytes
 from ._results import Result
 
 TRAJECTORY_MAX_BYTES = 512 * 2**20  # larger trajectories stay as segments/*.npz
-FIGURE = "energy.png"  # the energy curve in the run directory
+FIGURE = FIGURES["simulate"]["energy"]  # the energy curve in the run directory (the plots own the name)
 
 
 @dataclass(frozen=True)

@@ -2,13 +2,26 @@
 
 The plots own these names; the experiments import them from here to cite the figures in their report sections
 (``sdeformer.plots.FIGURES``). This module imports nothing: the experiments read the names without loading
-matplotlib. ``SYNC_PANELS`` says which sync results (in the order of the theorems' sync settings: attention on,
+matplotlib. The grid's and the rates' figures are named by their results (``figure``: one per panel choice or
+kind). ``SYNC_PANELS`` says which sync results (in the order of the theorems' sync settings: attention on,
 then the noise-only ones) each sync figure draws.
 """
 
 from __future__ import annotations
 
 FIGURES: dict[str, dict[str, str]] = {
+    "simulate": {"energy": "energy.png"},  # in the run directory
+    "figure1": {"figure1": "figure1.png"},
+    "ode": {"order": "ode_order.png"},
+    "long-context": {"slope": "long_context.png"},
+    "independent-noise": {"critical": "independent_noise.png"},
+    "context-chaos": {"chaos": "context_chaos.png"},
+    "beyond": {
+        "checks": "checks.png",
+        "partial_width": "partial_width.png",
+        "side_by_side": "side_by_side.png",
+        "phase": "phase.png",
+    },
     "theorems": {
         "sync_attention": "sync_attention.png",
         "sync_noise_only": "sync_noise_only.png",
