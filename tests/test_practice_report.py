@@ -2,7 +2,8 @@
 
 import json
 
-import sdeformer.plots as plots
+import sdeformer.plots._save as save
+from sdeformer.plots import PRACTICE_FIGURES
 from sdeformer.practice._report import probe_section
 
 
@@ -23,9 +24,9 @@ def _probe_record() -> dict:
 
 def test_practice_report_writes_figures_atomically(tmp_path, monkeypatch):
     written = []
-    real = plots.atomic_write_bytes
-    monkeypatch.setattr(plots, "atomic_write_bytes", lambda path, data: written.append(path) or real(path, data))
+    real = save.atomic_write_bytes
+    monkeypatch.setattr(save, "atomic_write_bytes", lambda path, data: written.append(path) or real(path, data))
     (tmp_path / "probe_x.json").write_text(json.dumps(_probe_record()))
-    section = probe_section(tmp_path, tmp_path)
+    section = probe_section(tmp_path, tmp_path, PRACTICE_FIGURES)
     assert section is not None and written == [tmp_path / "probe_x.png"]
     assert "sU = 0.2, sW = 0" in section.paragraphs[0]

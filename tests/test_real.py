@@ -311,6 +311,7 @@ def test_real_separated_lists_layers_with_disjoint_intervals():
 def test_real_two_sentences_hold_none_out_and_say_so(tmp_path):
     """The smallest corpus (2 sentences): the full Q^T K fit has no held-out sentence, so its held-out fractions are
     None (not 0), and the report section still renders."""
+    from sdeformer.plots import models_figure, real_figures
     from sdeformer.real._write import models_section, report_section
 
     text = tmp_path / "s.txt"
@@ -318,9 +319,9 @@ def test_real_two_sentences_hold_none_out_and_say_so(tmp_path):
     record = measure("tiny", text, 2, loaded=(WordTokenizer(), tiny("bert")))
     full = record["attention_full"]
     assert full["sentences"] == [1, 1, 0] and full["explained"] == [None] * record["layers"]
-    (section,) = report_section(record, tmp_path)
+    (section,) = report_section(record, real_figures(record, tmp_path))
     assert any(row[0].startswith("attention_explained, full") and row[1] == "-" for row in section.tables[0].rows)
-    (models,) = models_section([record, record], tmp_path)  # the verdict figure: one panel per model
+    (models,) = models_section([record, record], models_figure([record, record], tmp_path))  # one panel per model
     assert models.figures[0].path.is_file() and "n = 2" in models.figures[0].caption
 
 

@@ -260,8 +260,8 @@ def test_a_damaged_real_record_is_moved_aside_and_measured_again(tmp_path, monke
     digests = {"text_sha256": "t", "model_sha256": "m", "tokenizer_sha256": "k"}  # the folder's key
     monkeypatch.setattr(write, "content_key", lambda text, loaded: digests)
     out = tmp_path / "real"
-    first = write.run_and_write(out, "m", sentences=4, figures=False)
-    assert write.run_and_write(out, "m", sentences=4, figures=False) == first and calls["n"] == 1
+    first = write.run_and_write(out, "m", sentences=4)
+    assert write.run_and_write(out, "m", sentences=4) == first and calls["n"] == 1
     flip(out / "real.json", 3)
-    assert write.run_and_write(out, "m", sentences=4, figures=False) == first and calls["n"] == 2
+    assert write.run_and_write(out, "m", sentences=4) == first and calls["n"] == 2
     assert [p.name for p in damaged_files(out)] == ["real.json"]

@@ -280,9 +280,10 @@ def report_practice(
 
     The report folder is tied to the results folder: rebuilding it from the same results folder (after more
     runs) overwrites it; a report of another results folder there is refused (exit 2) unless --force."""
+    from ..plots._practice import PRACTICE_FIGURES
     from ..practice._report import build
 
-    path = build(results, out or results / "report", force)
+    path = build(results, out or results / "report", force, draw=PRACTICE_FIGURES)
     if json:
         emit_json({"report": str(path)})
     else:

@@ -32,6 +32,7 @@ def real(
 
     from ..core._threads import torch_threads
     from ..io._progress import progress_bar
+    from ..plots._real import real_figures
     from ..real import _load as load
     from ..real._inputs import check_threads
     from ..real._measure import CONTROLS, settings
@@ -50,7 +51,7 @@ def real(
     bound("sentences", sentences, real_bytes(counts, shape))
     chosen = CONTROLS if controls else ("trained",)
     with torch_threads(threads), progress_bar(sentences * len(chosen), "real", enabled=not json) as advance:
-        more = {"progress": advance, "loaded": loaded}
+        more = {"progress": advance, "loaded": loaded, "draw": real_figures}
         if out is None:
             with tempfile.TemporaryDirectory() as tmp:
                 record = run_and_write(tmp, model, text, sentences, controls=chosen, seed=seed, tokens=tokens, **more)

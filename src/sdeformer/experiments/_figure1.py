@@ -22,10 +22,11 @@ from ..core._kernel import kernel_theory
 from ..dynamics._engine import run_sweep
 from ..io._report import Figure, Section
 from ..observables import FIGURE_CLUSTER_COS, cluster_count, interaction_energy, mean_abs_cosine, mean_cosine
+from ..plots._names import FIGURES
 from ._results import Result
 
 SNAPSHOT_TIMES = (0.0, 1.0, 5.0, 20.0)
-FIGURE = "figure1.png"
+FIGURE = FIGURES["figure1"]["figure1"]  # the plots own the name
 
 
 def figure1_configs(seed: int = 0) -> dict[str, ModelConfig]:

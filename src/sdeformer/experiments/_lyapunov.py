@@ -26,13 +26,14 @@ from ..core._validate import finite_float, fits_in_memory, positive_float, posit
 from ..dynamics._sde import LimitSDE, make_solver
 from ..noise._fields import GaussianField
 from ..observables import renormalise_pair
+from ..plots._names import FIGURES
 from ._results import Result, read_cached_json, write_cached_json
 
 DELTA = 1e-4  # renormalised separation; the 2x2 kernel matrix stays well resolved in float64 (no jitter)
 RATE_STEP = 0.01  # default steps make dt |lambda_1| <= this: the Euler bias of the estimate is O(dt |lambda_1|)
 Z95 = 1.959964
 QUICK = {"runs": 8, "horizon": 4.0, "rate_step": 0.04}  # fewer runs and steps for the quick report
-FIGURE = "lyapunov.png"
+FIGURE = FIGURES["theorems"]["lyapunov"]  # the plots own the name
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from ..config import ModelConfig
 from ..core._validate import fits_in_memory
 from ..io._report import Figure, Section, Table
 from ..params import Param
+from ..plots._names import FIGURES
 from ..theory._power import deterministic
 from ._registry import Context
 from ._results import Result, read_cached_json, write_cached_json
@@ -31,7 +32,7 @@ from ._results import Result, read_cached_json, write_cached_json
 SLOPE_TOL = 0.15  # the fitted order must be 1 within this (the reference's own O(dt_ref) error biases it < 0.05)
 REFERENCE = 16  # the ODE reference takes this many times the largest depth's steps
 WRONG = (1.1, 1.2, 0.9, 0.8)  # the wrong models: the attention scaled by these factors (both signs)
-FIGURE = "ode_order.png"
+FIGURE = FIGURES["ode"]["order"]  # the plots own the name
 
 
 @dataclass(frozen=True)

@@ -32,13 +32,14 @@ from ..core._threads import single_threaded
 from ..core._validate import fits_in_memory, positive_float, positive_int, seed as check_seed
 from ..io._formats import write_json, write_npz
 from ..observables import interaction_energy
+from ..plots._names import FIGURES
 from ._results import Result
 from ._sync.architecture import DEFAULTS as PARTS, config_fields, given, model_config, part_reasons
 from ._sync.cells import agreement_with_kernel, cell_grid
 
 THRESHOLD = 1e-3  # final E_beta below this counts as synchronized
 FINE = 41  # points per axis of the lambda_bar grid
-FIGURE = "phase.png"
+FIGURE = FIGURES["theorems"]["phase"]  # the plots own the name
 SEED_STRIDE = 10**6  # root seed r uses the replicate seeds r * SEED_STRIDE + k (more seeds reuse the first ones)
 
 FULL: dict[str, Any] = dict(

@@ -37,15 +37,13 @@ from ..io._damage import intact, recover
 from ..io._formats import read_npz, write_csv, write_json, write_npz
 from ..io._hashing import config_hash
 from ..io._lock import folder_lock
-from ..noise._mlp import BLOCK_FROM, TOKEN_BLOCK
 from ..observables import FIGURE_CLUSTER_COS, cluster_count, interaction_energy, mean_abs_cosine, mean_cosine
+from ..plots._names import FIGURES
+from ..sweeps._memory import CHECKPOINT_LAYERS, METRIC_CHUNK, METRICS, run_bytes
 from ._results import Result
 
-CHECKPOINT_LAYERS = 500
-METRIC_CHUNK = 16  # saved states per observable evaluation: (16, N, N) cosines at a time
 TRAJECTORY_MAX_BYTES = 512 * 2**20  # larger trajectories stay as segments/*.npz
-METRICS = ("energy", "mean_cos", "mean_abs_cos", "clusters")
-FIGURE = "energy.png"  # the energy curve in the run directory
+FIGURE = FIGURES["simulate"]["energy"]  # the energy curve in the run directory (the plots own the name)
 
 
 @dataclass(frozen=True)
@@ -77,25 +75,6 @@ class SimulateResult(Result):
 
 
 BASE_BYTES = 32 << 20  # a run's lazy imports and allocator pools above the process's start: 30-40 MB measured
-
-
-def run_bytes(cfg: ModelConfig, *, cosines: bool = False) -> int:
-    """Bytes the arrays of one run of ``cfg`` take at their peak: the saved states (a segment's list, then all of
-    them in their stacks, then gathered once for the result) and the larger of two phases that do not overlap: a
-    layer (its MLP draws, 3 of (m, d), hidden layer (N, m), a block of it from ``BLOCK_FROM`` tokens, and ~8 (N, d)
-    temporaries; attention holds O(N d): sdpa never forms the N x N scores, the harmonic method O(N) features)
-    and the observables (float64 copies of ``METRIC_CHUNK`` states; their cosines go in row blocks of a fixed
-    size, counted in ``BASE_BYTES``). With ``cosines``, the three (N, N) float64 matrices a sweep's observables
-    form per run (``sweeps.evaluate``)."""
-    n, d, m = cfg.tokens, cfg.dim, cfg.width
-    item = torch.tensor([], dtype=cfg.torch_dtype).element_size()
-    saved = cfg.layers // cfg.save_every + 2
-    per_segment = min(cfg.layers, CHECKPOINT_LAYERS) // cfg.save_every + 2
-    hidden = n if n < BLOCK_FROM else TOKEN_BLOCK  # MLPNoise.apply's hidden layer: (block, m) from BLOCK_FROM
-    layer = item * (3 * m * d + hidden * m + 8 * n * d)
-    states = item * n * d * (per_segment + 2 * saved) + 8 * (len(METRICS) + 2) * saved
-    observables = 2 * 8 * min(METRIC_CHUNK, per_segment) * n * d + (3 * 8 * n * n if cosines else 0)
-    return states + max(layer, observables)
 
 
 def memory_estimate(cfg: ModelConfig) -> int:

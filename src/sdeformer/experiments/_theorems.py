@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..io._report import Figure, Section, Table
+from ..plots._names import FIGURES, SYNC_PANELS
 from ..theory._power import describe
 from . import _lyapunov as lyapunov, _phase as phase
 from ._rates import measure as rates
@@ -34,8 +35,8 @@ SYNC_SETTINGS = [
 ]
 SYNC_FULL: dict[str, Any] = dict(dim=64, runs=32, tokens=32, steps=500, horizon=10.0)
 SYNC_QUICK: dict[str, Any] = dict(dim=64, runs=8, tokens=8, steps=60, horizon=5.0)
-# the two sync figures: the settings with attention on, then the noise-only ones
-SYNC_FIGURES = {"sync_attention.png": slice(0, 3), "sync_noise_only.png": slice(3, 6)}
+PLOT_NAMES = FIGURES["theorems"]
+SYNC_FIGURES = SYNC_PANELS  # the two sync figures (the plots own them): attention on, then the noise-only settings
 
 
 @dataclass(frozen=True)
@@ -189,12 +190,12 @@ def _sync_section(results: tuple[sync.SyncResult, ...], cfg: dict[str, Any]) -> 
         ],
         [
             Figure(
-                Path("sync_attention.png"),
+                Path(PLOT_NAMES["sync_attention"]),
                 "Attention on (s = +1). Theory: the bound (dashed) where it applies; "
                 "measured: the ensemble energies and their fitted rates in the legend.",
             ),
             Figure(
-                Path("sync_noise_only.png"),
+                Path(PLOT_NAMES["sync_noise_only"]),
                 "Attention off (s = 0): synchronization by noise alone. Theory: decay "
                 "at least at rate lambda_bar' for ReLU sigma = 0.1; no decay guaranteed for ReLU/tanh without bias "
                 "(tanh: odd field, antipodal pairs persist, E_beta stays positive).",

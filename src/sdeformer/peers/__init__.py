@@ -21,6 +21,7 @@ from .._lazy import lazy_exports
 from ..core._errors import ConfigError
 
 if TYPE_CHECKING:  # the public names: the one re-export list (lazy_exports loads each on first use)
+    from ._phase import FixedStep, StackedHeads, median_clusters, pair_fraction, run_segments, span_dimension
     from ._published_radius import PublishedRadius
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, __file__)

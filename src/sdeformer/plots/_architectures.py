@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from matplotlib.ticker import NullFormatter
 
-from ..experiments._architectures.report import FIGURES, SADDLE
-from . import plt, save_figure
+from ._names import FIGURES
+from ._save import plt, save_figure
 
 if TYPE_CHECKING:
     from ..experiments._architectures.report import ArchitecturesResult
@@ -107,9 +107,9 @@ def staircase_figure(result: ArchitecturesResult, path: Path) -> Path:
     return save_figure(fig, path)
 
 
-def durations_figure(result: ArchitecturesResult, path: Path) -> Path:
-    """Mean time spent at the two-cluster saddle against noise strength, with 95% intervals (the noiseless run
-    drawn at the left edge)."""
+def durations_figure(result: ArchitecturesResult, path: Path, saddle: tuple[int, ...]) -> Path:
+    """Mean time spent at the two-cluster ``saddle`` (the cluster sizes the experiment measured) against noise
+    strength, with 95% intervals (the noiseless run drawn at the left edge)."""
     fig, ax = plt.subplots(figsize=(4.8, 3.6))
     items = sorted((float(c), d) for c, d in result.durations.items())
     positive = [c for c, _ in items if c > 0]
@@ -121,7 +121,7 @@ def durations_figure(result: ArchitecturesResult, path: Path) -> Path:
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel(f"noise strength (covariance factor; {edge:.2g} stands for none)")
-    ax.set_ylabel(f"time at the saddle {SADDLE}")
+    ax.set_ylabel(f"time at the saddle {saddle}")
     return save_figure(fig, path)
 
 
@@ -145,9 +145,10 @@ def species_figure(result: ArchitecturesResult, path: Path) -> Path:
     return save_figure(fig, path)
 
 
-def architecture_figures(result: ArchitecturesResult, folder: Path) -> list[Path]:
-    """All figures of the part into ``folder``, named as ``FIGURES``."""
+def architecture_figures(result: ArchitecturesResult, folder: Path, saddle: tuple[int, ...]) -> list[Path]:
+    """All figures of the part into ``folder``, named as ``FIGURES["architectures"]``; ``saddle``: the cluster sizes
+    whose plateau durations were measured (``experiments``' ``SADDLE``)."""
     folder = Path(folder)
     draw = {"alibi": alibi_figure, "graphs": graph_figure, "staircase": staircase_figure,
-            "durations": durations_figure, "species": species_figure}  # fmt: skip
-    return [fn(result, folder / FIGURES[name]) for name, fn in draw.items()]
+            "durations": lambda r, p: durations_figure(r, p, saddle), "species": species_figure}  # fmt: skip
+    return [fn(result, folder / FIGURES["architectures"][name]) for name, fn in draw.items()]

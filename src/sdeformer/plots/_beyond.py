@@ -16,7 +16,8 @@ from matplotlib.cm import ScalarMappable
 from matplotlib.colors import Normalize
 
 from ..theory import _quadrature as q
-from . import plt, save_figure
+from ._names import FIGURES
+from ._save import plt, save_figure
 
 ENERGY_FLOOR = 1e-17  # E_beta of coinciding tokens is 0 up to rounding (possibly negative): clipped for log axes
 
@@ -172,7 +173,8 @@ def _phase_figure(phase: dict, path: Path) -> None:
 
 def write_figures(result, folder: Path) -> None:
     """The four PNGs of part 3 into ``folder``."""
-    _checks_figure(list(result.checks), folder / "checks.png")
-    _width_figure(result.partial_width, folder / "partial_width.png")
-    _side_figure(result.side_by_side, folder / "side_by_side.png")
-    _phase_figure(result.phase, folder / "phase.png")
+    names = FIGURES["beyond"]
+    _checks_figure(list(result.checks), folder / names["checks"])
+    _width_figure(result.partial_width, folder / names["partial_width"])
+    _side_figure(result.side_by_side, folder / names["side_by_side"])
+    _phase_figure(result.phase, folder / names["phase"])

@@ -15,7 +15,8 @@ from matplotlib.cm import ScalarMappable
 from matplotlib.colors import Normalize
 from matplotlib.ticker import NullFormatter, NullLocator
 
-from . import plt, save_figure
+from ._names import FIGURES, SYNC_PANELS
+from ._save import plt, save_figure
 
 if TYPE_CHECKING:
     from ..experiments._lyapunov import LyapunovRow
@@ -153,10 +154,9 @@ def phase_figure(result: PhaseResult, path: Path) -> Path:
 
 def theorem_figures(results: TheoremResults, folder: Path) -> list[Path]:
     """Every figure of report part two into ``folder``: the rates, the two sync panels, Lyapunov, phase."""
-    from ..experiments import _lyapunov as lyapunov, _phase as phase, _theorems as theorems
-
+    names = FIGURES["theorems"]
     paths = [rate_figure(r, folder / r.figure) for r in results.rates]
-    paths += [energy_figure(results.sync[part], folder / name) for name, part in theorems.SYNC_FIGURES.items()]
-    paths.append(lyapunov_figure(results.lyapunov.rows, folder / lyapunov.FIGURE))
-    paths.append(phase_figure(results.phase, folder / phase.FIGURE))
+    paths += [energy_figure(results.sync[part], folder / name) for name, part in SYNC_PANELS.items()]
+    paths.append(lyapunov_figure(results.lyapunov.rows, folder / names["lyapunov"]))
+    paths.append(phase_figure(results.phase, folder / names["phase"]))
     return paths

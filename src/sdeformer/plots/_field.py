@@ -8,7 +8,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 
-from . import save_figure
+from ._save import save_figure
 
 
 def long_context_figure(result: Any, path: Path) -> Path:

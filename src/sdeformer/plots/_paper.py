@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
-from . import fixed_layout, plt, save_figure
+from ._save import fixed_layout, plt, save_figure
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

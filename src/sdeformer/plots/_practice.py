@@ -1,13 +1,15 @@
 """Figures of the practice results page (THEORY section 7): each method's validation curve and per-layer
 synchronization, the MiniLM probe per layer, and random-batch inference against p. Each function takes what
-``practice._report`` read (the suite summary, a probe record, an inference record) and writes one PNG atomically.
+the practice page read (the suite summary, a probe record, an inference record) and writes one PNG atomically;
+``PRACTICE_FIGURES`` hands the three to the page's builder (``sdeformer.practice.build``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from . import plt, save_figure
+from ..practice._report import Drawing
+from ._save import plt, save_figure
 
 LABEL = {"charlm": "validation loss (nats/char, lower is better)", "mnist": "validation accuracy (higher is better)"}
 
@@ -76,3 +78,6 @@ def inference_figure(record: dict, label: str, path: Path) -> Path:
     ax.legend()
     fig.tight_layout()
     return save_figure(fig, path, dpi=110)
+
+
+PRACTICE_FIGURES = Drawing(methods=methods_figure, probe=probe_figure, inference=inference_figure)

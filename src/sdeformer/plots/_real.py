@@ -1,14 +1,19 @@
 """Figures of a real model held against the theory (THEORY sections 1, 2; BEYOND section 1; docs/real.md): the
 per-layer statistics with intervals beside the controls, the empirical kernel against kappa and independent
-noise for three blocks, the common share per block, the attention's fit per block. Each writes one PNG."""
+noise for three blocks, the common share per block, the attention's fit per block. Each writes one PNG;
+``real_figures`` draws a record's five (the caller hands it to ``real``'s ``run_and_write``, and its paths to
+``report_section``), ``models_figure`` the verdict figure of several models."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-from . import plt, save_figure
+from ._names import FIGURES
+from ._real_band import band_figure
+from ._save import plt, save_figure
 
 STATS = (("mean_cos", "mean pairwise cosine"), ("effective_rank", "effective rank"), ("energy", "E_beta, beta = 1"))
 
@@ -123,3 +128,17 @@ def _save(fig, path: Path) -> Path:
     save_figure(fig, path)
     plt.close(fig)
     return path
+
+
+def real_figures(record: dict, out: Path) -> dict[str, Path]:
+    """The five figures of one ``real`` record into ``out``, keyed as ``FIGURES["real"]``: the verdict band, the
+    statistics, the kernel, the common share, the attention's fit."""
+    names, out = FIGURES["real"], Path(out)
+    draw = {"band": lambda r, p: band_figure([r], p), "statistics": statistics_figure, "kernel": kernel_figure,
+            "share": share_figure, "attention": attention_figure}  # fmt: skip
+    return {key: fn(record, out / names[key]) for key, fn in draw.items()}
+
+
+def models_figure(records: Sequence[dict], out: Path) -> Path:
+    """The verdict figure of several models' records, one panel each, into ``out``."""
+    return band_figure(records, Path(out) / FIGURES["real"]["models"])

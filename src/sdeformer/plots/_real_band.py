@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import plt, save_figure
+from ._save import plt, save_figure
 
 COLORS = ("tab:blue", "tab:orange", "tab:green")
 

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from matplotlib.colors import PowerNorm
 
-from . import plt, save_figure
+from ._names import FIGURES
+from ._save import plt, save_figure
 
 if TYPE_CHECKING:
     from ..experiments._spde.run import SpdeReport, SpdeRun
@@ -117,14 +118,14 @@ def run_figure(run: SpdeRun, path: Path) -> Path:
 
 
 def report_figures(report: SpdeReport, out: Path) -> list[Path]:
-    """The report's three figures into ``out`` (names ``experiments._spde.study.FIGURES``)."""
-    from ..experiments._spde.study import FIGURES
+    """The report's three figures into ``out`` (names ``FIGURES["spde"]``)."""
     from ..io._formats import read_npz
 
+    names = FIGURES["spde"]
     paths = []
     for key, folder in report.showcase.items():
         draw = circle_figure if key == "d2" else sphere_figure
-        paths.append(draw(read_npz(out / folder / "spde.npz"), out / FIGURES[key]))
+        paths.append(draw(read_npz(out / folder / "spde.npz"), out / names[key]))
     conv = {int(p.stem[-1]): read_npz(p) for p in sorted(out.glob("convergence_d*.npz"))}
-    paths.append(error_figure(conv, out / FIGURES["error"]))
+    paths.append(error_figure(conv, out / names["error"]))
     return paths

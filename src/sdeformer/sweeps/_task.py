@@ -24,6 +24,7 @@ from ..config import ModelConfig
 from ..core._threads import torch_threads
 from ..dynamics import _engine as engine
 from ..plugins import run_time_error
+from ._memory import run_bytes
 from ._observables import SweepObservable, evaluate
 from ._points import Run
 from ._provenance import stamp, task_id
@@ -46,13 +47,11 @@ class Task:
 
 def batch_size(batch: int | str, cfg: ModelConfig) -> int:
     """Runs per task: ``batch``, or for ``"auto"`` as many runs of ``cfg`` as fit in ``AUTO_TASK_BYTES``
-    (``simulate.run_bytes`` per run; between 1 and ``AUTO_MAX_BATCH``). Measured on the noise phase
+    (``memory.run_bytes`` per run; between 1 and ``AUTO_MAX_BATCH``). Measured on the noise phase
     sweep's runs (N = 32, m = 2048): 11.8 / 9.7 / 9.3 / 9.2 ms per run at 4 / 16 / 48 / 96 runs per task (d = 8),
     21.6 / 19.1 / 18.8 / 19.0 ms (d = 64): past ~16 runs a task gains nothing, so the budget only bounds memory."""
     if batch != "auto":
         return int(batch)
-    from ..experiments._simulate import run_bytes
-
     return max(1, min(AUTO_MAX_BATCH, AUTO_TASK_BYTES // run_bytes(cfg, cosines=True)))
 
 

@@ -18,17 +18,12 @@ from ...core._threads import torch_threads
 from ...io._formats import write_json
 from ...io._report import Figure, Section, Table
 from ...observables import FIGURE_CLUSTER_COS
+from ...plots._names import FIGURES as PLOT_NAMES
 from ...theory._power import COMPUTED, describe
 from .._results import Result
 from . import alibi as al, checks as ac
 
-FIGURES = {
-    "alibi": "alibi_profile.png",
-    "graphs": "graph_rates.png",
-    "staircase": "staircase.png",
-    "durations": "plateau_durations.png",
-    "species": "species.png",
-}
+FIGURES = PLOT_NAMES["architectures"]  # the plots own the names
 PLAN = {
     False: {
         "power": COMPUTED,  # from the +-20 % models, confirmed by one re-run (K re-runs cost too much)

@@ -31,11 +31,12 @@ import numpy as np
 
 from ...io._report import Figure, Section, Table
 from ...params import Param
+from ...plots._names import FIGURES
 from .._registry import Context
 from .._results import Result
 from ._common import cached, log_slope
 
-FIGURE = "context_chaos.png"
+FIGURE = FIGURES["context-chaos"]["chaos"]  # the plots own the name
 
 
 @dataclass(frozen=True)

@@ -31,12 +31,13 @@ from scipy.optimize import brentq
 
 from ...io._report import Figure, Section, Table
 from ...params import Param
+from ...plots._names import FIGURES
 from .._registry import Context
 from .._results import Result
 from . import _usa as usa
 from ._common import Z95, cached
 
-FIGURE = "independent_noise.png"
+FIGURE = FIGURES["independent-noise"]["critical"]  # the plots own the name
 LEVEL = 0.45  # between the uniform state's |mean| (about 1/sqrt(N delta)) and the clustered branch's (> 0.5)
 BRANCH_RTOL = 1e-3  # the branch's beta* against the characterisation (its bias: O(m^2) at m = 0.01)
 

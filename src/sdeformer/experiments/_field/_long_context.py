@@ -22,12 +22,13 @@ import numpy as np
 
 from ...io._report import Figure, Section, Table
 from ...params import Param
+from ...plots._names import FIGURES
 from .._registry import Context
 from .._results import Result
 from ._common import cached
 from ._selectivity import critical_beta, fitted_slope, gaps
 
-FIGURE = "long_context.png"
+FIGURE = FIGURES["long-context"]["slope"]  # the plots own the name
 
 
 @dataclass(frozen=True)

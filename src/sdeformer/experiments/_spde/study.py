@@ -12,6 +12,7 @@ import numpy as np
 
 from ...io._formats import write_npz
 from ...io._report import Figure, Section, Table
+from ...plots._names import FIGURES as PLOT_NAMES
 from ...spde._diagnostics import TAIL_TOL, low_mode_distance, resolution, tail_share
 from ...spde._fields import mlp_noise
 from ...spde._initial import von_mises_fisher
@@ -27,7 +28,7 @@ from .tables import SETTING, covariance_table, power_text, w2_table
 BETAS = (1.0, 2.0, 5.0, 10.0, 20.0)
 MOMENT_KEYS = ("dim", "attention", "noise_scale", "k", "paths", "degrees", "z_max", "passes")  # the moment table
 RATE_RTOL = 0.01  # the rate check's relative tolerance (the Euler bias O(rate dt) is below it)
-FIGURES = {"d2": "spde_circle.png", "d3": "spde_sphere.png", "error": "spde_error_vs_n.png"}
+FIGURES = PLOT_NAMES["spde"]  # the plots own the names
 
 
 def _noise(dim: int, scale: float = 0.5, modes: int = 3):
