@@ -19,6 +19,7 @@ import torch
 
 from ..core._errors import ConfigError
 from ..noise._partial import PartialNoise
+from ..params import ALIASES
 from ..registry import ATTENTIONS, NOISES, NORMS, SOLVERS, Entry, Params
 from ._species import species_noise
 
@@ -69,7 +70,7 @@ def batched_fields(cfg: Any) -> tuple[str, ...]:
     for part, other in ((noise, attention), (attention, noise)):
         fields += [f for f in part.batched_fields(cfg) if f not in other.reads or f in other.batched_fields(cfg)]
     for kind, part in (("noise", noise), ("attention", attention)):  # the parts' own batched parameters
-        fields += [f"{kind}.{p.name}" for p in part.params if p.batched]
+        fields += [ALIASES.get(f"{kind}.{p.name}", f"{kind}.{p.name}") for p in part.params if p.batched]
     return tuple(dict.fromkeys(fields))
 
 
