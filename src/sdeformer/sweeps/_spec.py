@@ -184,7 +184,9 @@ def _check_read(base: dict[str, Any], axes: dict[str, Any]) -> None:
         parts = {str(v).partition(":")[0] for v in (chosen if isinstance(chosen, tuple) else (chosen,))}
         entries = [PARTS[kind]["mlp" if p == NOISE_OFF else p] for p in parts]
         if all(e.param(name) is None and flat not in e.reads for e in entries):
-            raise ConfigError(flat, values[0], f"not read by {kind} {' or '.join(map(repr, sorted(parts)))} in this spec")
+            raise ConfigError(
+                flat, values[0], f"not read by {kind} {' or '.join(map(repr, sorted(parts)))} in this spec"
+            )
 
 
 def _coerce(name: str, value: Any, where: str) -> Any:
