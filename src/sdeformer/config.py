@@ -26,7 +26,7 @@ from .core._config_files import (  # re-exported
 from .core._errors import ConfigError
 from .core._rng import check_kind as check_rng
 from .core._sphere import uniform_sphere
-from .core._validate import seed as check_seed
+from .core._validate import bias_stds, seed as check_seed
 from .dynamics import _blocks as blocks, _species as species
 from .noise._mlp import SAMPLING_MODES
 from .params import ALIASES, FIELDS, IN_NAME, expand_shorthands, in_name
@@ -96,10 +96,10 @@ class ModelConfig:
         return super().__new__(cls)
 
     def __post_init__(self, bias_std: float | None = None) -> None:
-        if bias_std is not None:  # the shorthand's rule (params.expand_shorthands), against su/sw set here
-            given = {name: getattr(self, name) for name in ("su", "sw") if getattr(self, name)}
-            for name, value in expand_shorthands({"bias_std": bias_std, **given}).items():
-                object.__setattr__(self, name, value)
+        if bias_std is not None:  # the shorthand's rule (core._validate.bias_stds), against su/sw set here
+            su, sw = bias_stds(bias_std, self.su or None, self.sw or None)
+            object.__setattr__(self, "su", su)
+            object.__setattr__(self, "sw", sw)
         _route_aliases(self)
         for name, declared in FIELDS.items():  # the numbers: 64.0 -> 64, numpy scalars -> Python numbers
             if declared.rule and name != "seed":  # the seed is checked, not converted (check_seed below)
@@ -217,7 +217,7 @@ class ModelConfig:
     def build(self) -> Any:  # a StochasticTransformer, or a dynamics._sde.Solver for ``solver``
         """The model this config describes: the discrete model, or the SDE scheme named by ``solver``. Both run
         with the one verb ``run(x0, seed, saveat)``."""
-        return blocks.model(self, blocks.noise_field(self), blocks.attention(self))
+        return blocks.model(self, blocks.parts(self))
 
     def initial_tokens(self, device: str | torch.device = "cpu") -> torch.Tensor:
         """The tokens ``(N, d)`` of ``x0`` if given, else i.i.d. uniform ones from the config's seed (their own

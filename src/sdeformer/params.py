@@ -121,18 +121,16 @@ NAMED = {field: key for key, field in ALIASES.items() if field != IN_NAME}  # fl
 
 
 def expand_shorthands(values: dict[str, Any]) -> dict[str, Any]:
-    """``values`` with each shorthand replaced by the fields it sets (``bias_std`` -> su = sw), the one place of
-    that rule; ConfigError when a field it sets is given too (under either name)."""
+    """``values`` with ``bias_std`` replaced by the fields it sets (su = sw: ``core._validate.bias_stds``, the one
+    place of that rule); ConfigError when su or sw is given too (under either name)."""
     out = dict(values)
-    for short, targets in SHORTHANDS.items():
-        if short in out and out[short] is not None:
-            value = out.pop(short)
-            given = [t for t in targets if t in out or NAMED.get(t) in out]
-            if given:
-                raise ConfigError(short, value, f"give either {short} or {'/'.join(targets)}, not both")
-            out.update(dict.fromkeys(targets, value))
-        else:
-            out.pop(short, None)
+    if out.get("bias_std") is None:
+        out.pop("bias_std", None)
+        return out
+    from .core._validate import bias_stds  # here: the declarations stay torch-free (a fast --help)
+
+    given = [out.get(name, out.get(NAMED[name])) for name in SHORTHANDS["bias_std"]]
+    out["su"], out["sw"] = bias_stds(out.pop("bias_std"), *(True if v is not None else None for v in given))
     return out
 
 

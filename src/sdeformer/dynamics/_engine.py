@@ -16,16 +16,19 @@ from __future__ import annotations
 import functools
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import torch
 
-from ..config import ModelConfig
 from ..core._errors import ConfigError
 from ..core._rng import make_streams
 from ..core._threads import warn_threads
 from . import _blocks as blocks
 from ._labels import Runs
 from ._loop import TokenDynamics, Trajectory
+
+if TYPE_CHECKING:  # the engine runs configs' built parts; it never imports the config module (docs/design.md)
+    from ..config import ModelConfig
 
 BATCHED_FIELDS = ("su", "sw", "attention_scale", "beta", "seed")  # the most a group may vary (MLP noise, softmax)
 
@@ -45,9 +48,7 @@ def build_batched(configs: Sequence[ModelConfig], **mlp_options) -> TokenDynamic
     batched = blocks.batched_fields(c0)
 
     columns = {name: blocks.column(configs, name, c0.torch_dtype) for name in batched if name != "seed"}
-    noise = blocks.noise_field(c0, columns, **mlp_options)
-    attn = blocks.attention(c0, columns, seeds=[c.seed for c in configs])
-    return blocks.model(c0, noise, attn)
+    return blocks.model(c0, blocks.parts(c0, columns, [c.seed for c in configs], **mlp_options))
 
 
 def run_group(
@@ -84,7 +85,7 @@ def _groups(
     """(input indices, batched Trajectory) per group of ``configs``; ``progress(n)`` counts setting x layer.
     Raises ConfigError for an entry that is not a ModelConfig (before any run)."""
     for i, c in enumerate(configs):
-        if not isinstance(c, ModelConfig):
+        if not all(callable(getattr(c, verb, None)) for verb in ("initial_tokens", "to_dict", "value")):
             raise ConfigError(f"configs[{i}]", c, "a ModelConfig (sdf.ModelConfig(...) or ModelConfig.from_mapping)")
     groups: dict[tuple, list[int]] = defaultdict(list)
     for i, c in enumerate(configs):
