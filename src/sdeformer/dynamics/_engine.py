@@ -1,8 +1,8 @@
 """Batched engine: many settings and seeds of equal shape as one tensor program (docs/design.md: shapes).
 
-Settings that share everything but (su, sw, attention_scale, beta, seed) form one group (fewer of these for
-the other noise models and attention variants: ``blocks.batched_fields``); each group is
-one batched ``StochasticTransformer`` run with batch shape ``(G,)``, per-element noise laws and one
+Settings that share everything but the seed and the parameters their parts declare batched form one group
+(``blocks.batched_fields``: the MLP noise's bias stds, softmax's beta and scale); its parts are built once
+(``blocks.parts``) and each group is one batched ``StochasticTransformer`` run with batch shape ``(G,)``, per-element noise laws and one
 random stream per element. Element k equals the unbatched run of ``configs[k]``: the same random numbers,
 so the same values up to floating-point rounding of the batched matmuls (``tests/test_model.py``).
 ``mlp_options`` (``sampling="conditional"``, ``matmul_dtype=torch.bfloat16``) override the opt-in fast paths of
@@ -29,8 +29,6 @@ from ._loop import TokenDynamics, Trajectory
 
 if TYPE_CHECKING:  # the engine runs configs' built parts; it never imports the config module (docs/design.md)
     from ..config import ModelConfig
-
-BATCHED_FIELDS = ("su", "sw", "attention_scale", "beta", "seed")  # the most a group may vary (MLP noise, softmax)
 
 
 def group_key(cfg: ModelConfig) -> tuple:
@@ -63,7 +61,9 @@ def run_group(
     keys = {group_key(c) for c in configs}
     if len(keys) != 1:
         raise ConfigError(
-            "configs", f"{len(keys)} groups", "run_group needs configs that differ only in " + ", ".join(BATCHED_FIELDS)
+            "configs",
+            f"{len(keys)} groups",
+            "run_group needs configs that differ only in " + ", ".join(blocks.batched_fields(configs[0])),
         )
     x0 = torch.stack([c.initial_tokens(device) for c in configs])  # (G, N, d)
     model = build_batched(configs, **mlp_options)
