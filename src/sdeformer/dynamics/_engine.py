@@ -2,9 +2,10 @@
 
 Settings that share everything but the seed and the parameters their parts declare batched form one group
 (``blocks.batched_fields``: the MLP noise's bias stds, softmax's beta and scale); its parts are built once
-(``blocks.parts``) and each group is one batched ``StochasticTransformer`` run with batch shape ``(G,)``, per-element noise laws and one
-random stream per element. Element k equals the unbatched run of ``configs[k]``: the same random numbers,
-so the same values up to floating-point rounding of the batched matmuls (``tests/test_model.py``).
+(``blocks.parts``) and each group is one batched ``StochasticTransformer`` run with batch shape ``(G,)``,
+per-element noise laws and one random stream per element. Element k equals the unbatched run of
+``configs[k]``: the same random numbers, so the same values up to floating-point rounding of the batched
+matmuls (``tests/test_model.py``).
 ``mlp_options`` (``sampling="conditional"``, ``matmul_dtype=torch.bfloat16``) override the opt-in fast paths of
 ``MLPNoise``: the same law, other random numbers; by default the draws are the unbatched ones.
 ``run_sweep`` returns one Trajectory per setting; ``sweep_measure`` applies a measurement to each batched run
