@@ -190,12 +190,13 @@ def _check_read(base: dict[str, Any], axes: dict[str, Any]) -> None:
 
 
 def _coerce(name: str, value: Any, where: str) -> Any:
-    """A spec value typed (``values.coerce``), a part parameter under its field's name (``noise.width`` as
-    ``width``); a part's own ``str`` or ``bool`` parameter as given (``ModelConfig`` checks its declared type)."""
-    field = ALIASES.get(name, name)
-    if "." in field or field == IN_NAME and "." in name:
-        return value if isinstance(value, (str, bool)) else coerce(name, value, where)
-    return coerce(field, value, where)
+    """A spec value checked and typed by its field's declaration (``params.FIELDS``: the check the config makes;
+    ``noise.width`` and ``bias_std`` under their fields, ``width`` and ``su``); a part's own parameter as given
+    when ``str`` or ``bool`` (``ModelConfig`` checks its declared type), else as a number (``values.coerce``)."""
+    field = SHORTHANDS.get(ALIASES.get(name, name), (ALIASES.get(name, name),))[0]
+    if field in FIELDS and not (field == IN_NAME and "." in name):
+        return FIELDS[field].check(where, value)
+    return value if isinstance(value, (str, bool)) else coerce(name, value, where)
 
 
 def _device(value: Any) -> str:
