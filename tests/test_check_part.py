@@ -83,8 +83,12 @@ def test_contract_breaches_fail_naming_the_check():
 def test_declared_parameters_are_checked(plugin_parts):
     ran = check_part(plugin_parts.HalfGaussian("relu", 0.1, 0.1), entry="noise:half_gaussian", copies=20000)
     assert "noise.fraction: default builds; NaN, wrong type, below low, above high refused" in ran
-    assert check_part(plugin_parts.ShiftedSoftmax(1.0, 1.0), entry="attention:shifted_softmax")[-1].startswith(
-        "attention.shift: default builds; NaN, wrong type, below low refused"
+    ran = check_part(plugin_parts.ShiftedSoftmax(1.0, 1.0), entry="attention:shifted_softmax")
+    assert "attention.shift: default builds; NaN, wrong type, below low refused" in ran
+    # the fields it reads are parameters it declares, checked alike (under their KIND.NAME names)
+    assert "attention.scale: default builds; NaN, wrong type refused" in ran
+    assert "noise.su: default builds; NaN, wrong type, below low refused" in check_part(
+        plugin_parts.HalfGaussian("relu", 0.1, 0.1), entry="noise:half_gaussian", copies=200
     )
 
 
@@ -94,5 +98,6 @@ def test_a_declared_range_the_config_does_not_enforce_fails(plugin_parts, monkey
     from sdeformer.params import Param
 
     monkeypatch.setattr(Param, "check", lambda self, key, value: value)
-    with pytest.raises(PartCheckError, match="noise.fraction: NaN"):
+    # (NaN is refused by the config for every key; the wrong type is what the declaration alone refuses)
+    with pytest.raises(PartCheckError, match="noise.fraction: wrong type"):
         check_params("noise", "half_gaussian")

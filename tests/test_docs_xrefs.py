@@ -9,13 +9,15 @@ import importlib
 import re
 from pathlib import Path
 
+from sdeformer.params import ALIASES
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = {
     p.stem for p in (ROOT / "src" / "sdeformer").iterdir() if (p.is_dir() or p.suffix == ".py") and p.stem[0] != "_"
 }
 REFERENCE = re.compile(r"`{1,2}((?:sdeformer\.)?[a-z_]+(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(?:\(\))?`{1,2}")
 FILE_SUFFIXES = {"json", "py", "npz", "png", "ipynb", "csv", "parquet", "html", "yaml", "toml", "md", "txt", "npy"}
-CONFIG_KEYS = {"su", "sw", "fraction", "shift", "gain", "alpha", "NAME"}  # KIND.NAME keys, not modules
+CONFIG_KEYS = {"fraction", "shift", "gain", "NAME"} | {key.partition(".")[2] for key in ALIASES}  # KIND.NAME keys
 NOT_OURS = ("attention.output", "attention.attn")  # Hugging Face module paths (docs/real.md)
 
 

@@ -28,7 +28,7 @@ from sdeformer.theory._moments import measured_pair_moments, predicted_pair_mome
 from sdeformer.theory._montecarlo import Estimate
 
 PLUGIN = str(Path(__file__).with_name("plugin_parts.py"))
-CFG = dict(tokens=6, dim=4, width=16, layers=20, horizon=1.0, su=0.1, sw=0.1, dtype="float64")
+CFG = dict(tokens=6, dim=4, layers=20, horizon=1.0, su=0.1, sw=0.1, dtype="float64")
 
 SDE_SCHEMES = [n for n in SOLVERS.names() if not issubclass(SOLVERS[n].part(), NoiseFreeSolver)]  # with noise
 

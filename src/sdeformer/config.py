@@ -8,29 +8,29 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import functools
 import math
-import stat
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import InitVar, dataclass, fields
-from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
 from .attention._harmonic import check_method
 from .attention._masks import ARCHITECTURE_DEFAULTS, check_architecture
 from .core._activations import get_activation
-from .core._config_files import load_config_file as load_config_file  # re-exported: config.load_config_file
+from .core._config_files import (  # re-exported
+    file_tokens,
+    load_config_file as load_config_file,
+    token_starts as token_starts,  # re-exported: config.token_starts
+)
 from .core._errors import ConfigError
 from .core._rng import check_kind as check_rng
 from .core._sphere import uniform_sphere
-from .core._validate import seed as check_seed
+from .core._validate import bias_stds, seed as check_seed
 from .dynamics import _blocks as blocks, _species as species
 from .noise._mlp import SAMPLING_MODES
-from .params import FIELDS
-from .registry import ATTENTIONS, NOISES, part_entry
+from .params import ALIASES, FIELDS, IN_NAME, expand_shorthands, in_name
+from .registry import ATTENTIONS, NOISES, NORMS, part_entry
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16}
 # left out of to_dict at their defaults: the fields added after runs were recorded (their hashes stay unchanged)
@@ -96,11 +96,11 @@ class ModelConfig:
         return super().__new__(cls)
 
     def __post_init__(self, bias_std: float | None = None) -> None:
-        if bias_std is not None:
-            if self.su or self.sw:
-                raise ConfigError("bias_std", bias_std, "give either bias_std or su/sw, not both")
-            object.__setattr__(self, "su", bias_std)
-            object.__setattr__(self, "sw", bias_std)
+        if bias_std is not None:  # the shorthand's rule (core._validate.bias_stds), against su/sw set here
+            su, sw = bias_stds(bias_std, self.su or None, self.sw or None)
+            object.__setattr__(self, "su", su)
+            object.__setattr__(self, "sw", sw)
+        _route_aliases(self)
         for name, declared in FIELDS.items():  # the numbers: 64.0 -> 64, numpy scalars -> Python numbers
             if declared.rule and name != "seed":  # the seed is checked, not converted (check_seed below)
                 object.__setattr__(self, name, declared.check(name, getattr(self, name)))
@@ -145,34 +145,34 @@ class ModelConfig:
             file_tokens(self.x0, self.tokens, self.dim)
 
     @classmethod
-    def from_mapping(cls, data: Mapping[str, Any], **overrides: Any) -> ModelConfig:
+    def from_mapping(cls, data: Mapping[str, Any], *, strict: bool = True, **overrides: Any) -> ModelConfig:
         """Build from a dict (e.g. a config file); unknown keys and NaN values raise ConfigError.
 
         ``bias_std`` is accepted as a shorthand for su = sw.
         """
         data = dict(data)
         data.update({k: v for k, v in overrides.items() if v is not None})
-        if "bias_std" in data:
-            b = data.pop("bias_std")
-            if "su" in data or "sw" in data:
-                raise ConfigError("bias_std", b, "give either bias_std or su/sw, not both")
-            data["su"] = data["sw"] = b
-        params = dict(data.pop("params", None) or {})
-        for key in [k for k in data if "." in k]:  # KIND.NAME: a field the part reads (alias), else its own
-            kind, _, name = key.partition(".")
-            if name in _KNOWN and name != "params":
-                if name in data:
-                    raise ConfigError(key, data[key], f"give either {key} or {name}, not both")
-                data[name] = data.pop(key)
-            else:
-                params[key] = data.pop(key)
-        for key in data:
-            if key not in _KNOWN:
-                raise ConfigError("config key", key, f"unknown; allowed keys: {sorted(_KNOWN)} or KIND.NAME")
+        data = expand_shorthands(data)
         for key, value in data.items():
             if isinstance(value, float) and math.isnan(value):
                 raise ConfigError(key, value, "must not be NaN")
-        return cls(**data, params=tuple(params.items()))
+        params = dict(data.pop("params", None) or {})
+        for key in [k for k in data if "." in k]:  # KIND.NAME: a field of the table (params.ALIASES), else a part's own
+            if key not in ALIASES:
+                params[key] = data.pop(key)
+            elif ALIASES[key] != IN_NAME:
+                if ALIASES[key] in data:
+                    raise ConfigError(key, data[key], f"give either {key} or {ALIASES[key]}, not both")
+                data[ALIASES[key]] = FIELDS[ALIASES[key]].check(key, data.pop(key))
+            else:
+                params[key] = data.pop(key)  # written into the scheme's name by _route_aliases
+        for key in data:
+            if key not in _KNOWN:
+                raise ConfigError("config key", key, f"unknown; allowed keys: {sorted(_KNOWN)} or KIND.NAME")
+        cfg = cls(**data, params=tuple(params.items()))
+        if strict:  # a value given that the chosen part would ignore (a sweep's base may serve several parts)
+            refuse_unread(cfg, [ALIASES.get(k, k) for k in (*data, *params)])
+        return cfg
 
     def replace(self, **changes: Any) -> ModelConfig:
         return dataclasses.replace(self, **changes)
@@ -197,6 +197,8 @@ class ModelConfig:
         ConfigError for a name that is neither."""
         if "." not in name:
             return getattr(self, name)
+        if ALIASES.get(name, IN_NAME) != IN_NAME:
+            return getattr(self, ALIASES[name])
         given = dict(self.params)
         if name in given:
             return given[name]
@@ -204,6 +206,8 @@ class ModelConfig:
         declared = part_entry(self, kind).param(param)
         if declared is None:
             raise ConfigError("parameter", name, f"not declared by the {kind} {getattr(self, kind)!r}")
+        if name in ALIASES:  # written after the scheme's name (mix:0.3), else the declared default
+            return float(self.norm.partition(":")[2] or declared.default)
         return declared.default
 
     @property
@@ -213,7 +217,7 @@ class ModelConfig:
     def build(self) -> Any:  # a StochasticTransformer, or a dynamics._sde.Solver for ``solver``
         """The model this config describes: the discrete model, or the SDE scheme named by ``solver``. Both run
         with the one verb ``run(x0, seed, saveat)``."""
-        return blocks.model(self, blocks.noise_field(self), blocks.attention(self))
+        return blocks.model(self, blocks.parts(self))
 
     def initial_tokens(self, device: str | torch.device = "cpu") -> torch.Tensor:
         """The tokens ``(N, d)`` of ``x0`` if given, else i.i.d. uniform ones from the config's seed (their own
@@ -221,51 +225,6 @@ class ModelConfig:
         if self.x0:
             return torch.as_tensor(file_tokens(self.x0, self.tokens, self.dim), dtype=self.torch_dtype).to(device)
         return uniform_sphere(self.tokens, self.dim, seed=_init_seed(self.seed), dtype=self.torch_dtype, device=device)
-
-
-def token_starts(path: str | Path) -> list[str]:
-    """The ``x0`` values of a token file (a sweep's ``x0`` key): ``[path]`` for one start ``(N, d)``, one
-    ``path#b`` per start of ``(B, N, d)``. Raises ConfigError for a file that is not such an array."""
-    path = str(Path(path).resolve())
-    array = _token_array(path, *_stamp(path))
-    return [path] if array.ndim == 2 else [f"{path}#{b}" for b in range(array.shape[0])]
-
-
-def file_tokens(value: str, tokens: int, dim: int) -> np.ndarray:
-    """The start ``(N, d)`` named by an ``x0`` value (``FILE`` or ``FILE#b``). Raises ConfigError for a missing
-    or unreadable file, a bad index, a shape other than ``(tokens, dim)``, or non-finite or zero tokens."""
-    path, hashed, index = value.partition("#")
-    array = _token_array(path, *_stamp(path))
-    if hashed and not (index.isdigit() and array.ndim == 3 and int(index) < array.shape[0]):
-        raise ConfigError("x0", value, f"FILE#b needs a (B, N, d) file and 0 <= b < B; {path} is {array.shape}")
-    if not hashed and array.ndim != 2:
-        raise ConfigError("x0", value, f"holds {array.shape[0]} starts: name one as FILE#b")
-    x = array[int(index)] if hashed else array
-    if x.shape != (tokens, dim) or not np.isfinite(x).all() or not np.linalg.norm(x, axis=-1).all():
-        raise ConfigError("x0", value, f"must hold finite non-zero tokens of shape {(tokens, dim)}, not {x.shape}")
-    return x
-
-
-def _stamp(path: str) -> tuple[int, int]:
-    try:
-        info = Path(path).stat()
-    except OSError as exc:
-        raise ConfigError("x0", path, f"cannot read the token file ({exc.strerror})") from None
-    if not stat.S_ISREG(info.st_mode):  # a FIFO would block forever, /dev/zero be read until memory runs out
-        raise ConfigError("x0", path, "a regular .npy file (not a FIFO, a device or a folder)")
-    return info.st_mtime_ns, info.st_size
-
-
-@functools.lru_cache(maxsize=64)
-def _token_array(path: str, mtime_ns: int, size: int) -> np.ndarray:
-    """A .npy token file, ``(N, d)`` or ``(B, N, d)`` floats (cached per path and modification)."""
-    try:
-        array = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise ConfigError("x0", path, f"not a .npy array file ({type(exc).__name__})") from None
-    if array.ndim not in (2, 3) or not np.issubdtype(array.dtype, np.floating):
-        raise ConfigError("x0", path, f"must hold floats (N, d) or (B, N, d), not {array.dtype} {array.shape}")
-    return array
 
 
 def _init_seed(seed: int) -> int:
@@ -292,6 +251,49 @@ def _part_params(cfg: ModelConfig, given: Any) -> tuple[tuple[str, Any], ...]:
             )
         out[key] = declared.check(key, value)
     return tuple(sorted(out.items()))
+
+
+def _route_aliases(cfg: ModelConfig) -> None:
+    """The table's names among ``cfg.params`` (``params.ALIASES``) moved into the fields that store them:
+    ``noise.width`` into ``width``, ``norm.fraction`` after the scheme's name (``norm: mix:0.3``), so that a config
+    has one form and one hash whichever name set a value. Raises ConfigError when both names are given."""
+    try:
+        pairs = dict(cfg.params)
+    except (TypeError, ValueError):
+        raise ConfigError("params", cfg.params, "a mapping of KIND.NAME to values") from None
+    for key in [k for k in pairs if k in ALIASES]:
+        field, value = ALIASES[key], pairs.pop(key)
+        if field != IN_NAME:
+            if getattr(cfg, field) != FIELDS[field].default:
+                raise ConfigError(key, value, f"give either {key} or {field}, not both")
+            object.__setattr__(cfg, field, FIELDS[field].check(key, value))
+            continue
+        scheme, _, written = str(cfg.norm).partition(":")
+        if written:
+            raise ConfigError(key, value, f"give either {key} or norm {cfg.norm!r}, not both")
+        declared = part_entry(cfg, "norm").param(key.partition(".")[2])
+        if declared is None:
+            raise ConfigError(key, value, _unread("norm", scheme))
+        object.__setattr__(cfg, "norm", f"{scheme}:{in_name(declared.check(key, value))}")
+    object.__setattr__(cfg, "params", tuple(pairs.items()))
+
+
+def refuse_unread(cfg: ModelConfig, given: Iterable[str]) -> None:
+    """ConfigError, one line naming the part, for a field of the table among ``given`` set away from its default
+    that the chosen part does not read (``--width 8`` with the Gaussian noise): it would be ignored in silence."""
+    for key, field in ALIASES.items():
+        kind, _, name = key.partition(".")
+        if field == IN_NAME or field not in given or getattr(cfg, field) == FIELDS[field].default:
+            continue
+        entry = part_entry(cfg, kind)
+        if entry.param(name) is None and field not in entry.reads:
+            raise ConfigError(field, getattr(cfg, field), _unread(kind, entry.name))
+
+
+def _unread(kind: str, name: str) -> str:
+    entry = {"noise": NOISES, "attention": ATTENTIONS, "norm": NORMS}[kind][name]
+    reads = [f"{kind}.{p.name}" for p in entry.params]
+    return f"not read by {kind} {name!r} (it reads {', '.join(reads) if reads else 'no parameter'})"
 
 
 _KNOWN = frozenset({f.name for f in fields(ModelConfig)} | {"bias_std"})

@@ -9,7 +9,8 @@ so that ``--help`` stays fast.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from math import inf
 from typing import Any
 
@@ -94,3 +95,82 @@ FIELDS: dict[str, Param] = {
     )
 }
 """The config fields of the model (``config.ModelConfig``, THEORY section 1 and BEYOND), declared once."""
+
+# The one table of the parts' parameters that are config fields: KIND.NAME (the name a part declares, as a plugin's
+# own parameters are named) -> the flat field that stores it (the name the command line, config files and the run
+# hashes use: both names are accepted; the field keeps existing run folders and sweep tables resuming). A part
+# that reads one of these fields declares it (``registry.Registry.register``); a value another part would read is
+# refused (``refused``). ``norm.fraction`` and ``norm.alpha`` are stored after the scheme's name (``mix:0.3``).
+ALIASES: dict[str, str] = {
+    "noise.width": "width",
+    "noise.su": "su",
+    "noise.sw": "sw",
+    "noise.activation": "activation",
+    "noise.sampling": "sampling",
+    "attention.scale": "attention_scale",
+    "attention.causal": "causal",
+    "attention.alibi": "alibi",
+    "attention.mask": "mask",
+    "attention.cross": "cross",
+    "norm.fraction": "norm",
+    "norm.alpha": "norm",
+}
+IN_NAME = "norm"  # the field whose parameter is written after its part's name (NAME:VALUE)
+SHORTHANDS: dict[str, tuple[str, ...]] = {"bias_std": ("su", "sw")}  # one value sets several fields: su = sw
+NAMED = {field: key for key, field in ALIASES.items() if field != IN_NAME}  # flat field -> KIND.NAME
+
+
+def expand_shorthands(values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` with ``bias_std`` replaced by the fields it sets (su = sw: ``core._validate.bias_stds``, the one
+    place of that rule); ConfigError when su or sw is given too (under either name)."""
+    out = dict(values)
+    if out.get("bias_std") is None:
+        out.pop("bias_std", None)
+        return out
+    from .core._validate import bias_stds  # here: the declarations stay torch-free (a fast --help)
+
+    given = [out.get(name, out.get(NAMED[name])) for name in SHORTHANDS["bias_std"]]
+    out["su"], out["sw"] = bias_stds(out.pop("bias_std"), *(True if v is not None else None for v in given))
+    return out
+
+
+def declared(kind: str, fields: tuple[str, ...], batched: tuple[str, ...] = ()) -> tuple[Param, ...]:
+    """The parameters a part of ``kind`` declares by reading config ``fields``: those fields of the table, as
+    ``Param``s named as the part sees them (``noise.su`` -> ``su``), batched where the part takes ``(G,)``
+    tensors of them."""
+    out = []
+    for key, field in ALIASES.items():
+        if key.startswith(kind + ".") and field in fields and field != IN_NAME:
+            out.append(replace(FIELDS[field], name=key.partition(".")[2], batched=field in batched))
+    return tuple(out)
+
+
+def in_name(value: Any) -> str:
+    """A number as written after a part's name (``mix:0.3``, ``ngpt:2``): an integral value without ``.0``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError("norm", value, "a scheme's parameter must be a number")
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+class Params:
+    """A config seen by a part's ``from_config``: ``params.su`` is the override (e.g. a ``(G,)`` tensor of a
+    batched run) or the config's own value; ``params.options`` holds extra keyword options (e.g. the MLP's
+    fast paths); ``params.seeds`` the runs' config seeds of a batch (None for one run)."""
+
+    def __init__(
+        self, cfg: Any, overrides: Mapping[str, Any] | None = None, *, seeds: Any = None, kind: str = "", **options: Any
+    ):
+        self.cfg, self.overrides, self.seeds, self.kind, self.options = cfg, dict(overrides or {}), seeds, kind, options
+
+    def __getattr__(self, name: str) -> Any:
+        """A config field, or (for a part of ``kind``) a parameter the part declares (``KIND.NAME``: the config's
+        value or the declared default); an override (a batched ``(G,)`` tensor) wins."""
+        if name in ("cfg", "overrides", "seeds", "kind", "options"):
+            raise AttributeError(name)
+        key = f"{self.kind}.{name}"
+        for k in (name, key):
+            if self.overrides.get(k) is not None:
+                return self.overrides[k]
+        if hasattr(self.cfg, name):
+            return getattr(self.cfg, name)
+        return self.cfg.value(key)

@@ -19,6 +19,7 @@ checked when first built (``tests/test_registry.py`` builds them all).
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import importlib.util
 from collections.abc import Callable, Iterator, Mapping
@@ -27,7 +28,7 @@ from typing import Any
 
 from ._plugin_checks import guard, is_plugin_part
 from .core._errors import ConfigError
-from .params import Param
+from .params import Param, Params, declared
 from .plugins import entry_point_plugins, load_plugins, loaded_plugins
 
 __all__ = ["ATTENTIONS", "NOISES", "NORMS", "OBSERVABLES", "SOLVERS", "Entry", "Param", "Params", "Registry"]
@@ -94,6 +95,9 @@ class Registry:
         if name in self.entries and not replace:
             raise ConfigError(f"{self.kind} name", name, f"already registered; taken: {self.names()}")
         entry = Entry(name, target, **meta)
+        fixed = () if callable(entry.batched) else entry.batched  # reading a field of params.ALIASES declares it
+        own = tuple(p for p in declared(self.kind, entry.reads, fixed) if entry.param(p.name) is None)
+        entry = dataclasses.replace(entry, params=entry.params + own)
         for claim in (self.contract, *entry.claims):
             if claim not in CAPABILITY_NAMES:
                 raise ConfigError(f"{name}.claims", claim, f"one of {list(CAPABILITY_NAMES)}")
@@ -166,30 +170,6 @@ def _capabilities() -> Mapping[str, type]:
     return CAPABILITIES
 
 
-class Params:
-    """A config seen by a part's ``from_config``: ``params.su`` is the override (e.g. a ``(G,)`` tensor of a
-    batched run) or the config's own value; ``params.options`` holds extra keyword options (e.g. the MLP's
-    fast paths); ``params.seeds`` the runs' config seeds of a batch (None for one run)."""
-
-    def __init__(
-        self, cfg: Any, overrides: Mapping[str, Any] | None = None, *, seeds: Any = None, kind: str = "", **options: Any
-    ):
-        self.cfg, self.overrides, self.seeds, self.kind, self.options = cfg, dict(overrides or {}), seeds, kind, options
-
-    def __getattr__(self, name: str) -> Any:
-        """A config field, or (for a part of ``kind``) a parameter the part declares (``KIND.NAME``: the config's
-        value or the declared default); an override (a batched ``(G,)`` tensor) wins."""
-        if name in ("cfg", "overrides", "seeds", "kind", "options"):
-            raise AttributeError(name)
-        key = f"{self.kind}.{name}"
-        for k in (name, key):
-            if self.overrides.get(k) is not None:
-                return self.overrides[k]
-        if hasattr(self.cfg, name):
-            return getattr(self.cfg, name)
-        return self.cfg.value(key)
-
-
 NOISES = Registry("noise", "noise")  # every registry's kind names its config field (``cfg.noise``)
 NORMS = Registry("norm", "norm")  # BEYOND section 6
 ATTENTIONS = Registry("attention", "attention")
@@ -259,7 +239,13 @@ ATTENTIONS.register(
     check=_fixed_beta_scale,
     doc="random Q^T K and V drawn once per run (BEYOND section 5)",
 )  # fmt: skip
-_NS = "sdeformer.dynamics._norms.schemes:"  # their parameters (mix:F, ngpt:ALPHA) are checked by from_config
+_NS = (
+    "sdeformer.dynamics._norms.schemes:"  # their parameters (norm.fraction, norm.alpha) in the name: mix:F, ngpt:ALPHA
+)
+_IN_NAME = {
+    "mix": (Param("fraction", float, 0.25, low=0.0, high=1.0, doc="F in (0, 1), the Post-LN fraction of the depth"),),
+    "ngpt": (Param("alpha", float, 1.0, low=0.0, doc="alpha > 0, nGPT's step (alpha max(dt, sqrt(dt)) < 1)"),),
+}
 for _name, _cls, _doc in (
     ("post", "PostLN", "Post-LN, LN(x + update) after each sub-step, tokens on the sphere (THEORY 1; the default)"),
     ("pre", "PreLN", "Pre-LN (GPT, LLaMA): x + update of LN(x), the residual stream keeps a radius"),
@@ -268,7 +254,9 @@ for _name, _cls, _doc in (
     ("ngpt", "NGPT", "nGPT[:ALPHA]: LN(x + alpha step (LN(update) - x)) on the sphere (alpha 1)"),
     ("sqrt", "SqrtScaling", "sqrt-scaling: LN(x + update / sqrt(1 + t)), updates damped with depth"),
 ):
-    NORMS.register(_name, _NS + _cls, reads=("norm", "horizon", "layers"), doc=_doc + " (BEYOND 6)")
+    NORMS.register(
+        _name, _NS + _cls, reads=("norm", "horizon", "layers"), doc=_doc + " (BEYOND 6)", params=_IN_NAME.get(_name, ())
+    )
 
 
 _S = "sdeformer.dynamics._sde:"

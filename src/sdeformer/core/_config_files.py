@@ -3,7 +3,9 @@ with YAML 1.2 numbers (``1e-2`` is a number), keys given twice refused, and one-
 
 from __future__ import annotations
 
+import functools
 import re
+import stat
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -123,3 +125,52 @@ def parse_assignments(items: list[str] | tuple[str, ...], name: str = "param", d
             raise ConfigError(name, item, "the value must be one number, boolean or word")
         out[key] = value
     return out
+
+
+def token_starts(path: str | Path) -> list[str]:
+    """The ``x0`` values of a token file (a sweep's ``x0`` key): ``[path]`` for one start ``(N, d)``, one
+    ``path#b`` per start of ``(B, N, d)``. Raises ConfigError for a file that is not such an array."""
+    path = str(Path(path).resolve())
+    array = _token_array(path, *_stamp(path))
+    return [path] if array.ndim == 2 else [f"{path}#{b}" for b in range(array.shape[0])]
+
+
+def file_tokens(value: str, tokens: int, dim: int) -> Any:  # (N, d) numpy
+    """The start ``(N, d)`` named by an ``x0`` value (``FILE`` or ``FILE#b``). Raises ConfigError for a missing
+    or unreadable file, a bad index, a shape other than ``(tokens, dim)``, or non-finite or zero tokens."""
+    import numpy as np  # here: reading a config file needs no numpy
+
+    path, hashed, index = value.partition("#")
+    array = _token_array(path, *_stamp(path))
+    if hashed and not (index.isdigit() and array.ndim == 3 and int(index) < array.shape[0]):
+        raise ConfigError("x0", value, f"FILE#b needs a (B, N, d) file and 0 <= b < B; {path} is {array.shape}")
+    if not hashed and array.ndim != 2:
+        raise ConfigError("x0", value, f"holds {array.shape[0]} starts: name one as FILE#b")
+    x = array[int(index)] if hashed else array
+    if x.shape != (tokens, dim) or not np.isfinite(x).all() or not np.linalg.norm(x, axis=-1).all():
+        raise ConfigError("x0", value, f"must hold finite non-zero tokens of shape {(tokens, dim)}, not {x.shape}")
+    return x
+
+
+def _stamp(path: str) -> tuple[int, int]:
+    try:
+        info = Path(path).stat()
+    except OSError as exc:
+        raise ConfigError("x0", path, f"cannot read the token file ({exc.strerror})") from None
+    if not stat.S_ISREG(info.st_mode):  # a FIFO would block forever, /dev/zero be read until memory runs out
+        raise ConfigError("x0", path, "a regular .npy file (not a FIFO, a device or a folder)")
+    return info.st_mtime_ns, info.st_size
+
+
+@functools.lru_cache(maxsize=64)
+def _token_array(path: str, mtime_ns: int, size: int) -> Any:  # numpy
+    """A .npy token file, ``(N, d)`` or ``(B, N, d)`` floats (cached per path and modification)."""
+    import numpy as np
+
+    try:
+        array = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise ConfigError("x0", path, f"not a .npy array file ({type(exc).__name__})") from None
+    if array.ndim not in (2, 3) or not np.issubdtype(array.dtype, np.floating):
+        raise ConfigError("x0", path, f"must hold floats (N, d) or (B, N, d), not {array.dtype} {array.shape}")
+    return array

@@ -20,7 +20,7 @@ import torch
 
 from ._activations import Activation, TensorFn, get_activation
 from ._errors import ConfigError
-from ._validate import dimension, nonneg_float, positive_float
+from ._validate import bias_stds, dimension, nonneg_float, positive_float
 
 QUADRATURE_NODES = 96  # Gauss-Hermite nodes per axis; 96^2 evaluations per t
 GRID_POINTS = 1001  # u-grid for inf F on [-1, 1), refined by a bounded minimisation
@@ -209,10 +209,7 @@ def kernel_theory(
     Raises ConfigError for an unknown activation, d < 2, a negative bias std or beta <= 0, and when
     ``bias_std`` is given together with ``su``/``sw``.
     """
-    if bias_std is not None and (su is not None or sw is not None):
-        raise ConfigError("bias_std", bias_std, "give either bias_std or su/sw, not both")
-    if bias_std is not None:
-        su = sw = bias_std
+    su, sw = bias_stds(bias_std, su, sw)
     names = ("bias_std", "bias_std") if bias_std is not None else ("su", "sw")
     _check(dim, 0.0 if su is None else su, 0.0 if sw is None else sw, beta, names)  # before the conversions below
     return KernelTheory(

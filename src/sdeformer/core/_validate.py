@@ -13,10 +13,13 @@ import math
 import numbers
 import os
 from collections.abc import Callable
+from typing import TypeVar
 
 import torch
 
 from ._errors import ConfigError
+
+T = TypeVar("T")
 
 
 def _number(name: str, value: object, allowed: str) -> float:
@@ -103,6 +106,17 @@ def nonneg_std(name: str, value: object) -> float | torch.Tensor:
 
 
 SEED_LIMIT = 2**63  # seeds are ints in [0, 2**63): every generator (torch, numpy) takes them without wrapping
+
+
+def bias_stds(bias_std: T | None, su: T | None = None, sw: T | None = None) -> tuple[T | None, T | None]:
+    """The shorthand ``bias_std``: (su, sw) = (bias_std, bias_std), or ``(su, sw)`` as given when it is None
+    (THEORY section 1: the MLP's two bias stds). The one place of that rule (configs, specs, ``kernel_theory``).
+    Raises ConfigError when ``su`` or ``sw`` is given (not None) beside it."""
+    if bias_std is None:
+        return su, sw
+    if su is not None or sw is not None:
+        raise ConfigError("bias_std", bias_std, "give either bias_std or su/sw, not both")
+    return bias_std, bias_std
 
 
 def seed(name: str, value: object) -> int:

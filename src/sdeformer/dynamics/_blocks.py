@@ -4,21 +4,23 @@
 xi in ``registry.NOISES``, ``cfg.share`` = rho its sharing fraction (BEYOND section 1; rho = 1 builds the field
 itself, so the numbers are those of the common noise), ``cfg.attention`` the drift D in
 ``registry.ATTENTIONS`` (``cfg.causal`` a causal mask), ``cfg.norm`` where the layer normalizes around the two
-(``registry.NORMS``, BEYOND section 6; Post-LN as written). ``config.ModelConfig.build`` builds one run;
-``engine.build_batched`` a batch of runs, with the fields of ``batched_fields`` as ``(G,)`` tensors. ``cfg.solver``
-names an SDE scheme (``registry.SOLVERS``): ``model`` then builds that solver of the limit SDE (THEORY section 3),
-with the noise replaced by the limit field its registry entry declares (``noise_entry``).
+(``registry.NORMS``, BEYOND section 6; Post-LN as written). ``parts`` builds the three once; ``model`` hands
+them to the time loop. ``config.ModelConfig.build`` builds one run; ``engine.build_batched`` a batch of runs,
+with the fields of ``batched_fields`` as ``(G,)`` tensors. ``cfg.solver`` names an SDE scheme
+(``registry.SOLVERS``): ``model`` then builds that solver of the limit SDE (THEORY section 3), with the noise
+replaced by the limit field its registry entry declares (``noise_entry``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
 from ..core._errors import ConfigError
 from ..noise._partial import PartialNoise
+from ..params import ALIASES
 from ..registry import ATTENTIONS, NOISES, NORMS, SOLVERS, Entry, Params
 from ._species import species_noise
 
@@ -50,15 +52,31 @@ def check_solver(cfg: Any) -> None:
         )
 
 
-def model(cfg: Any, noise: Any, attention: Any) -> Any:
+class Parts(NamedTuple):
+    """The built parts of one layer (``parts``): what the model's time loop receives, built once per run."""
+
+    noise: Any  # a NoiseField or None (noise off)
+    attention: Any  # an AttentionDrift
+    norm: Any  # a NormScheme (BEYOND section 6)
+
+
+def parts(
+    cfg: Any, overrides: Mapping[str, Any] | None = None, seeds: Sequence[int] | None = None, **options: Any
+) -> Parts:
+    """The noise, attention and norm of ``cfg`` built from the registries, once (``overrides``: ``(G,)`` tensors
+    of a batched run; ``seeds``: its runs' config seeds; ``options``: the noise's fast paths)."""
+    return Parts(noise_field(cfg, overrides, **options), attention(cfg, overrides, seeds), norm(cfg))
+
+
+def model(cfg: Any, built: Parts) -> Any:
     """The model of ``cfg`` from its built parts: the discrete ``StochasticTransformer`` (THEORY section 1), or
     the solver ``cfg.solver`` of the limit SDE with ``cfg.layers`` steps (THEORY section 3)."""
     from ._discrete import StochasticTransformer
     from ._sde import LimitSDE, make_solver
 
     if not cfg.solver:
-        return StochasticTransformer(cfg.layers, cfg.horizon, noise=noise, attention=attention, norm=norm(cfg))
-    return make_solver(LimitSDE(noise, attention, norm(cfg)), cfg.layers, cfg.horizon, cfg.solver)
+        return StochasticTransformer(cfg.layers, cfg.horizon, *built)
+    return make_solver(LimitSDE(*built), cfg.layers, cfg.horizon, cfg.solver)
 
 
 def batched_fields(cfg: Any) -> tuple[str, ...]:
@@ -69,7 +87,7 @@ def batched_fields(cfg: Any) -> tuple[str, ...]:
     for part, other in ((noise, attention), (attention, noise)):
         fields += [f for f in part.batched_fields(cfg) if f not in other.reads or f in other.batched_fields(cfg)]
     for kind, part in (("noise", noise), ("attention", attention)):  # the parts' own batched parameters
-        fields += [f"{kind}.{p.name}" for p in part.params if p.batched]
+        fields += [ALIASES.get(f"{kind}.{p.name}", f"{kind}.{p.name}") for p in part.params if p.batched]
     return tuple(dict.fromkeys(fields))
 
 

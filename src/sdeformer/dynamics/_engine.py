@@ -1,10 +1,11 @@
 """Batched engine: many settings and seeds of equal shape as one tensor program (docs/design.md: shapes).
 
-Settings that share everything but (su, sw, attention_scale, beta, seed) form one group (fewer of these for
-the other noise models and attention variants: ``blocks.batched_fields``); each group is
-one batched ``StochasticTransformer`` run with batch shape ``(G,)``, per-element noise laws and one
-random stream per element. Element k equals the unbatched run of ``configs[k]``: the same random numbers,
-so the same values up to floating-point rounding of the batched matmuls (``tests/test_model.py``).
+Settings that share everything but the seed and the parameters their parts declare batched form one group
+(``blocks.batched_fields``: the MLP noise's bias stds, softmax's beta and scale); its parts are built once
+(``blocks.parts``) and each group is one batched ``StochasticTransformer`` run with batch shape ``(G,)``,
+per-element noise laws and one random stream per element. Element k equals the unbatched run of
+``configs[k]``: the same random numbers, so the same values up to floating-point rounding of the batched
+matmuls (``tests/test_model.py``).
 ``mlp_options`` (``sampling="conditional"``, ``matmul_dtype=torch.bfloat16``) override the opt-in fast paths of
 ``MLPNoise``: the same law, other random numbers; by default the draws are the unbatched ones.
 ``run_sweep`` returns one Trajectory per setting; ``sweep_measure`` applies a measurement to each batched run
@@ -16,10 +17,10 @@ from __future__ import annotations
 import functools
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import torch
 
-from ..config import ModelConfig
 from ..core._errors import ConfigError
 from ..core._rng import make_streams
 from ..core._threads import warn_threads
@@ -27,7 +28,8 @@ from . import _blocks as blocks
 from ._labels import Runs
 from ._loop import TokenDynamics, Trajectory
 
-BATCHED_FIELDS = ("su", "sw", "attention_scale", "beta", "seed")  # the most a group may vary (MLP noise, softmax)
+if TYPE_CHECKING:  # the engine runs configs' built parts; it never imports the config module (docs/design.md)
+    from ..config import ModelConfig
 
 
 def group_key(cfg: ModelConfig) -> tuple:
@@ -45,9 +47,7 @@ def build_batched(configs: Sequence[ModelConfig], **mlp_options) -> TokenDynamic
     batched = blocks.batched_fields(c0)
 
     columns = {name: blocks.column(configs, name, c0.torch_dtype) for name in batched if name != "seed"}
-    noise = blocks.noise_field(c0, columns, **mlp_options)
-    attn = blocks.attention(c0, columns, seeds=[c.seed for c in configs])
-    return blocks.model(c0, noise, attn)
+    return blocks.model(c0, blocks.parts(c0, columns, [c.seed for c in configs], **mlp_options))
 
 
 def run_group(
@@ -62,7 +62,9 @@ def run_group(
     keys = {group_key(c) for c in configs}
     if len(keys) != 1:
         raise ConfigError(
-            "configs", f"{len(keys)} groups", "run_group needs configs that differ only in " + ", ".join(BATCHED_FIELDS)
+            "configs",
+            f"{len(keys)} groups",
+            "run_group needs configs that differ only in " + ", ".join(blocks.batched_fields(configs[0])),
         )
     x0 = torch.stack([c.initial_tokens(device) for c in configs])  # (G, N, d)
     model = build_batched(configs, **mlp_options)
@@ -84,7 +86,7 @@ def _groups(
     """(input indices, batched Trajectory) per group of ``configs``; ``progress(n)`` counts setting x layer.
     Raises ConfigError for an entry that is not a ModelConfig (before any run)."""
     for i, c in enumerate(configs):
-        if not isinstance(c, ModelConfig):
+        if not all(callable(getattr(c, verb, None)) for verb in ("initial_tokens", "to_dict", "value")):
             raise ConfigError(f"configs[{i}]", c, "a ModelConfig (sdf.ModelConfig(...) or ModelConfig.from_mapping)")
     groups: dict[tuple, list[int]] = defaultdict(list)
     for i, c in enumerate(configs):

@@ -42,8 +42,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..config import ModelConfig, load_config_file, token_starts
+from ..config import NOISE_OFF, ModelConfig, load_config_file, token_starts
 from ..core._errors import ConfigError
+from ..params import ALIASES, FIELDS, IN_NAME, expand_shorthands
+from ..registry import ATTENTIONS, NOISES, NORMS
 from . import _limits as limits
 from ._observables import SweepObservable, parse_observables
 from ._table import CONFIG_TYPES, schema
@@ -54,6 +56,7 @@ SPEC_KEYS = ("name", "base", "axes", "zipped", "seeds", "observables", "times", 
 RESERVED = {"seed": "use 'seeds:' for replicates", "save_every": "set by 'times:'"}
 FIELD_TYPES = CONFIG_TYPES
 DEFAULT_BATCH = 64
+PARTS = {"noise": NOISES, "attention": ATTENTIONS, "norm": NORMS}
 
 
 @dataclass(frozen=True)
@@ -155,18 +158,45 @@ def parse_spec(
         device=_device(data.get("device", "cpu")),
         source=dict(data),
     )
-    ModelConfig.from_mapping(expand_fields(spec.base))  # the base alone must be a valid config
+    ModelConfig.from_mapping(expand_fields(spec.base), strict=False)  # the base alone must be a valid config
+    _check_read(expand_fields(spec.base), {n: v for g in groups for n, v in expand_fields(dict(g)).items()})
     schema(o.column for o in spec.observables)  # observable columns must not clash with table columns
     return spec
 
 
 def expand_fields(values: Mapping[str, Any]) -> dict[str, Any]:
-    """Apply shorthands (``bias_std`` -> su = sw)."""
-    out: dict[str, Any] = {}
-    for name, value in values.items():
-        for target in SHORTHANDS.get(name, (name,)):
-            out[target] = value
-    return out
+    """Apply shorthands (``bias_std`` -> su = sw: ``params.expand_shorthands``)."""
+    return expand_shorthands(dict(values))
+
+
+def _check_read(base: dict[str, Any], axes: dict[str, Any]) -> None:
+    """Every part parameter the spec sets away from its default (``params.ALIASES``, by either name) is read by a
+    part some point chooses; else ConfigError naming it and the parts (as ``config.refuse_unread`` for one
+    config; a base may serve several parts, e.g. ``width`` for the MLP points of a noise axis)."""
+    given = {ALIASES.get(k, k): v for k, v in {**base, **{n: tuple(v) for n, v in axes.items()}}.items()}
+    for key, flat in ALIASES.items():
+        kind, _, name = key.partition(".")
+        values = given.get(flat, FIELDS[flat].default)
+        values = values if isinstance(values, tuple) else (values,)
+        if flat == IN_NAME or all(v == FIELDS[flat].default for v in values):
+            continue
+        chosen = given.get(kind, FIELDS[kind].default)
+        parts = {str(v).partition(":")[0] for v in (chosen if isinstance(chosen, tuple) else (chosen,))}
+        entries = [PARTS[kind]["mlp" if p == NOISE_OFF else p] for p in parts]
+        if all(e.param(name) is None and flat not in e.reads for e in entries):
+            raise ConfigError(
+                flat, values[0], f"not read by {kind} {' or '.join(map(repr, sorted(parts)))} in this spec"
+            )
+
+
+def _coerce(name: str, value: Any, where: str) -> Any:
+    """A spec value checked and typed by its field's declaration (``params.FIELDS``: the check the config makes;
+    ``noise.width`` and ``bias_std`` under their fields, ``width`` and ``su``); a part's own parameter as given
+    when ``str`` or ``bool`` (``ModelConfig`` checks its declared type), else as a number (``values.coerce``)."""
+    field = SHORTHANDS.get(ALIASES.get(name, name), (ALIASES.get(name, name),))[0]
+    if field in FIELDS and not (field == IN_NAME and "." in name):
+        return FIELDS[field].check(where, value)
+    return value if isinstance(value, (str, bool)) else coerce(name, value, where)
 
 
 def _device(value: Any) -> str:
@@ -191,7 +221,7 @@ def _base(value: Any, root: Path) -> dict[str, Any]:
     data = _mapping(value, "base")
     for name, v in data.items():
         _check_field(name, "base")
-        data[name] = coerce(name, v, f"base.{name}")
+        data[name] = _coerce(name, v, f"base.{name}")
     return {"rng": SWEEP_RNG, **data}
 
 
@@ -217,7 +247,7 @@ def _zipped(group: dict[str, Any], where: str) -> tuple:
 def _typed(group: tuple, where: str) -> tuple:
     """A group's values typed (``values.coerce``) once its size is known to be allowed; the values of a lone
     axis, and the value tuples of a zipped group, must be distinct."""
-    typed = tuple((name, tuple(coerce(name, v, f"{where}.{name}") for v in values)) for name, values in group)
+    typed = tuple((name, tuple(_coerce(name, v, f"{where}.{name}") for v in values)) for name, values in group)
     if len(group) == 1 and len(set(typed[0][1])) != len(typed[0][1]):
         raise ConfigError(f"{where}.{typed[0][0]}", list(typed[0][1]), "values must be distinct")
     if len(group) > 1 and len(set(zip(*(v for _, v in typed)))) != len(typed[0][1]):

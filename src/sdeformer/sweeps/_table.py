@@ -50,16 +50,17 @@ def table_dir(out: str | Path) -> Path:
     return Path(out) / "table"
 
 
-def schema(columns: Iterable[str]) -> pa.Schema:
-    """The table's schema for the given observable columns. Raises ConfigError if one clashes with a column."""
+def schema(columns: Iterable[str | tuple[str, type]]) -> pa.Schema:
+    """The table's schema for the given observable columns (floats; a ``(name, type)`` pair for a part's own
+    ``str`` or ``bool`` parameter). Raises ConfigError if one clashes with a column."""
     config = [(name, ARROW_TYPES[kind]) for name, kind in CONFIG_TYPES.items()]
     fixed = LEADING + config + TRAILING
     taken = {name for name, _ in fixed + META}
-    columns = list(columns)
-    for c in columns:
+    typed = [(c, pa.float64()) if isinstance(c, str) else (c[0], ARROW_TYPES[c[1]]) for c in columns]
+    for c, _ in typed:
         if c in taken:
             raise ConfigError("observables column", c, "clashes with a table column; rename it with 'column:'")
-    return pa.schema(fixed + [(c, pa.float64()) for c in columns] + META)
+    return pa.schema(fixed + typed + META)
 
 
 def _write(path: Path, table: pa.Table) -> Path:
@@ -78,7 +79,9 @@ def read_part(path: Path) -> pa.Table:
         raise Damaged(path, f"{type(exc).__name__}: {exc}") from None
 
 
-def write_part(out: str | Path, task: str, rows: dict[str, list[Any]], columns: Iterable[str], meta=None) -> Path:
+def write_part(
+    out: str | Path, task: str, rows: dict[str, list[Any]], columns: Iterable[str | tuple[str, type]], meta=None
+) -> Path:
     """Write one task's rows (column -> values) as ``part-<task>.parquet``, atomically (``meta``: its stamp)."""
     table = pa.Table.from_pydict(rows, schema=schema(columns).with_metadata(meta or {}))
     return _write(table_dir(out) / f"part-{task}.parquet", table)

@@ -137,7 +137,8 @@ def execute(task: Task, out: str | Path, observables: Sequence[SweepObservable],
     """Simulate a task, compute its observables and write its part. Returns a summary: counts, ``wall_s`` (the
     simulation and observables, as in the table) and ``total_s`` (with the table rows and the part written)."""
     observables = tuple(observables)
-    params = [k for k, _ in task.runs[0].config.params]  # the parts' own parameters: one float column each
+    own = task.runs[0].config.params  # the parts' own parameters: one column each (float, or str / bool as declared)
+    params = [k for k, _ in own]
     columns = [o.column for o in observables]
     start = time.perf_counter()
     with torch_threads(threads):
@@ -180,14 +181,16 @@ def execute(task: Task, out: str | Path, observables: Sequence[SweepObservable],
             for c in columns:
                 rows[c].append(float("nan") if failed else float(values[c][s, position[i]]))
             for key, value in run.config.params:
-                rows[key].append(float(value))
+                rows[key].append(value if isinstance(value, (str, bool)) else float(value))
             rows["status"].append("error" if failed else "done")
             rows["error"].append(_message(states[i]) if failed else None)
             rows["wall_s"].append(wall / len(task.runs))
             rows["task"].append(task.id)
             rows["saturated"].append(unresolved)
     meta = stamp(task.spec, [r.key for r in task.runs]) if task.spec else {}  # which sweep and runs: its provenance
-    write_part(out, task.id, rows, [*columns, *params], meta)
+    write_part(
+        out, task.id, rows, [*columns, *((k, type(v)) if isinstance(v, (str, bool)) else k for k, v in own)], meta
+    )
     errors = len(task.runs) - len(ok)
     total = time.perf_counter() - start
     return {"task": task.id, "runs": len(task.runs), "done": len(ok), "error": errors, "wall_s": wall, "total_s": total}

@@ -15,9 +15,9 @@ import numpy as np
 
 from ..core._errors import ConfigError
 from ..core._validate import SEED_LIMIT, seed as check_seed
+from ..params import SHORTHANDS as SHORTHANDS  # one axis value sets several fields (bias_std -> su = sw)
 from ._table import CONFIG_TYPES
 
-SHORTHANDS = {"bias_std": ("su", "sw")}  # one axis value sets several fields
 ROUND = 12  # decimals kept of a linspace/logspace value (stable config hashes)
 
 
