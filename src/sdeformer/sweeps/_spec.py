@@ -37,6 +37,7 @@ expanded (``limits``), and refused above ``max_runs``; the value rules are in ``
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -171,8 +172,9 @@ def expand_fields(values: Mapping[str, Any]) -> dict[str, Any]:
 
 def _check_read(base: dict[str, Any], axes: dict[str, Any]) -> None:
     """Every part parameter the spec sets away from its default (``params.ALIASES``, by either name) is read by a
-    part some point chooses; else ConfigError naming it and the parts (as ``config.refuse_unread`` for one
-    config; a base may serve several parts, e.g. ``width`` for the MLP points of a noise axis)."""
+    part some point chooses; else a one-line warning naming it and the parts (``config.refuse_unread`` refuses one
+    config's; a base may serve several parts, e.g. ``width`` for the MLP points of a noise axis). A warning, not a
+    refusal: the value is part of its runs' keys, so a spec written before this check keeps resuming its folder."""
     given = {ALIASES.get(k, k): v for k, v in {**base, **{n: tuple(v) for n, v in axes.items()}}.items()}
     for key, flat in ALIASES.items():
         kind, _, name = key.partition(".")
@@ -184,8 +186,9 @@ def _check_read(base: dict[str, Any], axes: dict[str, Any]) -> None:
         parts = {str(v).partition(":")[0] for v in (chosen if isinstance(chosen, tuple) else (chosen,))}
         entries = [PARTS[kind]["mlp" if p == NOISE_OFF else p] for p in parts]
         if all(e.param(name) is None and flat not in e.reads for e in entries):
-            raise ConfigError(
-                flat, values[0], f"not read by {kind} {' or '.join(map(repr, sorted(parts)))} in this spec"
+            sys.stderr.write(
+                f"warning: {flat}={values[0]!r}: not read by {kind} {' or '.join(map(repr, sorted(parts)))} in this"
+                " spec (kept: it is part of its runs' keys)\n"
             )
 
 
