@@ -16,12 +16,13 @@ from typing import Any
 import typer
 from typer.models import ParameterInfo
 
-from . import _checks, _model, _peer, _practice, _real, _reproduce as reproduce, _spde, _sweep
+from . import _checks, _model, _peer, _practice, _real, _reproduce, _spde, _sweep
 from ._common import app
+from ._generate import experiment_commands, with_default
 
 __all__ = ["app", "main", "show_all_defaults"]
 
-reproduce.experiment_commands()  # sdeformer NAME for each registered experiment without a command of its own
+experiment_commands()  # sdeformer NAME for each registered experiment without a command of its own
 
 # "help text [64]", "help [300; quick: 20]", "help (default: relu, silu)": a default written in the help text
 _BRACKET = re.compile(r"\s*(?:\[([^\[\]]+)\]|\(default:? ([^()]*(?:\([^()]*\)[^()]*)*)\))\s*$")
@@ -66,7 +67,7 @@ def show_all_defaults(root: typer.Typer = app) -> None:
                 if isinstance(info, ParameterInfo):
                     text = _default_text(info)
                     if text is not None:
-                        info.help = f"{(info.help or '').rstrip()}  [default:\u00a0{text.replace(' ', chr(160))}]"
+                        info.help = with_default(info.help or "", text)
                         info.show_default = False
 
 

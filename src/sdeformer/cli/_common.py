@@ -34,11 +34,30 @@ except ImportError:  # older typer runs on click itself
     from click import exceptions as click_errors  # pyright: ignore[reportMissingImports]
 
 INTERRUPTED = "interrupted; rerun the same command to resume (finished parts are kept)"
+GENERATED: dict[str, Any] = {}  # name -> the generated experiment command, as listed (``cli._generate``)
 
 
 class OneLineGroup(TyperGroup):
     """The top-level group: the parser's refusals print as one line ``error: ... (see CMD --help)`` with their
-    exit code (2) instead of click's usage, hint and error block."""
+    exit code (2) instead of click's usage, hint and error block. It lists the generated experiment commands
+    (``GENERATED``) after its own and builds the one asked for when it runs (``cli._generate.LazyCommand``); a
+    name that a ``--plugin FILE`` among the arguments registers is found once that file is loaded."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.commands.update({n: c for n, c in GENERATED.items() if n not in self.commands})
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        if args and args[0] not in self.commands and "--plugin" in args:
+            from ..plugins import load_plugins
+            from ._generate import experiment_commands
+
+            load_plugins(a for a, flag in zip(args[1:], args) if flag == "--plugin")
+            experiment_commands()
+            self.commands.update({n: c for n, c in GENERATED.items() if n not in self.commands})
+        name, command, rest = super().resolve_command(ctx, args)
+        build = getattr(command, "build", None)  # a generated command: made now
+        return name, build() if build is not None else command, rest
 
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
         if not standalone_mode:

@@ -1,0 +1,135 @@
+"""Commands generated from the experiment registry: ``sdeformer NAME`` for every registered experiment without a
+command of its own (``experiments.EXPERIMENTS``; docs/extending.md).
+
+``experiment_command(experiment)`` builds the command from the entry alone: one ``--NAME`` per declared setting
+(``Experiment.params``, a tuple of ``params.Param``: its type, its doc as the help, its default shown once, and
+the quick size's value beside it where the experiment has one, ``Experiment.quick``), then ``--out`` (default
+``results/NAME``: never the full report's page), ``--seed``, ``--quick``, ``--force``, ``--set NAME=VALUE``
+(the same settings by name), ``--json`` where the entry has a ``summary``, and ``--plugin FILE`` (the user's own
+file, imported before the run, as ``reproduce --plugin``). A setting given is checked against its declaration
+(one line naming it, exit 2) and reaches the run function as ``ctx.settings``; a setting not given is not
+passed, so the experiment's own (or quick) size applies and its cache key is unchanged.
+
+The commands are listed in ``sdeformer --help`` by their doc and built when run (``LazyCommand``): the modules
+that declare the settings (which may import torch) are imported by ``sdeformer NAME`` only, never by the
+top-level ``--help``. ``sdeformer NAME --plugin FILE`` also runs an experiment that FILE registers.
+"""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+from typing import Any, cast
+
+import typer
+from typer.core import TyperCommand
+
+from ..experiments._registry import EXPERIMENTS, Experiment
+from ._common import GENERATED, app, cli_errors, job_executor
+
+OWN = ("out", "seed", "quick", "force", "setting", "json", "plugin")  # the options every generated command has
+
+
+def with_default(text: str, default: str) -> str:
+    """``text`` with its default at the end, ``[default: X]`` with no-break spaces (click never wraps inside)."""
+    return f"{text.rstrip()}  [default:\u00a0{default.replace(' ', chr(160))}]"
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _parameter(name: str, annotation: Any, option: Any) -> inspect.Parameter:
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=annotation)
+
+
+def _setting_options(experiment: Experiment) -> list[inspect.Parameter]:
+    """One ``--NAME`` per declared setting, unset (None) by default: help = its doc, its default and quick value."""
+    quick = experiment.quick_values()
+    out = []
+    for p in experiment.declared():
+        if p.name in OWN:
+            raise typer.BadParameter(f"declared setting {p.name!r} of {experiment.name} clashes with --{p.name}")
+        flag = p.name.replace("_", "-")
+        flags = (f"--{flag}/--no-{flag}",) if p.kind is bool else (f"--{flag}",)
+        shown = _shown(p.default) + (f"; quick: {_shown(quick[p.name])}" if p.name in quick else "")
+        option = typer.Option(None, *flags, help=with_default(p.doc or p.name, shown), show_default=False)
+        out.append(_parameter(p.name, p.kind | None, option))
+    return out
+
+
+def _own_options(experiment: Experiment) -> list[inspect.Parameter]:
+    """--out, --seed, --quick, --force, --set, --json (where the entry has a summary) and --plugin."""
+    name = experiment.name
+
+    def option(default: Any, text: str, *flags: str, shown: str = "none") -> Any:
+        shown = shown if default is None else _shown(default)
+        metavar = {"--set": "NAME=VALUE", "--plugin": "FILE"}.get(flags[0] if flags else "")
+        return typer.Option(default, *flags, metavar=metavar, help=with_default(text, shown), show_default=False)
+
+    own = {
+        "out": (Path, option(Path("results") / name, "output folder (cached parts are reused: resumable)")),
+        "seed": (int, option(0, "seed of the simulated runs")),
+        "quick": (bool, option(False, "smaller sizes where the experiment has them", "--quick")),
+        "force": (bool, option(False, "write into a folder that holds another seed's reproduction", "--force")),
+        "setting": (list[str] | None, option(None, "a declared setting by name", "--set", shown="none")),
+        "json": (bool, option(False, "print the experiment's result as one JSON object", "--json")),
+        "plugin": (list[str] | None, option(None, "a .py file or module registering parts (repeatable)", "--plugin")),
+    }
+    return [_parameter(n, a, o) for n, (a, o) in own.items() if _applies(n, experiment)]
+
+
+def _applies(option: str, experiment: Experiment) -> bool:
+    """--json only where the entry has a summary, --set only where it declares settings."""
+    return {"json": bool(experiment.summary), "setting": bool(experiment.params)}.get(option, True)
+
+
+def experiment_command(experiment: Experiment) -> Any:
+    """The typer callback of ``sdeformer NAME`` for a registered experiment (module docstring)."""
+    from ._reproduce import print_summary, run_part
+
+    declared = [p.name for p in experiment.declared()]
+    name = experiment.name
+
+    def command(**values: Any) -> None:
+        from ..core._config_files import parse_assignments
+        from ..plugins import load_plugins
+
+        load_plugins(values["plugin"] or ())
+        given = parse_assignments(values.get("setting") or (), "set", dotted=False)
+        given |= {k: values[k] for k in declared if values[k] is not None}  # an option wins over --set
+        out = values["out"]
+        run_part(name, out, values["seed"], values["quick"], job_executor("local", 2, None), values["force"], given)
+        if values.get("json"):
+            print_summary(out / experiment.summary)
+
+    signature = inspect.Signature([*_setting_options(experiment), *_own_options(experiment)])
+    cast(Any, command).__signature__ = signature  # what typer reads
+    command.__annotations__ = {p.name: p.annotation for p in signature.parameters.values()} | {"return": None}
+    command.__name__ = name
+    command.__doc__ = f"{experiment.doc} (as sdeformer reproduce {name})"
+    return cli_errors(command)
+
+
+class LazyCommand(TyperCommand):
+    """A generated command as ``sdeformer --help`` lists it (its doc); ``build()`` makes the command itself."""
+
+    def __init__(self, name: str) -> None:
+        doc = EXPERIMENTS[name].doc
+        super().__init__(name, help=doc, short_help=doc)
+
+    def build(self) -> Any:
+        one = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
+        one.command(self.name)(experiment_command(EXPERIMENTS[str(self.name)]))
+        return typer.main.get_command(one)
+
+
+def experiment_commands() -> list[str]:
+    """``sdeformer NAME`` for every registered experiment without a command of its own (``spde`` and ``real``
+    have theirs), listed lazily (``LazyCommand``); returns the names added."""
+    taken = {c.name or (c.callback.__name__ if c.callback else "") for c in app.registered_commands}
+    added = [e.name for e in EXPERIMENTS if e.name not in taken and e.name not in GENERATED]
+    GENERATED.update({name: LazyCommand(name) for name in added})
+    return added
