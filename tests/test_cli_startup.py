@@ -49,10 +49,11 @@ def test_unknown_attribute_is_an_attribute_error() -> None:
         _ = sdeformer.no_such_name  # type: ignore[attr-defined]
 
 
-def _commands(group, prefix=""):  # (name, click command) of every leaf command
+def _commands(group, prefix=""):  # (name, click command) of every leaf command, the generated ones built
     import click
 
     for name, cmd in group.commands.items():
+        cmd = cmd.build() if hasattr(cmd, "build") else cmd
         if isinstance(cmd, click.Group):
             yield from _commands(cmd, f"{prefix}{name} ")
         else:

@@ -17,15 +17,20 @@ top-level ``--help``. ``sdeformer NAME --plugin FILE`` also runs an experiment t
 
 from __future__ import annotations
 
+import enum
 import inspect
+import re
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, cast
 
 import typer
 from typer.core import TyperCommand
+from typer.models import ParameterInfo
 
 from ..experiments._registry import EXPERIMENTS, Experiment
-from ._common import GENERATED, app, cli_errors, job_executor
+from ..params import Param
+from ._common import GENERATED, app, cli_errors, job_executor, option_group
 
 OWN = ("out", "seed", "quick", "force", "setting", "json", "plugin")  # the options every generated command has
 
@@ -33,6 +38,53 @@ OWN = ("out", "seed", "quick", "force", "setting", "json", "plugin")  # the opti
 def with_default(text: str, default: str) -> str:
     """``text`` with its default at the end, ``[default: X]`` with no-break spaces (click never wraps inside)."""
     return f"{text.rstrip()}  [default:\u00a0{default.replace(' ', chr(160))}]"
+
+
+# "help text [64]", "help [300; quick: 20]", "help (default: relu, silu)": a default written in the help text
+_BRACKET = re.compile(r"\s*(?:\[([^\[\]]+)\]|\(default:? ([^()]*(?:\([^()]*\)[^()]*)*)\))\s*$")
+
+
+def _default_text(info: ParameterInfo) -> str | None:
+    """The default ``--help`` shows for an option: typer's own, 'off' for a False flag, the '[...]' at the end of
+    the help text of a None default (taken out of the text) or 'unset'; None for an option that shows none."""
+    if info.show_default is False or info.default is ...:  # ...: a required option (click says so)
+        return None
+    if isinstance(info.show_default, str):
+        return info.show_default
+    if isinstance(info.default, bool):
+        return "on" if info.default else "off"
+    if info.default is None:
+        match = _BRACKET.search(info.help or "")
+        if not match:
+            return "unset"
+        info.help = (info.help or "")[: match.start()]
+        return match.group(1) or match.group(2)
+    return str(info.default.value if isinstance(info.default, enum.Enum) else info.default)
+
+
+def _typers(root: typer.Typer) -> list[typer.Typer]:
+    found = [root]
+    for group in root.registered_groups:
+        if group.typer_instance is not None:
+            found += _typers(group.typer_instance)
+    return found
+
+
+def show_all_defaults(root: typer.Typer = app) -> None:
+    """Give every option of every command its default at the end of its help text, ``[default: X]`` with a
+    no-break space (click's wrapping keeps it whole), instead of click's ``[default: (X)]`` for a text
+    default; see ``_default_text``."""
+    for sub in _typers(root):
+        for command in sub.registered_commands:
+            if command.callback is None:
+                continue
+            for param in inspect.signature(command.callback).parameters.values():
+                info: Any = param.default
+                if isinstance(info, ParameterInfo):
+                    text = _default_text(info)
+                    if text is not None:
+                        info.help = with_default(info.help or "", text)
+                        info.show_default = False
 
 
 def _shown(value: Any) -> str:
@@ -45,19 +97,26 @@ def _parameter(name: str, annotation: Any, option: Any) -> inspect.Parameter:
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=annotation)
 
 
-def _setting_options(experiment: Experiment) -> list[inspect.Parameter]:
-    """One ``--NAME`` per declared setting, unset (None) by default: help = its doc, its default and quick value."""
-    quick = experiment.quick_values()
-    out = []
-    for p in experiment.declared():
-        if p.name in OWN:
-            raise typer.BadParameter(f"declared setting {p.name!r} of {experiment.name} clashes with --{p.name}")
+def setting_options(params: Iterable[Param], quick: Mapping[str, Any] | None = None) -> dict[str, tuple[Any, Any]]:
+    """One ``--NAME`` per declared setting, unset (None) by default: its help the doc, then the default (a None
+    default: the doc's closing ``[...]``, or "unset") and the quick value where ``quick`` has one."""
+    quick = quick or {}
+    out = {}
+    for p in params:
         flag = p.name.replace("_", "-")
         flags = (f"--{flag}/--no-{flag}",) if p.kind is bool else (f"--{flag}",)
-        shown = _shown(p.default) + (f"; quick: {_shown(quick[p.name])}" if p.name in quick else "")
-        option = typer.Option(None, *flags, help=with_default(p.doc or p.name, shown), show_default=False)
-        out.append(_parameter(p.name, p.kind | None, option))
+        doc, bracket, shown = (p.doc or p.name).rpartition(" [") if p.default is None else ("", "", "")
+        doc, shown = (doc, shown.rstrip("]")) if bracket else (p.doc or p.name, _shown(p.default))
+        shown += f"; quick: {_shown(quick[p.name])}" if p.name in quick else ""
+        option = typer.Option(None, *flags, help=with_default(doc, shown), show_default=False)
+        out[p.name] = (p.kind | None, option)
     return out
+
+
+def declared_options(target: str, params: Iterable[Param]) -> Callable[[Callable], Callable]:
+    """Decorator: a hand-written command gets one option per declared setting (``setting_options``) and receives
+    those given as one ``target`` argument, ``{name: value}``."""
+    return option_group(target, lambda **v: {k: x for k, x in v.items() if x is not None}, setting_options(params))
 
 
 def _own_options(experiment: Experiment) -> list[inspect.Parameter]:
@@ -91,7 +150,7 @@ def experiment_command(experiment: Experiment) -> Any:
     from ._reproduce import print_summary, run_part
 
     declared = [p.name for p in experiment.declared()]
-    name = experiment.name
+    name, quick = experiment.name, experiment.quick_values()
 
     def command(**values: Any) -> None:
         from ..core._config_files import parse_assignments
@@ -105,7 +164,11 @@ def experiment_command(experiment: Experiment) -> Any:
         if values.get("json"):
             print_summary(out / experiment.summary)
 
-    signature = inspect.Signature([*_setting_options(experiment), *_own_options(experiment)])
+    clash = [p.name for p in experiment.declared() if p.name in OWN]
+    if clash:
+        raise typer.BadParameter(f"declared settings {clash} of {name} clash with the command's own options")
+    settings = [_parameter(n, a, o) for n, (a, o) in setting_options(experiment.declared(), quick).items()]
+    signature = inspect.Signature([*settings, *_own_options(experiment)])
     cast(Any, command).__signature__ = signature  # what typer reads
     command.__annotations__ = {p.name: p.annotation for p in signature.parameters.values()} | {"return": None}
     command.__name__ = name
@@ -114,16 +177,23 @@ def experiment_command(experiment: Experiment) -> Any:
 
 
 class LazyCommand(TyperCommand):
-    """A generated command as ``sdeformer --help`` lists it (its doc); ``build()`` makes the command itself."""
+    """A command as ``sdeformer --help`` lists it (its doc); ``build()`` makes the command itself from the callback
+    that ``callback()`` returns (which may import the modules that declare its settings)."""
 
-    def __init__(self, name: str) -> None:
-        doc = EXPERIMENTS[name].doc
+    def __init__(self, name: str, doc: str, callback: Callable[[], Callable]) -> None:
         super().__init__(name, help=doc, short_help=doc)
+        self.callback_factory = callback
 
     def build(self) -> Any:
         one = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
-        one.command(self.name)(experiment_command(EXPERIMENTS[str(self.name)]))
+        one.command(self.name)(self.callback_factory())
+        show_all_defaults(one)
         return typer.main.get_command(one)
+
+
+def lazy_command(name: str, doc: str, callback: Callable[[], Callable]) -> None:
+    """Register ``sdeformer NAME``, listed by ``doc`` and built from ``callback()`` when run (``LazyCommand``)."""
+    GENERATED[name] = LazyCommand(name, doc, callback)
 
 
 def experiment_commands() -> list[str]:
@@ -131,5 +201,6 @@ def experiment_commands() -> list[str]:
     have theirs), listed lazily (``LazyCommand``); returns the names added."""
     taken = {c.name or (c.callback.__name__ if c.callback else "") for c in app.registered_commands}
     added = [e.name for e in EXPERIMENTS if e.name not in taken and e.name not in GENERATED]
-    GENERATED.update({name: LazyCommand(name) for name in added})
+    for name in added:
+        lazy_command(name, EXPERIMENTS[name].doc, lambda name=name: experiment_command(EXPERIMENTS[name]))
     return added

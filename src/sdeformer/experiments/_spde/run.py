@@ -49,6 +49,7 @@ from ...spde._initial import sample_vmf, von_mises_fisher
 from ...spde._sliced_sphere import sliced_check
 from ...spde._solver import ATTENTIONS, DensitySolver
 from .._results import Result, cached_stage
+from .._settings import setting
 from . import study as study
 from .tables import study_code
 
@@ -57,23 +58,24 @@ KEEP_POINTS = 400  # tokens of the cloud kept per saved time (for the figures)
 
 @dataclass(frozen=True)
 class SpdeSettings:
-    """One density run (``sdeformer spde``). ``noise_modes`` None: max(2, modes // 8). ConfigError for a bad value."""
+    """One density run (``sdeformer spde``: one option per ``setting``). ``noise_modes`` None: max(2, modes // 8).
+    ConfigError for a bad value."""
 
-    dim: int = 2
-    activation: str = "relu"
-    bias_std: float = 0.5
-    noise_scale: float = 0.5
-    noise_modes: int | None = None
-    attention: str = "softmax"
-    beta: float = 2.0
-    attention_scale: float = 1.0
-    modes: int = 32
-    steps: int = 200
-    horizon: float = 2.0
-    concentration: float = 1.0
-    particles: int = 0
-    seed: int = 0
-    save_every: int = 4
+    dim: int = setting(2, "2 (the circle, Fourier modes) or 3 (the 2-sphere, spherical harmonics)")
+    activation: str = setting("relu", "MLP activation of the noise kernel kappa")
+    bias_std: float = setting(0.5, "sU = sW = this")
+    noise_scale: float = setting(0.5, "the noise field times this (0: no noise)")
+    noise_modes: int | None = setting(None, "degree M of the truncated noise [max(2, modes / 8)]")
+    attention: str = setting("softmax", "softmax, usa or off")
+    beta: float = setting(2.0, "Q^T K = beta I")
+    attention_scale: float = setting(1.0, "s in V = s I")
+    modes: int = setting(32, "resolution: the density's degree L")
+    steps: int = setting(200, "time steps")
+    horizon: float = setting(2.0, "final time T")
+    concentration: float = setting(1.0, "the start: von Mises-Fisher about e_1 (0: uniform)")
+    particles: int = setting(0, "a coupled cloud of N tokens on the same noise path (0: none)")
+    seed: int = setting(0, "the noise path (the cloud draws from seed + 1)")
+    save_every: int = setting(4, "save every k-th step")
     tol: float = TAIL_TOL
 
     def __post_init__(self) -> None:
