@@ -18,13 +18,19 @@ def _defaults(command: str) -> dict:
     return {p.name: p.default for p in group.commands[command].params}
 
 
-def test_probe_options_default_to_the_probe_settings():
+def test_probe_options_are_the_probe_settings_with_their_declared_defaults():
+    """``sdeformer probe``'s noise options are ``ProbeNoise``'s declared settings (``core._settings``), each
+    showing the dataclass's own default (wrong model: a default repeated by hand in the command)."""
+    from sdeformer.core._settings import params_of
     from sdeformer.practice._probe import ProbeNoise
 
-    cli = _defaults("probe")
-    shared = [f for f in dataclasses.fields(ProbeNoise) if f.name in cli]
-    assert {f.name for f in shared} >= {"samples", "dt", "activation", "width", "bias_std", "threshold", "seed"}
-    assert {f.name: cli[f.name] for f in shared} == {f.name: f.default for f in shared}
+    probe = typer.main.get_command(app).commands["probe"].build()  # type: ignore[attr-defined]
+    helps = {p.name: " ".join(p.help.split()).replace("\u00a0", " ") for p in probe.params if p.name != "help"}
+    declared = {f.name: f.default for f in dataclasses.fields(ProbeNoise) if "doc" in f.metadata}
+    assert set(declared) == {"samples", "dt", "activation", "width", "bias_std", "su", "sw", "threshold", "seed"}
+    for p in params_of(ProbeNoise):
+        shown = "--bias-std" if p.default is None else f"{p.default:g}" if isinstance(p.default, float) else p.default
+        assert helps[p.name].endswith(f"[default: {shown}]"), (p.name, helps[p.name])
 
 
 def test_the_job_options_of_every_check_are_the_same():

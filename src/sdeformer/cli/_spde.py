@@ -21,7 +21,7 @@ the resolution report and the cloud-density distance."""
 
 
 def _command() -> Callable:
-    from ..experiments._settings import params_of
+    from ..core._settings import params_of
     from ..experiments._spde.run import SpdeSettings
 
     @cli_errors

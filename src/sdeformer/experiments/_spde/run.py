@@ -49,7 +49,7 @@ from ...spde._initial import sample_vmf, von_mises_fisher
 from ...spde._sliced_sphere import sliced_check
 from ...spde._solver import ATTENTIONS, DensitySolver
 from .._results import Result, cached_stage
-from .._settings import setting
+from ...core._settings import setting
 from . import study as study
 from .tables import study_code
 
