@@ -104,9 +104,11 @@ def setting_options(params: Iterable[Param], quick: Mapping[str, Any] | None = N
     out = {}
     for p in params:
         flag = p.name.replace("_", "-")
-        flags = (f"--{flag}/--no-{flag}",) if p.kind is bool else (f"--{flag}",)
-        doc, bracket, shown = (p.doc or p.name).rpartition(" [") if p.default is None else ("", "", "")
-        doc, shown = (doc, shown.rstrip("]")) if bracket else (p.doc or p.name, _shown(p.default))
+        flags = (f"--{flag}/--no-{flag}",) if p.kind is bool and p.default else (f"--{flag}",)  # on by default
+        doc, shown = p.doc or p.name, _shown(p.default)
+        if p.default is None:  # the doc's closing [...] or (default: ...) says what unset means
+            match = _BRACKET.search(doc)
+            doc, shown = (doc[: match.start()], match.group(1) or match.group(2)) if match else (doc, "unset")
         shown += f"; quick: {_shown(quick[p.name])}" if p.name in quick else ""
         option = typer.Option(None, *flags, help=with_default(doc, shown), show_default=False)
         out[p.name] = (p.kind | None, option)
