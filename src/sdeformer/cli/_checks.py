@@ -21,10 +21,12 @@ from typing import Any
 import typer
 
 from ..core._errors import ConfigError
-from ..experiments._sync.settings import HELP as SYNC_HELP, SyncSettings as SYNC
+from ..core._settings import params_of
+from ..experiments._sync.settings import SyncSettings as SYNC
 from ..io._progress import progress_bar
 from ._common import DEFAULT_JOBS, JobOptions, app, cli_errors, emit_json, err_console, job_executor, job_options
-from ._fields import architecture_options, settings_options
+from ._fields import architecture_options
+from ._generate import declared_options
 
 FORCE_HELP = "write into OUT even if it holds another config's run"
 
@@ -123,7 +125,7 @@ def rates(
 @cli_errors
 @job_options()
 @architecture_options()
-@settings_options("settings", SYNC, SYNC_HELP)
+@declared_options("settings", params_of(SYNC))
 def sync_check(
     out: Path = typer.Option(
         Path("results/sync"), help="folder for parts/ (one per chunk of runs), energies.npz, sync.json, sync.png"
