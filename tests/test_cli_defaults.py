@@ -15,7 +15,9 @@ from sdeformer.cli._checks import DEFAULT_JOBS
 def _defaults(command: str) -> dict:
     group = typer.main.get_command(app)
     assert isinstance(group, TyperGroup)
-    return {p.name: p.default for p in group.commands[command].params}
+    cmd = group.commands[command]
+    cmd = cmd.build() if hasattr(cmd, "build") else cmd  # a command made when run (cli._generate.LazyCommand)
+    return {p.name: p.default for p in cmd.params}
 
 
 def test_probe_options_are_the_probe_settings_with_their_declared_defaults():

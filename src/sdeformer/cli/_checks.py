@@ -13,7 +13,7 @@ they break the theorem's assumptions. The figures are drawn here, from the resul
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,7 @@ from ..experiments._sync.settings import SyncSettings as SYNC
 from ..io._progress import progress_bar
 from ._common import DEFAULT_JOBS, JobOptions, app, cli_errors, emit_json, err_console, job_executor, job_options
 from ._fields import architecture_options
-from ._generate import declared_options
+from ._generate import declared_options, lazy_command
 
 FORCE_HELP = "write into OUT even if it holds another config's run"
 
@@ -80,45 +80,51 @@ def _claimed(out: Path, config: dict[str, Any], force: bool) -> Iterator[None]:
         raise
 
 
-@app.command()
-@cli_errors
-@job_options()
-def rates(
-    kind: RateKind = typer.Argument(..., help="depth (error vs L), width (vs m) or tokens (W_2 vs N)"),
-    runs: int | None = typer.Option(None, help="independent coupled runs (>= 2)"),
-    values: str | None = typer.Option(None, "--x", help="comma-separated L, m or N values"),
-    dim: int | None = typer.Option(None, help="token dimension d"),
-    activation: str | None = typer.Option(None, help="MLP activation"),
-    bias_std: float | None = typer.Option(None, help="sU = sW"),
-    seed: int | None = typer.Option(None, help="root seed"),
-    quick: bool = typer.Option(False, "--quick", help="small, fast settings"),
-    out: Path = typer.Option(
-        Path("results/rates"),
-        help="folder for rates_<kind>.json/.npz/.png and the runs' parts/ (one folder for the three kinds)",
-    ),
-    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
-    json: bool = typer.Option(False, "--json", help="print one JSON object"),
-    jobs: JobOptions = DEFAULT_JOBS,
-) -> None:
-    """Measured convergence rate with log-log slope, bootstrap interval and the theory's slope (THEORY 5).
-    The runs go in chunks, jobs on the executor; an interrupted measurement resumes with the chunks it lacks."""
-    from ..experiments._rates import measure as exp
-    from ..plots._checks import rate_figure
+RATES_DOC = """Measured convergence rate with log-log slope, bootstrap interval and the theory's slope (THEORY 5).
+The runs go in chunks, jobs on the executor; an interrupted measurement resumes with the chunks it lacks."""
 
-    overrides = dict(runs=runs, x=_ints(values, "x"), dim=dim, activation=activation, bias_std=bias_std, seed=seed)
-    units = exp.progress_units(kind.value, exp.settings_for(kind.value, quick, **overrides))  # checks them
-    config = {"command": "rates", "quick": quick, **overrides}  # not the kind: the three share a folder
-    with (
-        job_executor(jobs.executor, jobs.workers, jobs.scheduler) as ex,
-        _claimed(out, config, force),
-        progress_bar(units, f"rates {kind.value}", enabled=not json) as advance,
-    ):
-        result = exp.run_and_write(out, kind.value, quick, progress=advance, executor=ex, **overrides)
-    rate_figure(result, out / result.figure)
-    if json:
-        emit_json(result.to_json())
-    else:
-        err_console.print(result.summary() + f"; written to {out}")
+
+def _rates_command() -> Callable:
+    from ..experiments._rates import measure as exp
+
+    @cli_errors
+    @job_options()
+    @declared_options("settings", exp.OPTIONS)  # --runs, --x, --dim, --activation, --bias-std, --seed
+    def rates(
+        kind: RateKind = typer.Argument(..., help="depth (error vs L), width (vs m) or tokens (W_2 vs N)"),
+        quick: bool = typer.Option(False, "--quick", help="small, fast settings"),
+        out: Path = typer.Option(
+            Path("results/rates"),
+            help="folder for rates_<kind>.json/.npz/.png and the runs' parts/ (one folder for the three kinds)",
+        ),
+        force: bool = typer.Option(False, "--force", help=FORCE_HELP),
+        json: bool = typer.Option(False, "--json", help="print one JSON object"),
+        settings: dict[str, Any] | None = None,
+        jobs: JobOptions = DEFAULT_JOBS,
+    ) -> None:
+        from ..plots._checks import rate_figure
+
+        given = {p.name: (settings or {}).get(p.name) for p in exp.OPTIONS}  # the claim's config: every name
+        overrides = {**given, "x": _ints(given["x"], "x")}
+        units = exp.progress_units(kind.value, exp.settings_for(kind.value, quick, **overrides))  # checks them
+        config = {"command": "rates", "quick": quick, **overrides}  # not the kind: the three share a folder
+        with (
+            job_executor(jobs.executor, jobs.workers, jobs.scheduler) as ex,
+            _claimed(out, config, force),
+            progress_bar(units, f"rates {kind.value}", enabled=not json) as advance,
+        ):
+            result = exp.run_and_write(out, kind.value, quick, progress=advance, executor=ex, **overrides)
+        rate_figure(result, out / result.figure)
+        if json:
+            emit_json(result.to_json())
+        else:
+            err_console.print(result.summary() + f"; written to {out}")
+
+    rates.__doc__ = RATES_DOC
+    return rates
+
+
+lazy_command("rates", RATES_DOC.splitlines()[0], _rates_command)
 
 
 @app.command("sync-check")
@@ -158,37 +164,44 @@ def sync_check(
         err_console.print(result.summary() + f"; written to {out}")
 
 
-@app.command()
-@cli_errors
-def lyapunov(
-    activation: str | None = typer.Option(None, help="one activation (default: relu, silu, sigmoid, tanh)"),
-    dim: int | None = typer.Option(None, help="token dimension d (default: 5 and 64)"),
-    bias_std: float = typer.Option(0.1, help="sU = sW"),
-    runs: int = typer.Option(32, help="independent pairs"),
-    steps: int | None = typer.Option(None, help="time steps (default: max(1000, T |lambda_1| / 0.01))"),
-    horizon: float = typer.Option(10.0, help="T"),
-    out: Path = typer.Option(Path("results/lyapunov"), help="folder for lyapunov.json and .png"),
-    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
-    json: bool = typer.Option(False, "--json", help="print one JSON object"),
-) -> None:
-    """Top Lyapunov exponent of the noise-only flow from two nearby tokens, against lambda_1 (THEORY 2)."""
+LYAPUNOV_DOC = "Top Lyapunov exponent of the noise-only flow from two nearby tokens, against lambda_1 (THEORY 2)."
+
+
+def _lyapunov_command() -> Callable:
+    from ..experiments import _lyapunov as exp
+
+    @cli_errors
+    @declared_options("settings", exp.OPTIONS)  # --activation, --dim, --bias-std, --runs, --steps, --horizon
+    def lyapunov(
+        out: Path = typer.Option(Path("results/lyapunov"), help="folder for lyapunov.json and .png"),
+        force: bool = typer.Option(False, "--force", help=FORCE_HELP),
+        json: bool = typer.Option(False, "--json", help="print one JSON object"),
+        settings: dict[str, Any] | None = None,
+    ) -> None:
+        _lyapunov(exp, {p.name: p.default for p in exp.OPTIONS} | (settings or {}), out, force, json)
+
+    lyapunov.__doc__ = LYAPUNOV_DOC
+    return lyapunov
+
+
+def _lyapunov(exp: Any, s: dict[str, Any], out: Path, force: bool, json: bool) -> None:
     from ..core._kernel import kernel_theory
     from ..core._validate import positive_float, positive_int
-    from ..experiments import _lyapunov as exp
     from ..plots._checks import lyapunov_figure
 
-    acts = [activation] if activation else sorted({a for a, _, _ in exp.DEFAULT_SETTINGS})
-    dims = [dim] if dim else sorted({d for _, d, _ in exp.DEFAULT_SETTINGS})
-    settings = [(a, d, bias_std) for a in acts for d in dims]
+    runs, steps, horizon = s["runs"], s["steps"], s["horizon"]
+    acts = [s["activation"]] if s["activation"] else sorted({a for a, _, _ in exp.DEFAULT_SETTINGS})
+    dims = [s["dim"]] if s["dim"] else sorted({d for _, d, _ in exp.DEFAULT_SETTINGS})
+    settings = [(a, d, s["bias_std"]) for a in acts for d in dims]
     if positive_int("runs", runs) < 2:  # the checks of exp.lyapunov, before the folder is claimed
         raise ConfigError("runs", runs, "need at least 2 runs for an interval")
     positive_float("horizon", horizon)
     if steps is not None:
         positive_int("steps", steps)
-    for a, d, s in settings:
-        kernel_theory(a, d, bias_std=s)
+    for a, d, b in settings:
+        kernel_theory(a, d, bias_std=b)
         exp.check_memory(runs, d)
-    config = {"command": "lyapunov", "settings": [list(s) for s in settings], "runs": runs, "steps": steps}
+    config = {"command": "lyapunov", "settings": [list(x) for x in settings], "runs": runs, "steps": steps}
     with (
         _claimed(out, {**config, "horizon": horizon}, force),
         progress_bar(len(settings), "lyapunov", enabled=not json) as advance,
@@ -200,6 +213,9 @@ def lyapunov(
         return
     for r in result.rows:
         err_console.print(f"{r.label}: measured {r.measured:.4f} +- {r.ci:.4f}, lambda_1 {r.lambda1:.4f}")
+
+
+lazy_command("lyapunov", LYAPUNOV_DOC, _lyapunov_command)
 
 
 @app.command()
