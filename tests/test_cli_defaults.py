@@ -16,7 +16,8 @@ def _defaults(command: str) -> dict:
     group = typer.main.get_command(app)
     assert isinstance(group, TyperGroup)
     cmd = group.commands[command]
-    cmd = cmd.build() if hasattr(cmd, "build") else cmd  # a command made when run (cli._generate.LazyCommand)
+    build = getattr(cmd, "build", None)  # a command made when run (cli._generate.LazyCommand)
+    cmd = build() if build is not None else cmd
     return {p.name: p.default for p in cmd.params}
 
 
