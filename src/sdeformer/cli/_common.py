@@ -237,7 +237,7 @@ def job_options(executor_help: str = EXECUTOR_HELP) -> Callable[[Callable], Call
 def plugin_option() -> Any:
     """``--plugin FILE|MODULE`` (repeatable): a plugin whose import registers parts (docs/extending.md); loaded
     with ``registry.load_plugins`` before the command reads its config, and on every Dask worker."""
-    return typer.Option(None, "--plugin", help="a module or .py file registering parts (repeatable)")
+    return typer.Option(None, "--plugin", metavar="FILE", help="a module or .py file registering parts (repeatable)")
 
 
 def param_option() -> Any:
