@@ -45,16 +45,20 @@ class OneLineGroup(TyperGroup):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self._add_generated()
+
+    def _add_generated(self) -> None:
+        from ._generate import experiment_commands
+
+        experiment_commands()  # the experiments registered since (a plugin's) too
         self.commands.update({n: c for n, c in GENERATED.items() if n not in self.commands})
 
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
         if args and args[0] not in self.commands and "--plugin" in args:
             from ..plugins import load_plugins
-            from ._generate import experiment_commands
 
             load_plugins(a for a, flag in zip(args[1:], args) if flag == "--plugin")
-            experiment_commands()
-            self.commands.update({n: c for n, c in GENERATED.items() if n not in self.commands})
+            self._add_generated()
         name, command, rest = super().resolve_command(ctx, args)
         build = getattr(command, "build", None)  # a generated command: made now
         return name, build() if build is not None else command, rest

@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 
 from ..experiments._registry import EXPERIMENTS
-from ._common import app, cli_errors, job_executor, plugin_option
+from ._common import DEFAULT_JOBS, JobOptions, app, cli_errors, job_executor, job_options, plugin_option
 
 # the choices: the groups, then every registered experiment (torch-free: ``--help`` stays fast); a plugin's
 # experiment is known once ``--plugin`` has loaded it, so the name is checked then (``EXPERIMENTS.select``)
@@ -19,16 +19,15 @@ _HELP = f"a group ({_GROUPS}) or one experiment: " + "; ".join(f"{e.name}: {e.do
 
 @app.command()
 @cli_errors
+@job_options("local (this process) or dask (the grid's groups of panels on workers; implied by --scheduler)")
 def reproduce(
     part: str = typer.Argument("all", help=_HELP),
     out: Path = typer.Option(Path("results"), help="output folder (cached parts are reused: resumable)"),
     seed: int = typer.Option(0, help="seed of the simulated runs"),
     quick: bool = typer.Option(False, help="smaller theorem checks (the paper's figures keep their scale)"),
-    executor: str = typer.Option("local", help="local (this process) or dask (the grid's groups of panels on workers)"),
-    workers: int = typer.Option(2, help="worker processes of the local Dask cluster (one thread each)"),
-    scheduler: str | None = typer.Option(None, help="address of an existing Dask scheduler (implies dask)"),
     force: bool = typer.Option(False, help="write into a folder that holds another seed's reproduction"),
     plugin: list[str] | None = plugin_option(),
+    jobs: JobOptions = DEFAULT_JOBS,
 ) -> None:
     """Run registered experiments into OUT/index.html: the paper's Table 1 and Figures 1-6 and the theorem checks
     by default; --plugin FILE registers experiments of your own (docs/extending.md).
@@ -36,7 +35,8 @@ def reproduce(
     from ..registry import load_plugins
 
     load_plugins(plugin or ())  # before the name is looked up: a plugin's experiment is registered at its import
-    run_part(part, out, seed, quick, job_executor("dask" if scheduler else executor, workers, scheduler), force)
+    executor = job_executor("dask" if jobs.scheduler else jobs.executor, jobs.workers, jobs.scheduler)
+    run_part(part, out, seed, quick, executor, force)
 
 
 def run_part(
