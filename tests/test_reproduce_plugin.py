@@ -28,3 +28,11 @@ def test_an_unknown_experiment_is_one_line_naming_the_part(tmp_path):
     assert result.exit_code == 2 and "Traceback" not in result.output
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "part" in errors[0]
+
+
+def test_a_plugin_experiment_is_a_command_of_its_own_with_plugin(tmp_path):
+    """``sdeformer mean-cosine --plugin FILE``: the file is loaded before the command name is looked up, and the
+    experiment runs as a generated command (the same report as ``reproduce --plugin FILE mean-cosine``)."""
+    result = CliRunner().invoke(app, ["mean-cosine", "--plugin", str(PLUGIN), "--quick", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "Mean cosine against depth" in (tmp_path / "index.html").read_text()
