@@ -24,7 +24,17 @@ from ..core._errors import ConfigError
 from ..core._settings import params_of
 from ..experiments._sync.settings import SyncSettings as SYNC
 from ..io._progress import progress_bar
-from ._common import DEFAULT_JOBS, JobOptions, app, cli_errors, emit_json, err_console, job_executor, job_options
+from ._common import (
+    DEFAULT_JOBS,
+    JobOptions,
+    app,
+    cli_errors,
+    emit_json,
+    err_console,
+    job_executor,
+    job_options,
+    json_option,
+)
 from ._fields import architecture_options
 from ._generate import declared_options, lazy_command
 
@@ -98,7 +108,7 @@ def _rates_command() -> Callable:
             help="folder for rates_<kind>.json/.npz/.png and the runs' parts/ (one folder for the three kinds)",
         ),
         force: bool = typer.Option(False, "--force", help=FORCE_HELP),
-        json: bool = typer.Option(False, "--json", help="print one JSON object"),
+        json: bool = json_option(),
         settings: dict[str, Any] | None = None,
         jobs: JobOptions = DEFAULT_JOBS,
     ) -> None:
@@ -137,7 +147,7 @@ def sync_check(
         Path("results/sync"), help="folder for parts/ (one per chunk of runs), energies.npz, sync.json, sync.png"
     ),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
-    json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    json: bool = json_option(),
     settings: dict[str, Any] | None = None,
     parts: dict[str, Any] | None = None,
     jobs: JobOptions = DEFAULT_JOBS,
@@ -175,7 +185,7 @@ def _lyapunov_command() -> Callable:
     def lyapunov(
         out: Path = typer.Option(Path("results/lyapunov"), help="folder for lyapunov.json and .png"),
         force: bool = typer.Option(False, "--force", help=FORCE_HELP),
-        json: bool = typer.Option(False, "--json", help="print one JSON object"),
+        json: bool = json_option(),
         settings: dict[str, Any] | None = None,
     ) -> None:
         _lyapunov(exp, {p.name: p.default for p in exp.OPTIONS} | (settings or {}), out, force, json)
@@ -227,7 +237,7 @@ def phase(
     seeds: int | None = typer.Option(None, help="seeds per cell"),
     out: Path = typer.Option(Path("results/phase"), help="folder for phase.json/.npz/.png and the sweep in sweep/"),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
-    json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    json: bool = json_option(),
     parts: dict[str, Any] | None = None,
     jobs: JobOptions = DEFAULT_JOBS,
 ) -> None:

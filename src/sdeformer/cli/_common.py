@@ -238,6 +238,11 @@ def job_options(executor_help: str = EXECUTOR_HELP) -> Callable[[Callable], Call
     return option_group("jobs", JobOptions, options)
 
 
+def json_option() -> Any:
+    """``--json``: print the command's result as one JSON object on stdout (``emit_json``)."""
+    return typer.Option(False, "--json", help="print one JSON object")
+
+
 def plugin_option() -> Any:
     """``--plugin FILE|MODULE`` (repeatable): a plugin whose import registers parts (docs/extending.md); loaded
     with ``registry.load_plugins`` before the command reads its config, and on every Dask worker."""

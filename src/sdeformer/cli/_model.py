@@ -11,7 +11,7 @@ from rich.table import Table as RichTable
 from ..core._errors import ConfigError
 from ..io._progress import progress_bar
 from ..params import FIELDS
-from ._common import app, cli_errors, emit_json, param_option, plugin_option
+from ._common import app, cli_errors, emit_json, json_option, param_option, plugin_option
 from ._fields import field_options, model_options
 
 
@@ -20,7 +20,7 @@ from ._fields import field_options, model_options
 @field_options("given", ("activation", "dim", "su", "sw", "beta"))  # the config fields' declarations (params.FIELDS)
 def kernel(
     bias_std: float | None = typer.Option(None, help="sU = sW = this (exclusive with --su/--sw)"),
-    json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    json: bool = json_option(),
     given: dict | None = None,
 ) -> None:
     """Kernel constants of THEORY section 2: kappa(1), kappa'(1), lambda_1, lambda_bar, lambda_bar_prime."""
@@ -50,7 +50,7 @@ def simulate(
     param: list[str] | None = param_option(),
     out: Path | None = typer.Option(None, help="run directory (resumable; tied to the config)"),
     force: bool = typer.Option(False, "--force", help="overwrite a run directory that holds another config's run"),
-    json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    json: bool = json_option(),
 ) -> None:
     """Run the discrete stochastic transformer (THEORY section 1) and report E_beta per saved layer."""
     flags = dict(flags)  # the config fields given as options (params.FIELDS, cli._fields)

@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 
 from ..peers._options import OPTIONS, PEER_OPTIONS
-from ._common import app, cli_errors, emit_json, err_console
+from ._common import app, cli_errors, emit_json, err_console, json_option
 from ._generate import declared_options
 from ._peer_checks import check_beta, check_phase, sizes as size_line
 
@@ -23,7 +23,7 @@ def peer(
     beta: list[float] | None = typer.Option(None, "--beta", help="beta (repeat for several) [the peer's own]"),
     out: Path | None = typer.Option(None, help="write the peer's table layout into this folder"),
     compare: Path | None = typer.Option(None, help="the file the peer's script wrote: cells equal / total"),
-    json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    json: bool = json_option(),
     options: dict[str, Any] | None = None,
 ) -> None:
     """Run a peer's experiment at its default settings; with --compare, count the cells equal to the peer's

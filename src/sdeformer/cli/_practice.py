@@ -13,7 +13,7 @@ from rich.table import Table as RichTable
 
 from ..core._errors import ConfigError
 from ..core._settings import params_of
-from ._common import app, cli_errors, emit_json, progress_bar
+from ._common import app, cli_errors, emit_json, json_option, progress_bar
 from ._generate import declared_options, lazy_command
 
 DEFAULT_RESULTS = Path("results/practice")
@@ -60,7 +60,7 @@ def train(
         help="train into OUT/TASK even when it is tied (run.json) to other settings (task, methods, seeds); "
         "the runs already saved for these settings are reused",
     ),
-    json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    json: bool = json_option(),
 ) -> None:
     """Train every method over seeds on a real task; report final metric mean +- std and steps to target.
 
@@ -134,7 +134,7 @@ def _probe_command() -> Callable:
             None, help="also write the JSON record to this file (a record of other settings there is refused)"
         ),
         force: bool = typer.Option(False, "--force", help="overwrite --out holding a record of other settings"),
-        json: bool = typer.Option(False, "--json", help="print one JSON object"),
+        json: bool = json_option(),
         noise: dict[str, Any] | None = None,
     ) -> None:
         _probe(text, file, scales, out, force, json, noise or {})
@@ -220,7 +220,7 @@ def infer_practice(
         "--force",
         help="overwrite RESULTS/inference.json even when it holds a record of other settings",
     ),
-    json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    json: bool = json_option(),
 ) -> None:
     """Perplexity and tokens/s of block random-batch attention against full attention (trained char model).
 
@@ -283,7 +283,7 @@ def report_practice(
         "--force",
         help="write into --out even when it holds the report of another results folder",
     ),
-    json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    json: bool = json_option(),
 ) -> None:
     """The practice results page: every method against the baseline, probe and random-batch inference.
 

@@ -13,7 +13,7 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from ._common import cli_errors, emit_json
+from ._common import cli_errors, emit_json, json_option
 from ._generate import declared_options, lazy_command
 
 DOC = """Solve the common-noise SPDE as a density (and a coupled cloud): mass, positivity, E_beta, mode amplitudes,
@@ -29,7 +29,7 @@ def _command() -> Callable:
     def spde(
         out: Path | None = typer.Option(None, help="run directory (resumable; tied to the settings): npz, json, png"),
         force: bool = typer.Option(False, "--force", help="overwrite a run directory that holds other settings"),
-        json: bool = typer.Option(False, "--json", help="print one JSON object"),
+        json: bool = json_option(),
         max_memory: str | None = typer.Option(
             None, help="refuse a run whose memory estimate exceeds this (e.g. 8G) [the memory available now]"
         ),

@@ -22,6 +22,7 @@ from ._common import (
     emit_json,
     err_console,
     job_options,
+    json_option,
     plugin_option,
     progress_bar,
 )
@@ -66,7 +67,7 @@ def run_cmd(
         False, "--force", help="write into OUT when it holds a sweep of another spec (its runs are kept) or other files"
     ),
     plugin: list[str] | None = plugin_option(),
-    json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    json: bool = json_option(),
     jobs: JobOptions = DEFAULT_JOBS,
 ) -> None:
     """Run every run of SPEC not yet recorded in OUT (resumes after a crash; failed runs are kept as errors;
@@ -112,7 +113,7 @@ def run_cmd(
 def status_cmd(
     out: Path = typer.Argument(..., help="sweep folder"),
     plugin: list[str] | None = plugin_option(),
-    json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    json: bool = json_option(),
 ) -> None:
     """Done / failed / pending runs of the folder's spec."""
     from ..registry import load_plugins
@@ -158,7 +159,7 @@ def plot_cmd(
     where: list[str] = typer.Option([], "--where", help="FIELD=VALUE filter (repeatable)"),
     out: Path | None = typer.Option(None, "--out", help="PNG path (default FOLDER/plots/<x>-<y>-<color>.png)"),
     plugin: list[str] | None = plugin_option(),
-    json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    json: bool = json_option(),
 ) -> None:
     """Heat map or curves from the folder's table."""
     from ..registry import load_plugins
