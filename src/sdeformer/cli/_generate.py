@@ -133,8 +133,8 @@ def _own_options(experiment: Experiment) -> list[inspect.Parameter]:
     own = {
         "out": (Path, option(Path("results") / name, "output folder (cached parts are reused: resumable)")),
         "seed": (int, option(0, "seed of the simulated runs")),
-        "quick": (bool, option(False, "smaller sizes where the experiment has them", "--quick")),
-        "force": (bool, option(False, "write into a folder that holds another seed's reproduction", "--force")),
+        "quick": (bool, option(False, "smaller sizes where the experiment has them")),  # --quick/--no-quick
+        "force": (bool, option(False, "write into a folder that holds another seed's reproduction")),
         "setting": (list[str] | None, option(None, "a declared setting by name", "--set", shown="none")),
         "json": (bool, option(False, "print the experiment's result as one JSON object", "--json")),
         "plugin": (list[str] | None, option(None, "a .py file or module registering parts (repeatable)", "--plugin")),
