@@ -70,10 +70,10 @@ def test_every_registered_experiment_is_listed_without_importing_its_module():
 
 
 def test_one_option_per_declared_setting_with_its_doc_default_and_quick_value():
-    """``sdeformer ode --help``: each ``Param`` of ``_ode.SETTINGS`` is an option, its doc the help, its default
+    """``sdeformer ode --help``: each ``Param`` of ``_ode_settings.SETTINGS`` is an option, its doc the help, its default
     shown once and the quick size's value beside it where it differs (wrong model: a default repeated by hand,
     or a setting reachable only through ``--set``)."""
-    from sdeformer.experiments._ode import SETTINGS, OdeSettings
+    from sdeformer.experiments._ode_settings import SETTINGS, OdeSettings
 
     text = " ".join(CliRunner().invoke(app, ["ode", "--help"]).output.split()).replace("\u00a0", " ")
     quick = OdeSettings.quick()

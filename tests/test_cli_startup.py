@@ -22,7 +22,10 @@ print(','.join(m for m in {heavy!r} if m in sys.modules))
 
 @pytest.mark.parametrize(
     "args",
-    [["--help"], *([c, "--help"] for c in ("kernel", "simulate", "reproduce", "train", "phase", "sweep"))],
+    [
+        ["--help"],
+        *([c, "--help"] for c in ("kernel", "simulate", "reproduce", "train", "phase", "sweep", "ode", "peer")),
+    ],
 )
 def test_help_imports_no_heavy_module(args: list[str]) -> None:
     code = _PROBE.format(args=args, heavy=HEAVY)

@@ -198,7 +198,8 @@ EXPERIMENTS.register(
     Experiment("ode", "sdeformer.experiments._ode:report",
                "the noise-free limit ODE against the discrete model: first order in the layer step (THEORY 3)",
                "the noise-free limit: discrete model against the ODE", (), "sdeformer.experiments._ode:units",
-               "sdeformer.experiments._ode:SETTINGS", quick="sdeformer.experiments._ode:OdeSettings.quick")
+               "sdeformer.experiments._ode_settings:SETTINGS",
+               quick="sdeformer.experiments._ode_settings:OdeSettings.quick")
 )  # fmt: skip
 _F = "sdeformer.experiments._field."  # the field's 2026 results (docs/field.md), group "field"
 EXPERIMENTS.register(

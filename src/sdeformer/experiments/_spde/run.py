@@ -22,6 +22,7 @@ import numpy as np
 
 from ...core._errors import ConfigError
 from ...core._rng import Streams
+from ...core._settings import setting
 from ...core._validate import memory_size, nonneg_float, positive_float, positive_int
 from ...io._claims import claim_run_folder
 from ...io._damage import recover
@@ -49,7 +50,6 @@ from ...spde._initial import sample_vmf, von_mises_fisher
 from ...spde._sliced_sphere import sliced_check
 from ...spde._solver import ATTENTIONS, DensitySolver
 from .._results import Result, cached_stage
-from ...core._settings import setting
 from . import study as study
 from .tables import study_code
 
