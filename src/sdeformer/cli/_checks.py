@@ -13,7 +13,7 @@ they break the theorem's assumptions. The figures are drawn here, from the resul
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,8 @@ import typer
 
 from ..core._errors import ConfigError
 from ..core._settings import params_of
+from ..experiments._lyapunov_options import OPTIONS as LYAPUNOV_OPTIONS
+from ..experiments._rates.options import OPTIONS as RATE_OPTIONS
 from ..experiments._sync.settings import SyncSettings as SYNC
 from ..io._progress import progress_bar
 from ._common import (
@@ -36,7 +38,7 @@ from ._common import (
     json_option,
 )
 from ._fields import architecture_options
-from ._generate import declared_options, lazy_command
+from ._generate import declared_options
 
 FORCE_HELP = "write into OUT even if it holds another config's run"
 
@@ -90,51 +92,42 @@ def _claimed(out: Path, config: dict[str, Any], force: bool) -> Iterator[None]:
         raise
 
 
-RATES_DOC = """Measured convergence rate with log-log slope, bootstrap interval and the theory's slope (THEORY 5).
-The runs go in chunks, jobs on the executor; an interrupted measurement resumes with the chunks it lacks."""
-
-
-def _rates_command() -> Callable:
+@app.command()
+@cli_errors
+@job_options()
+@declared_options("settings", RATE_OPTIONS)  # --runs, --x, --dim, --activation, --bias-std, --seed
+def rates(
+    kind: RateKind = typer.Argument(..., help="depth (error vs L), width (vs m) or tokens (W_2 vs N)"),
+    quick: bool = typer.Option(False, "--quick", help="small, fast settings"),
+    out: Path = typer.Option(
+        Path("results/rates"),
+        help="folder for rates_<kind>.json/.npz/.png and the runs' parts/ (one folder for the three kinds)",
+    ),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
+    json: bool = json_option(),
+    settings: dict[str, Any] | None = None,
+    jobs: JobOptions = DEFAULT_JOBS,
+) -> None:
+    """Measured convergence rate with log-log slope, bootstrap interval and the theory's slope (THEORY 5).
+    The runs go in chunks, jobs on the executor; an interrupted measurement resumes with the chunks it lacks."""
     from ..experiments._rates import measure as exp
+    from ..plots._checks import rate_figure
 
-    @cli_errors
-    @job_options()
-    @declared_options("settings", exp.OPTIONS)  # --runs, --x, --dim, --activation, --bias-std, --seed
-    def rates(
-        kind: RateKind = typer.Argument(..., help="depth (error vs L), width (vs m) or tokens (W_2 vs N)"),
-        quick: bool = typer.Option(False, "--quick", help="small, fast settings"),
-        out: Path = typer.Option(
-            Path("results/rates"),
-            help="folder for rates_<kind>.json/.npz/.png and the runs' parts/ (one folder for the three kinds)",
-        ),
-        force: bool = typer.Option(False, "--force", help=FORCE_HELP),
-        json: bool = json_option(),
-        settings: dict[str, Any] | None = None,
-        jobs: JobOptions = DEFAULT_JOBS,
-    ) -> None:
-        from ..plots._checks import rate_figure
-
-        given = {p.name: (settings or {}).get(p.name) for p in exp.OPTIONS}  # the claim's config: every name
-        overrides = {**given, "x": _ints(given["x"], "x")}
-        units = exp.progress_units(kind.value, exp.settings_for(kind.value, quick, **overrides))  # checks them
-        config = {"command": "rates", "quick": quick, **overrides}  # not the kind: the three share a folder
-        with (
-            job_executor(jobs.executor, jobs.workers, jobs.scheduler) as ex,
-            _claimed(out, config, force),
-            progress_bar(units, f"rates {kind.value}", enabled=not json) as advance,
-        ):
-            result = exp.run_and_write(out, kind.value, quick, progress=advance, executor=ex, **overrides)
-        rate_figure(result, out / result.figure)
-        if json:
-            emit_json(result.to_json())
-        else:
-            err_console.print(result.summary() + f"; written to {out}")
-
-    rates.__doc__ = RATES_DOC
-    return rates
-
-
-lazy_command("rates", RATES_DOC.splitlines()[0], _rates_command)
+    given = {p.name: (settings or {}).get(p.name) for p in RATE_OPTIONS}  # the claim's config: every name
+    overrides = {**given, "x": _ints(given["x"], "x")}
+    units = exp.progress_units(kind.value, exp.settings_for(kind.value, quick, **overrides))  # checks them
+    config = {"command": "rates", "quick": quick, **overrides}  # not the kind: the three share a folder
+    with (
+        job_executor(jobs.executor, jobs.workers, jobs.scheduler) as ex,
+        _claimed(out, config, force),
+        progress_bar(units, f"rates {kind.value}", enabled=not json) as advance,
+    ):
+        result = exp.run_and_write(out, kind.value, quick, progress=advance, executor=ex, **overrides)
+    rate_figure(result, out / result.figure)
+    if json:
+        emit_json(result.to_json())
+    else:
+        err_console.print(result.summary() + f"; written to {out}")
 
 
 @app.command("sync-check")
@@ -174,24 +167,19 @@ def sync_check(
         err_console.print(result.summary() + f"; written to {out}")
 
 
-LYAPUNOV_DOC = "Top Lyapunov exponent of the noise-only flow from two nearby tokens, against lambda_1 (THEORY 2)."
-
-
-def _lyapunov_command() -> Callable:
+@app.command()
+@cli_errors
+@declared_options("settings", LYAPUNOV_OPTIONS)  # --activation, --dim, --bias-std, --runs, --steps, --horizon
+def lyapunov(
+    out: Path = typer.Option(Path("results/lyapunov"), help="folder for lyapunov.json and .png"),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
+    json: bool = json_option(),
+    settings: dict[str, Any] | None = None,
+) -> None:
+    """Top Lyapunov exponent of the noise-only flow from two nearby tokens, against lambda_1 (THEORY 2)."""
     from ..experiments import _lyapunov as exp
 
-    @cli_errors
-    @declared_options("settings", exp.OPTIONS)  # --activation, --dim, --bias-std, --runs, --steps, --horizon
-    def lyapunov(
-        out: Path = typer.Option(Path("results/lyapunov"), help="folder for lyapunov.json and .png"),
-        force: bool = typer.Option(False, "--force", help=FORCE_HELP),
-        json: bool = json_option(),
-        settings: dict[str, Any] | None = None,
-    ) -> None:
-        _lyapunov(exp, {p.name: p.default for p in exp.OPTIONS} | (settings or {}), out, force, json)
-
-    lyapunov.__doc__ = LYAPUNOV_DOC
-    return lyapunov
+    _lyapunov(exp, {p.name: p.default for p in LYAPUNOV_OPTIONS} | (settings or {}), out, force, json)
 
 
 def _lyapunov(exp: Any, s: dict[str, Any], out: Path, force: bool, json: bool) -> None:
@@ -223,9 +211,6 @@ def _lyapunov(exp: Any, s: dict[str, Any], out: Path, force: bool, json: bool) -
         return
     for r in result.rows:
         err_console.print(f"{r.label}: measured {r.measured:.4f} +- {r.ci:.4f}, lambda_1 {r.lambda1:.4f}")
-
-
-lazy_command("lyapunov", LYAPUNOV_DOC, _lyapunov_command)
 
 
 @app.command()

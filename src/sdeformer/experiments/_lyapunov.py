@@ -9,7 +9,6 @@ lambda_hat = (1/T) sum log(|y - x| / delta). Theory: lambda_hat -> lambda_1 = (d
 
 from __future__ import annotations
 
-import inspect
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -27,7 +26,7 @@ from ..core._validate import finite_float, fits_in_memory, positive_float, posit
 from ..dynamics._sde import LimitSDE, make_solver
 from ..noise._fields import GaussianField
 from ..observables import renormalise_pair
-from ..params import Param
+from ._lyapunov_options import DEFAULTS
 from ._results import Result, read_cached_json, write_cached_json
 
 DELTA = 1e-4  # renormalised separation; the 2x2 kernel matrix stays well resolved in float64 (no jitter)
@@ -73,10 +72,10 @@ def check_memory(runs: int, dim: int) -> int:
 def lyapunov(
     activation: str = "relu",
     dim: int = 64,
-    bias_std: float = 0.1,
-    runs: int = 32,
+    bias_std: float = DEFAULTS["bias_std"],
+    runs: int = DEFAULTS["runs"],
     steps: int | None = None,
-    horizon: float = 10.0,
+    horizon: float = DEFAULTS["horizon"],
     delta: float = DELTA,
     seed: int = 0,
     rate_step: float = RATE_STEP,
@@ -132,16 +131,6 @@ def lyapunov(
     )
 
 
-_DEFAULT = {k: p.default for k, p in inspect.signature(lyapunov).parameters.items()}
-OPTIONS = (
-    Param("activation", str, None, doc="one activation (default: relu, silu, sigmoid, tanh)"),
-    Param("dim", int, None, doc="token dimension d (default: 5 and 64)"),
-    Param("bias_std", float, _DEFAULT["bias_std"], doc="sU = sW"),
-    Param("runs", int, _DEFAULT["runs"], doc="independent pairs"),
-    Param("steps", int, None, doc="time steps (default: max(1000, T |lambda_1| / 0.01))"),
-    Param("horizon", float, _DEFAULT["horizon"], doc="T"),
-)
-"""``sdeformer lyapunov``'s settings (None activation or d: those of ``DEFAULT_SETTINGS``)."""
 DEFAULT_SETTINGS = [(act, d, 0.1) for act in ("relu", "silu", "sigmoid", "tanh") for d in (5, 64)]
 
 

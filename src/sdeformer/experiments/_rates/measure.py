@@ -34,7 +34,6 @@ from ...core._rng import GENERATOR_BYTES, derive_seeds
 from ...core._validate import dimension, fits_in_memory, positive_float, positive_int, seed as check_seed
 from ...io._cache import read_cached_npz, write_cached_npz
 from ...observables import bootstrap_slope, loglog_slope
-from ...params import Param
 from .._results import Result, read_cached_json, write_cached_json
 from .runs import rate_runs
 
@@ -65,15 +64,6 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         chunk=CHUNK["tokens"],
     ),
 }
-OPTIONS = (
-    Param("runs", int, None, doc="independent coupled runs (>= 2)"),
-    Param("x", str, None, doc="comma-separated L, m or N values"),
-    Param("dim", int, None, doc="token dimension d"),
-    Param("activation", str, None, doc="MLP activation"),
-    Param("bias_std", float, None, doc="sU = sW"),
-    Param("seed", int, None, doc="root seed"),
-)
-"""``sdeformer rates``' settings (unset: the kind's own, ``DEFAULTS`` or ``QUICK``)."""
 QUICK: dict[str, dict[str, Any]] = {
     "depth": dict(runs=16, x=[4, 8, 16, 32], fine=256),
     "width": dict(runs=16, x=[16, 32, 64, 128, 256], layers=10),
