@@ -25,6 +25,7 @@ print(','.join(m for m in {heavy!r} if m in sys.modules))
     [
         ["--help"],
         *([c, "--help"] for c in ("kernel", "simulate", "reproduce", "train", "phase", "sweep", "ode", "peer")),
+        *([c, "--help"] for c in ("rates", "lyapunov", "sync-check", "spde")),  # options from declared settings
     ],
 )
 def test_help_imports_no_heavy_module(args: list[str]) -> None:

@@ -1,11 +1,8 @@
 """The command ``spde``: the density solver of THEORY section 4 on the circle or the 2-sphere (docs/spde.md).
-
-Its options are the settings ``SpdeSettings`` declares (``experiments._settings.setting``), made when the command
-runs (``cli._generate.lazy_command``: the settings' module imports torch, ``sdeformer --help`` does not)."""
+Its options are the settings ``SpdeSettings`` declares (``core._settings.setting``; a torch-free module)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
@@ -13,35 +10,30 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from ._common import cli_errors, emit_json, json_option
-from ._generate import declared_options, lazy_command
-
-DOC = """Solve the common-noise SPDE as a density (and a coupled cloud): mass, positivity, E_beta, mode amplitudes,
-the resolution report and the cloud-density distance."""
-
-
-def _command() -> Callable:
-    from ..core._settings import params_of
-    from ..experiments._spde.run import SpdeSettings
-
-    @cli_errors
-    @declared_options("settings", params_of(SpdeSettings))
-    def spde(
-        out: Path | None = typer.Option(None, help="run directory (resumable; tied to the settings): npz, json, png"),
-        force: bool = typer.Option(False, "--force", help="overwrite a run directory that holds other settings"),
-        json: bool = json_option(),
-        max_memory: str | None = typer.Option(
-            None, help="refuse a run whose memory estimate exceeds this (e.g. 8G) [the memory available now]"
-        ),
-        settings: dict[str, Any] | None = None,
-    ) -> None:
-        _run(SpdeSettings(**(settings or {})), out, force, json, max_memory)
-
-    spde.__doc__ = DOC
-    return spde
+from ..core._settings import params_of
+from ..experiments._spde.settings import SpdeSettings
+from ._common import app, cli_errors, emit_json, json_option
+from ._generate import declared_options
 
 
-def _run(settings: Any, out: Path | None, force: bool, json: bool, max_memory: str | None) -> None:
+@app.command()
+@cli_errors
+@declared_options("settings", params_of(SpdeSettings))  # --dim, --activation, --bias-std, ... (one per setting)
+def spde(
+    out: Path | None = typer.Option(None, help="run directory (resumable; tied to the settings): npz, json, png"),
+    force: bool = typer.Option(False, "--force", help="overwrite a run directory that holds other settings"),
+    json: bool = json_option(),
+    max_memory: str | None = typer.Option(
+        None, help="refuse a run whose memory estimate exceeds this (e.g. 8G) [the memory available now]"
+    ),
+    settings: dict[str, Any] | None = None,
+) -> None:
+    """Solve the common-noise SPDE as a density (and a coupled cloud): mass, positivity, E_beta, mode amplitudes,
+    the resolution report and the cloud-density distance."""
+    _run(SpdeSettings(**(settings or {})), out, force, json, max_memory)
+
+
+def _run(settings: SpdeSettings, out: Path | None, force: bool, json: bool, max_memory: str | None) -> None:
     from ..experiments._spde.run import claim, run_spde
     from ..io._lock import folder_lock
     from ..io._progress import progress_bar
@@ -60,6 +52,3 @@ def _run(settings: Any, out: Path | None, force: bool, json: bool, max_memory: s
         emit_json(run.to_json())
         return
     Console().print(run.summary() + (f"; written to {out}" if out else ""))
-
-
-lazy_command("spde", DOC.splitlines()[0], _command)
