@@ -51,9 +51,23 @@ if "echo" not in EXPERIMENTS.names():
 
 @pytest.fixture
 def plugin(tmp_path):
+    """The echo plugin's file; afterwards its load, its experiment and its command are undone, so that later tests
+    (a folder claim records the loaded plugins) see the built-in registry only."""
+    import sys
+
+    from sdeformer import plugins
+    from sdeformer.cli._common import GENERATED
+
     path = tmp_path / "echo_plugin.py"
     path.write_text(textwrap.dedent(PLUGIN))
-    return str(path)
+    yield str(path)
+    resolved = str(path.resolve())
+    if resolved in plugins._loaded:
+        plugins._loaded.remove(resolved)
+    plugins._sources.pop(resolved, None)
+    EXPERIMENTS.entries.pop("echo", None)
+    GENERATED.pop("echo", None)
+    sys.modules.pop("sdeformer_plugin_echo_plugin", None)
 
 
 def _group():
@@ -70,9 +84,9 @@ def test_every_registered_experiment_is_listed_without_importing_its_module():
 
 
 def test_one_option_per_declared_setting_with_its_doc_default_and_quick_value():
-    """``sdeformer ode --help``: each ``Param`` of ``_ode_settings.SETTINGS`` is an option, its doc the help, its default
-    shown once and the quick size's value beside it where it differs (wrong model: a default repeated by hand,
-    or a setting reachable only through ``--set``)."""
+    """``sdeformer ode --help``: each ``Param`` of ``_ode_settings.SETTINGS`` is an option, its doc the help, its
+    default shown once and the quick size's value beside it where it differs (wrong model: a default repeated by
+    hand, or a setting reachable only through ``--set``)."""
     from sdeformer.experiments._ode_settings import SETTINGS, OdeSettings
 
     text = " ".join(CliRunner().invoke(app, ["ode", "--help"]).output.split()).replace("\u00a0", " ")

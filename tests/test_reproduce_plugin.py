@@ -5,11 +5,30 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from sdeformer.cli import app
 
 PLUGIN = Path(__file__).resolve().parents[1] / "examples" / "plugins" / "cosine_experiment.py"
+
+
+@pytest.fixture(autouse=True)
+def _unload():
+    """Undo the plugin's load, experiment and command after each test (a folder claim records loaded plugins)."""
+    import sys
+
+    from sdeformer import plugins
+    from sdeformer.cli._common import GENERATED
+    from sdeformer.experiments import EXPERIMENTS
+
+    yield
+    if str(PLUGIN) in plugins._loaded:
+        plugins._loaded.remove(str(PLUGIN))
+    plugins._sources.pop(str(PLUGIN), None)
+    EXPERIMENTS.entries.pop("mean-cosine", None)
+    GENERATED.pop("mean-cosine", None)
+    sys.modules.pop("sdeformer_plugin_cosine_experiment", None)
 
 
 def test_a_plugin_experiment_runs_into_the_report(tmp_path):
