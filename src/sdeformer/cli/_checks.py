@@ -177,34 +177,30 @@ def lyapunov(
     settings: dict[str, Any] | None = None,
 ) -> None:
     """Top Lyapunov exponent of the noise-only flow from two nearby tokens, against lambda_1 (THEORY 2)."""
-    from ..experiments import _lyapunov as exp
-
-    _lyapunov(exp, {p.name: p.default for p in LYAPUNOV_OPTIONS} | (settings or {}), out, force, json)
-
-
-def _lyapunov(exp: Any, s: dict[str, Any], out: Path, force: bool, json: bool) -> None:
     from ..core._kernel import kernel_theory
     from ..core._validate import positive_float, positive_int
+    from ..experiments import _lyapunov as exp
     from ..plots._checks import lyapunov_figure
 
+    s = {p.name: p.default for p in LYAPUNOV_OPTIONS} | (settings or {})
     runs, steps, horizon = s["runs"], s["steps"], s["horizon"]
     acts = [s["activation"]] if s["activation"] else sorted({a for a, _, _ in exp.DEFAULT_SETTINGS})
     dims = [s["dim"]] if s["dim"] else sorted({d for _, d, _ in exp.DEFAULT_SETTINGS})
-    settings = [(a, d, s["bias_std"]) for a in acts for d in dims]
+    cells = [(a, d, s["bias_std"]) for a in acts for d in dims]  # (activation, d, bias std)
     if positive_int("runs", runs) < 2:  # the checks of exp.lyapunov, before the folder is claimed
         raise ConfigError("runs", runs, "need at least 2 runs for an interval")
     positive_float("horizon", horizon)
     if steps is not None:
         positive_int("steps", steps)
-    for a, d, b in settings:
+    for a, d, b in cells:
         kernel_theory(a, d, bias_std=b)
         exp.check_memory(runs, d)
-    config = {"command": "lyapunov", "settings": [list(x) for x in settings], "runs": runs, "steps": steps}
+    config = {"command": "lyapunov", "settings": [list(x) for x in cells], "runs": runs, "steps": steps}
     with (
         _claimed(out, {**config, "horizon": horizon}, force),
-        progress_bar(len(settings), "lyapunov", enabled=not json) as advance,
+        progress_bar(len(cells), "lyapunov", enabled=not json) as advance,
     ):
-        result = exp.run_and_write(out, settings, progress=advance, runs=runs, steps=steps, horizon=horizon)
+        result = exp.run_and_write(out, cells, progress=advance, runs=runs, steps=steps, horizon=horizon)
     lyapunov_figure(result.rows, out / exp.FIGURE)
     if json:
         emit_json(result.to_json())
