@@ -15,16 +15,25 @@ from sdeformer.cli._checks import DEFAULT_JOBS
 def _defaults(command: str) -> dict:
     group = typer.main.get_command(app)
     assert isinstance(group, TyperGroup)
-    return {p.name: p.default for p in group.commands[command].params}
+    cmd = group.commands[command]
+    build = getattr(cmd, "build", None)  # a command made when run (cli._generate.LazyCommand)
+    cmd = build() if build is not None else cmd
+    return {p.name: p.default for p in cmd.params}
 
 
-def test_probe_options_default_to_the_probe_settings():
+def test_probe_options_are_the_probe_settings_with_their_declared_defaults():
+    """``sdeformer probe``'s noise options are ``ProbeNoise``'s declared settings (``params.params_of``), each
+    showing the dataclass's own default (wrong model: a default repeated by hand in the command)."""
+    from sdeformer.params import params_of
     from sdeformer.practice._probe import ProbeNoise
 
-    cli = _defaults("probe")
-    shared = [f for f in dataclasses.fields(ProbeNoise) if f.name in cli]
-    assert {f.name for f in shared} >= {"samples", "dt", "activation", "width", "bias_std", "threshold", "seed"}
-    assert {f.name: cli[f.name] for f in shared} == {f.name: f.default for f in shared}
+    probe = typer.main.get_command(app).commands["probe"].build()  # type: ignore[attr-defined]
+    helps = {p.name: " ".join(p.help.split()).replace("\u00a0", " ") for p in probe.params if p.name != "help"}
+    declared = {f.name: f.default for f in dataclasses.fields(ProbeNoise) if "doc" in f.metadata}
+    assert set(declared) == {"samples", "dt", "activation", "width", "bias_std", "su", "sw", "threshold", "seed"}
+    for p in params_of(ProbeNoise):
+        shown = "--bias-std" if p.default is None else f"{p.default:g}" if isinstance(p.default, float) else p.default
+        assert helps[p.name].endswith(f"[default: {shown}]"), (p.name, helps[p.name])
 
 
 def test_the_job_options_of_every_check_are_the_same():

@@ -22,7 +22,11 @@ print(','.join(m for m in {heavy!r} if m in sys.modules))
 
 @pytest.mark.parametrize(
     "args",
-    [["--help"], *([c, "--help"] for c in ("kernel", "simulate", "reproduce", "train", "phase", "sweep"))],
+    [
+        ["--help"],
+        *([c, "--help"] for c in ("kernel", "simulate", "reproduce", "train", "phase", "sweep", "ode", "peer")),
+        *([c, "--help"] for c in ("rates", "lyapunov", "sync-check", "spde")),  # options from declared settings
+    ],
 )
 def test_help_imports_no_heavy_module(args: list[str]) -> None:
     code = _PROBE.format(args=args, heavy=HEAVY)
@@ -49,10 +53,11 @@ def test_unknown_attribute_is_an_attribute_error() -> None:
         _ = sdeformer.no_such_name  # type: ignore[attr-defined]
 
 
-def _commands(group, prefix=""):  # (name, click command) of every leaf command
+def _commands(group, prefix=""):  # (name, click command) of every leaf command, the generated ones built
     import click
 
     for name, cmd in group.commands.items():
+        cmd = cmd.build() if hasattr(cmd, "build") else cmd
         if isinstance(cmd, click.Group):
             yield from _commands(cmd, f"{prefix}{name} ")
         else:

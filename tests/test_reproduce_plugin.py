@@ -5,11 +5,30 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from sdeformer.cli import app
 
 PLUGIN = Path(__file__).resolve().parents[1] / "examples" / "plugins" / "cosine_experiment.py"
+
+
+@pytest.fixture(autouse=True)
+def _unload():
+    """Undo the plugin's load, experiment and command after each test (a folder claim records loaded plugins)."""
+    import sys
+
+    from sdeformer import plugins
+    from sdeformer.cli._common import GENERATED
+    from sdeformer.experiments import EXPERIMENTS
+
+    yield
+    if str(PLUGIN) in plugins._loaded:
+        plugins._loaded.remove(str(PLUGIN))
+    plugins._sources.pop(str(PLUGIN), None)
+    EXPERIMENTS.entries.pop("mean-cosine", None)
+    GENERATED.pop("mean-cosine", None)
+    sys.modules.pop("sdeformer_plugin_cosine_experiment", None)
 
 
 def test_a_plugin_experiment_runs_into_the_report(tmp_path):
@@ -28,3 +47,11 @@ def test_an_unknown_experiment_is_one_line_naming_the_part(tmp_path):
     assert result.exit_code == 2 and "Traceback" not in result.output
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "part" in errors[0]
+
+
+def test_a_plugin_experiment_is_a_command_of_its_own_with_plugin(tmp_path):
+    """``sdeformer mean-cosine --plugin FILE``: the file is loaded before the command name is looked up, and the
+    experiment runs as a generated command (the same report as ``reproduce --plugin FILE mean-cosine``)."""
+    result = CliRunner().invoke(app, ["mean-cosine", "--plugin", str(PLUGIN), "--quick", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "Mean cosine against depth" in (tmp_path / "index.html").read_text()

@@ -21,10 +21,24 @@ from typing import Any
 import typer
 
 from ..core._errors import ConfigError
-from ..experiments._sync.settings import HELP as SYNC_HELP, SyncSettings as SYNC
+from ..experiments._lyapunov_options import OPTIONS as LYAPUNOV_OPTIONS
+from ..experiments._rates.options import OPTIONS as RATE_OPTIONS
+from ..experiments._sync.settings import SyncSettings as SYNC
 from ..io._progress import progress_bar
-from ._common import DEFAULT_JOBS, JobOptions, app, cli_errors, emit_json, err_console, job_executor, job_options
-from ._fields import architecture_options, settings_options
+from ..params import params_of
+from ._common import (
+    DEFAULT_JOBS,
+    JobOptions,
+    app,
+    cli_errors,
+    emit_json,
+    err_console,
+    job_executor,
+    job_options,
+    json_option,
+)
+from ._fields import architecture_options
+from ._generate import declared_options
 
 FORCE_HELP = "write into OUT even if it holds another config's run"
 
@@ -81,21 +95,17 @@ def _claimed(out: Path, config: dict[str, Any], force: bool) -> Iterator[None]:
 @app.command()
 @cli_errors
 @job_options()
+@declared_options("settings", RATE_OPTIONS)  # --runs, --x, --dim, --activation, --bias-std, --seed
 def rates(
     kind: RateKind = typer.Argument(..., help="depth (error vs L), width (vs m) or tokens (W_2 vs N)"),
-    runs: int | None = typer.Option(None, help="independent coupled runs (>= 2)"),
-    values: str | None = typer.Option(None, "--x", help="comma-separated L, m or N values"),
-    dim: int | None = typer.Option(None, help="token dimension d"),
-    activation: str | None = typer.Option(None, help="MLP activation"),
-    bias_std: float | None = typer.Option(None, help="sU = sW"),
-    seed: int | None = typer.Option(None, help="root seed"),
     quick: bool = typer.Option(False, "--quick", help="small, fast settings"),
     out: Path = typer.Option(
         Path("results/rates"),
         help="folder for rates_<kind>.json/.npz/.png and the runs' parts/ (one folder for the three kinds)",
     ),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
-    json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    json: bool = json_option(),
+    settings: dict[str, Any] | None = None,
     jobs: JobOptions = DEFAULT_JOBS,
 ) -> None:
     """Measured convergence rate with log-log slope, bootstrap interval and the theory's slope (THEORY 5).
@@ -103,7 +113,8 @@ def rates(
     from ..experiments._rates import measure as exp
     from ..plots._checks import rate_figure
 
-    overrides = dict(runs=runs, x=_ints(values, "x"), dim=dim, activation=activation, bias_std=bias_std, seed=seed)
+    given = {p.name: (settings or {}).get(p.name) for p in RATE_OPTIONS}  # the claim's config: every name
+    overrides = {**given, "x": _ints(given["x"], "x")}
     units = exp.progress_units(kind.value, exp.settings_for(kind.value, quick, **overrides))  # checks them
     config = {"command": "rates", "quick": quick, **overrides}  # not the kind: the three share a folder
     with (
@@ -123,13 +134,13 @@ def rates(
 @cli_errors
 @job_options()
 @architecture_options()
-@settings_options("settings", SYNC, SYNC_HELP)
+@declared_options("settings", params_of(SYNC))
 def sync_check(
     out: Path = typer.Option(
         Path("results/sync"), help="folder for parts/ (one per chunk of runs), energies.npz, sync.json, sync.png"
     ),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
-    json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    json: bool = json_option(),
     settings: dict[str, Any] | None = None,
     parts: dict[str, Any] | None = None,
     jobs: JobOptions = DEFAULT_JOBS,
@@ -158,16 +169,12 @@ def sync_check(
 
 @app.command()
 @cli_errors
+@declared_options("settings", LYAPUNOV_OPTIONS)  # --activation, --dim, --bias-std, --runs, --steps, --horizon
 def lyapunov(
-    activation: str | None = typer.Option(None, help="one activation (default: relu, silu, sigmoid, tanh)"),
-    dim: int | None = typer.Option(None, help="token dimension d (default: 5 and 64)"),
-    bias_std: float = typer.Option(0.1, help="sU = sW"),
-    runs: int = typer.Option(32, help="independent pairs"),
-    steps: int | None = typer.Option(None, help="time steps (default: max(1000, T |lambda_1| / 0.01))"),
-    horizon: float = typer.Option(10.0, help="T"),
     out: Path = typer.Option(Path("results/lyapunov"), help="folder for lyapunov.json and .png"),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
-    json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    json: bool = json_option(),
+    settings: dict[str, Any] | None = None,
 ) -> None:
     """Top Lyapunov exponent of the noise-only flow from two nearby tokens, against lambda_1 (THEORY 2)."""
     from ..core._kernel import kernel_theory
@@ -175,23 +182,25 @@ def lyapunov(
     from ..experiments import _lyapunov as exp
     from ..plots._checks import lyapunov_figure
 
-    acts = [activation] if activation else sorted({a for a, _, _ in exp.DEFAULT_SETTINGS})
-    dims = [dim] if dim else sorted({d for _, d, _ in exp.DEFAULT_SETTINGS})
-    settings = [(a, d, bias_std) for a in acts for d in dims]
+    s = {p.name: p.default for p in LYAPUNOV_OPTIONS} | (settings or {})
+    runs, steps, horizon = s["runs"], s["steps"], s["horizon"]
+    acts = [s["activation"]] if s["activation"] else sorted({a for a, _, _ in exp.DEFAULT_SETTINGS})
+    dims = [s["dim"]] if s["dim"] else sorted({d for _, d, _ in exp.DEFAULT_SETTINGS})
+    cells = [(a, d, s["bias_std"]) for a in acts for d in dims]  # (activation, d, bias std)
     if positive_int("runs", runs) < 2:  # the checks of exp.lyapunov, before the folder is claimed
         raise ConfigError("runs", runs, "need at least 2 runs for an interval")
     positive_float("horizon", horizon)
     if steps is not None:
         positive_int("steps", steps)
-    for a, d, s in settings:
-        kernel_theory(a, d, bias_std=s)
+    for a, d, b in cells:
+        kernel_theory(a, d, bias_std=b)
         exp.check_memory(runs, d)
-    config = {"command": "lyapunov", "settings": [list(s) for s in settings], "runs": runs, "steps": steps}
+    config = {"command": "lyapunov", "settings": [list(x) for x in cells], "runs": runs, "steps": steps}
     with (
         _claimed(out, {**config, "horizon": horizon}, force),
-        progress_bar(len(settings), "lyapunov", enabled=not json) as advance,
+        progress_bar(len(cells), "lyapunov", enabled=not json) as advance,
     ):
-        result = exp.run_and_write(out, settings, progress=advance, runs=runs, steps=steps, horizon=horizon)
+        result = exp.run_and_write(out, cells, progress=advance, runs=runs, steps=steps, horizon=horizon)
     lyapunov_figure(result.rows, out / exp.FIGURE)
     if json:
         emit_json(result.to_json())
@@ -209,7 +218,7 @@ def phase(
     seeds: int | None = typer.Option(None, help="seeds per cell"),
     out: Path = typer.Option(Path("results/phase"), help="folder for phase.json/.npz/.png and the sweep in sweep/"),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP),
-    json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    json: bool = json_option(),
     parts: dict[str, Any] | None = None,
     jobs: JobOptions = DEFAULT_JOBS,
 ) -> None:

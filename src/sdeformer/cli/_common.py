@@ -34,11 +34,34 @@ except ImportError:  # older typer runs on click itself
     from click import exceptions as click_errors  # pyright: ignore[reportMissingImports]
 
 INTERRUPTED = "interrupted; rerun the same command to resume (finished parts are kept)"
+GENERATED: dict[str, Any] = {}  # name -> the generated experiment command, as listed (``cli._generate``)
 
 
 class OneLineGroup(TyperGroup):
     """The top-level group: the parser's refusals print as one line ``error: ... (see CMD --help)`` with their
-    exit code (2) instead of click's usage, hint and error block."""
+    exit code (2) instead of click's usage, hint and error block. It lists the generated experiment commands
+    (``GENERATED``) after its own and builds the one asked for when it runs (``cli._generate.LazyCommand``); a
+    name that a ``--plugin FILE`` among the arguments registers is found once that file is loaded."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._add_generated()
+
+    def _add_generated(self) -> None:
+        from ._generate import experiment_commands
+
+        experiment_commands()  # the experiments registered since (a plugin's) too
+        self.commands.update({n: c for n, c in GENERATED.items() if n not in self.commands})
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        if args and args[0] not in self.commands and "--plugin" in args:
+            from ..plugins import load_plugins
+
+            load_plugins(a for a, flag in zip(args[1:], args) if flag == "--plugin")
+            self._add_generated()
+        name, command, rest = super().resolve_command(ctx, args)
+        build = getattr(command, "build", None)  # a generated command: made now
+        return name, build() if build is not None else command, rest
 
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
         if not standalone_mode:
@@ -215,10 +238,15 @@ def job_options(executor_help: str = EXECUTOR_HELP) -> Callable[[Callable], Call
     return option_group("jobs", JobOptions, options)
 
 
+def json_option() -> Any:
+    """``--json``: print the command's result as one JSON object on stdout (``emit_json``)."""
+    return typer.Option(False, "--json", help="print one JSON object")
+
+
 def plugin_option() -> Any:
     """``--plugin FILE|MODULE`` (repeatable): a plugin whose import registers parts (docs/extending.md); loaded
     with ``registry.load_plugins`` before the command reads its config, and on every Dask worker."""
-    return typer.Option(None, "--plugin", help="a module or .py file registering parts (repeatable)")
+    return typer.Option(None, "--plugin", metavar="FILE", help="a module or .py file registering parts (repeatable)")
 
 
 def param_option() -> Any:

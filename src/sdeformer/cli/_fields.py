@@ -1,16 +1,13 @@
 """The model's command-line options, derived from the declared config fields (``params.FIELDS``): one
 ``--NAME`` per field with its type, its docs line, the registry's names where the field names a part and the
 declared default. ``model_options()`` gives ``simulate`` every field; ``architecture_option`` /
-``architecture_options`` give sync-check and phase the architecture fields (BEYOND sections 6-9);
-``settings_options`` gives a command one option per field of an experiment's settings dataclass (sync-check's
-``SyncSettings``: type and default from the dataclass, help from its ``HELP``).
+``architecture_options`` give sync-check and phase the architecture fields (BEYOND sections 6-9) (an experiment's
+declared settings: ``cli._generate.declared_options``).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import typing
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import typer
@@ -66,16 +63,3 @@ def model_options() -> Callable[[Callable], Callable]:
 def architecture_options() -> Callable[[Callable], Callable]:
     """--norm, --alibi, --mask, --causal/--no-causal and --cross, received as ``parts``."""
     return field_options("parts", ARCHITECTURE)
-
-
-def settings_options(target: str, cls: type, helps: Mapping[str, str]) -> Callable[[Callable], Callable]:
-    """Decorator: one ``--NAME`` per field of the settings dataclass ``cls`` that ``helps`` names, with the field's
-    type and default and the help line ``helps[NAME]``; the command receives them as one ``target`` argument,
-    ``{name: value}``."""
-    hints = typing.get_type_hints(cls)
-    defaults = {f.name: f.default for f in dataclasses.fields(cls)}
-    options = {}
-    for name, text in helps.items():
-        flags = (f"--{name.replace('_', '-')}/--no-{name.replace('_', '-')}",) if hints[name] is bool else ()
-        options[name] = (hints[name], typer.Option(defaults[name], *flags, help=text))
-    return option_group(target, lambda **values: values, options)

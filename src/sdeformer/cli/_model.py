@@ -10,29 +10,28 @@ from rich.table import Table as RichTable
 
 from ..core._errors import ConfigError
 from ..io._progress import progress_bar
-from ._common import app, cli_errors, emit_json, param_option, plugin_option
-from ._fields import model_options
+from ..params import FIELDS
+from ._common import app, cli_errors, emit_json, json_option, param_option, plugin_option
+from ._fields import field_options, model_options
 
 
 @app.command()
 @cli_errors
+@field_options("given", ("activation", "dim", "su", "sw", "beta"))  # the config fields' declarations (params.FIELDS)
 def kernel(
-    activation: str = typer.Option("relu", help="relu, leaky_relu[:SLOPE], gelu, silu, sigmoid, tanh"),
-    dim: int = typer.Option(64, help="token dimension d (>= 2)"),
     bias_std: float | None = typer.Option(None, help="sU = sW = this (exclusive with --su/--sw)"),
-    su: float | None = typer.Option(None, help="std of the hidden bias bU"),
-    sw: float | None = typer.Option(None, help="std of the output bias bW"),
-    beta: float = typer.Option(1.0, help="inverse temperature of E_beta (for lambda_bar_prime)"),
-    json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    json: bool = json_option(),
+    given: dict | None = None,
 ) -> None:
     """Kernel constants of THEORY section 2: kappa(1), kappa'(1), lambda_1, lambda_bar, lambda_bar_prime."""
     from ..core._kernel import kernel_theory
 
-    summary = kernel_theory(activation, dim, bias_std=bias_std, su=su, sw=sw, beta=beta).summary()
+    given = {"activation": FIELDS["activation"].default, "dim": FIELDS["dim"].default, **(given or {})}
+    summary = kernel_theory(**given, bias_std=bias_std).summary()
     if json:
         emit_json(summary)
         return
-    table = RichTable(title=f"kernel theory: {summary['activation']}, d = {dim}")
+    table = RichTable(title=f"kernel theory: {summary['activation']}, d = {given['dim']}")
     table.add_column("quantity")
     table.add_column("value", justify="right")
     for key, value in summary.items():
@@ -51,7 +50,7 @@ def simulate(
     param: list[str] | None = param_option(),
     out: Path | None = typer.Option(None, help="run directory (resumable; tied to the config)"),
     force: bool = typer.Option(False, "--force", help="overwrite a run directory that holds another config's run"),
-    json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    json: bool = json_option(),
 ) -> None:
     """Run the discrete stochastic transformer (THEORY section 1) and report E_beta per saved layer."""
     flags = dict(flags)  # the config fields given as options (params.FIELDS, cli._fields)

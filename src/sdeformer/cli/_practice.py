@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import fields
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +12,9 @@ from rich.console import Console
 from rich.table import Table as RichTable
 
 from ..core._errors import ConfigError
-from ._common import app, cli_errors, emit_json, progress_bar
+from ..params import params_of
+from ._common import app, cli_errors, emit_json, json_option, progress_bar
+from ._generate import declared_options, lazy_command
 
 DEFAULT_RESULTS = Path("results/practice")
 
@@ -58,7 +60,7 @@ def train(
         help="train into OUT/TASK even when it is tied (run.json) to other settings (task, methods, seeds); "
         "the runs already saved for these settings are reused",
     ),
-    json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    json: bool = json_option(),
 ) -> None:
     """Train every method over seeds on a real task; report final metric mean +- std and steps to target.
 
@@ -116,28 +118,33 @@ def train(
     Console().print(table)
 
 
-@app.command()
-@cli_errors
-def probe(
-    text: str | None = typer.Option(None, help="text to probe [a fixed 20-token sentence]"),
-    file: Path | None = typer.Option(None, help="read the text from this file instead"),
-    scales: list[float] = typer.Option([0.1, 0.3, 1.0, 3.0], "--scale", help="noise scales of the sweep (repeat)"),
-    samples: int = typer.Option(8, help="noise draws averaged per scale"),
-    dt: float = typer.Option(1.0, help="dt of each block's noise (horizon T = 6 dt)"),
-    activation: str = typer.Option("gelu", help="activation of the noise MLP"),
-    width: int = typer.Option(1536, help="width m of the noise MLP"),
-    bias_std: float = typer.Option(0.1, help="sU = sW of the noise MLP (0: GELU field with lambda_bar > 0 at d=384)"),
-    su: float | None = typer.Option(None, "--su", help="hidden bias std sU alone [--bias-std]"),
-    sw: float | None = typer.Option(None, "--sw", help="output bias std sW alone [--bias-std]"),
-    threshold: float = typer.Option(0.95, help="cosine above which tokens join one cluster"),
-    seed: int = typer.Option(0, help="noise seed"),
-    out: Path | None = typer.Option(
-        None, help="also write the JSON record to this file (a record of other settings there is refused)"
-    ),
-    force: bool = typer.Option(False, "--force", help="overwrite --out even when it holds a record of other settings"),
-    json: bool = typer.Option(False, "--json", help="print one JSON object"),
-) -> None:
-    """Probe all-MiniLM-L6-v2: per-layer mean token cosine, E_beta and clusters, without and with common noise."""
+PROBE_DOC = "Probe all-MiniLM-L6-v2: per-layer mean token cosine, E_beta and clusters, without and with common noise."
+
+
+def _probe_command() -> Callable:
+    from ..practice._probe import ProbeNoise
+
+    @cli_errors
+    @declared_options("noise", params_of(ProbeNoise))  # --samples, --dt, --activation, --width, --bias-std, ...
+    def probe(
+        text: str | None = typer.Option(None, help="text to probe [a fixed 20-token sentence]"),
+        file: Path | None = typer.Option(None, help="read the text from this file instead"),
+        scales: list[float] = typer.Option([0.1, 0.3, 1.0, 3.0], "--scale", help="noise scales of the sweep (repeat)"),
+        out: Path | None = typer.Option(
+            None, help="also write the JSON record to this file (a record of other settings there is refused)"
+        ),
+        force: bool = typer.Option(False, "--force", help="overwrite --out holding a record of other settings"),
+        json: bool = json_option(),
+        noise: dict[str, Any] | None = None,
+    ) -> None:
+        _probe(text, file, scales, out, force, json, noise or {})
+
+    probe.__doc__ = PROBE_DOC
+    return probe
+
+
+def _probe(text: str | None, file: Path | None, scales: list[float], out: Path | None, force: bool, json: bool,
+           options: dict[str, Any]) -> None:  # fmt: skip
     from ..core._activations import get_activation
     from ..core._validate import finite_float, positive_float, positive_int, seed as check_seed
     from ..io._formats import write_json
@@ -147,16 +154,15 @@ def probe(
 
     if text is not None and file is not None:
         raise ConfigError("text", text, "give --text or --file, not both")
-    if not -1.0 < finite_float("threshold", threshold) < 1.0:
-        raise ConfigError("threshold", threshold, "a cosine strictly between -1 and 1")
-    check_seed("seed", seed)
-    positive_float("dt", dt)  # the noise's settings, before the model loads
-    positive_int("width", width)
-    get_activation(activation)
+    o = ProbeNoise(**options)
+    if not -1.0 < finite_float("threshold", o.threshold) < 1.0:
+        raise ConfigError("threshold", o.threshold, "a cosine strictly between -1 and 1")
+    check_seed("seed", o.seed)
+    positive_float("dt", o.dt)  # the noise's settings, before the model loads
+    positive_int("width", o.width)
+    get_activation(o.activation)
     body = file.read_text(encoding="utf-8") if file is not None else (DEFAULT_TEXT if text is None else text)
-    bound("samples/width", (samples, width), probe_bytes(len(body), positive_int("samples", samples), width))
-    names = {f.name for f in fields(ProbeNoise)}  # the probe's settings, as the options name them
-    options: dict[str, Any] = {k: v for k, v in locals().items() if k in names}
+    bound("samples/width", (o.samples, o.width), probe_bytes(len(body), positive_int("samples", o.samples), o.width))
     if out is not None:  # before the model loads: the file is tied to the settings its record keeps
         claim_record(out, probe_settings(body, scales, **options), record_settings, "probe", force=force)
     result = run(body, scales, **options)
@@ -167,7 +173,7 @@ def probe(
         return
     th, nz = result["theory"], result["noise"]
     table = RichTable(
-        title=f"all-MiniLM-L6-v2, {result['n_tokens']} tokens; noise {activation}, sU {nz['su']:g}, sW {nz['sw']:g}: "
+        title=f"all-MiniLM-L6-v2, {result['n_tokens']} tokens; noise {o.activation}, sU {nz['su']:g}, sW {nz['sw']:g}: "
         f"lambda_bar = {th['lambda_bar']:.4g}, synchronizes = {th['synchronizes']}"
     )
     table.add_column("layer")
@@ -181,6 +187,9 @@ def probe(
         ]
         table.add_row(name, *cells)
     Console().print(table)
+
+
+lazy_command("probe", PROBE_DOC, _probe_command)
 
 
 @app.command("infer-practice")
@@ -211,7 +220,7 @@ def infer_practice(
         "--force",
         help="overwrite RESULTS/inference.json even when it holds a record of other settings",
     ),
-    json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    json: bool = json_option(),
 ) -> None:
     """Perplexity and tokens/s of block random-batch attention against full attention (trained char model).
 
@@ -274,7 +283,7 @@ def report_practice(
         "--force",
         help="write into --out even when it holds the report of another results folder",
     ),
-    json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    json: bool = json_option(),
 ) -> None:
     """The practice results page: every method against the baseline, probe and random-batch inference.
 

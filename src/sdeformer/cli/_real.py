@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from ._common import app, cli_errors, emit_json
+from ._common import app, cli_errors, emit_json, json_option
 
 
 @app.command()
@@ -23,7 +23,7 @@ def real(
     seed: int = typer.Option(0, help="bootstrap and untrained-model seed"),
     out: Path | None = typer.Option(None, help="run directory (resumable; tied to the settings): json, png"),
     force: bool = typer.Option(False, "--force", help="overwrite a run directory that holds other settings"),
-    json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    json: bool = json_option(),
     threads: int = typer.Option(1, help="torch CPU threads of the forward passes (the analysis runs on 1)"),
 ) -> None:
     """Measure the residual stream, the MLP's kernel and common share, the attention's fit and the variance law of

@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 
 from ..experiments._registry import EXPERIMENTS
-from ._common import app, cli_errors, job_executor, plugin_option
+from ._common import DEFAULT_JOBS, JobOptions, app, cli_errors, job_executor, job_options, plugin_option
 
 # the choices: the groups, then every registered experiment (torch-free: ``--help`` stays fast); a plugin's
 # experiment is known once ``--plugin`` has loaded it, so the name is checked then (``EXPERIMENTS.select``)
@@ -19,16 +19,15 @@ _HELP = f"a group ({_GROUPS}) or one experiment: " + "; ".join(f"{e.name}: {e.do
 
 @app.command()
 @cli_errors
+@job_options("local (this process) or dask (the grid's groups of panels on workers; implied by --scheduler)")
 def reproduce(
     part: str = typer.Argument("all", help=_HELP),
     out: Path = typer.Option(Path("results"), help="output folder (cached parts are reused: resumable)"),
     seed: int = typer.Option(0, help="seed of the simulated runs"),
     quick: bool = typer.Option(False, help="smaller theorem checks (the paper's figures keep their scale)"),
-    executor: str = typer.Option("local", help="local (this process) or dask (the grid's groups of panels on workers)"),
-    workers: int = typer.Option(2, help="worker processes of the local Dask cluster (one thread each)"),
-    scheduler: str | None = typer.Option(None, help="address of an existing Dask scheduler (implies dask)"),
     force: bool = typer.Option(False, help="write into a folder that holds another seed's reproduction"),
     plugin: list[str] | None = plugin_option(),
+    jobs: JobOptions = DEFAULT_JOBS,
 ) -> None:
     """Run registered experiments into OUT/index.html: the paper's Table 1 and Figures 1-6 and the theorem checks
     by default; --plugin FILE registers experiments of your own (docs/extending.md).
@@ -36,10 +35,13 @@ def reproduce(
     from ..registry import load_plugins
 
     load_plugins(plugin or ())  # before the name is looked up: a plugin's experiment is registered at its import
-    _run(part, out, seed, quick, job_executor("dask" if scheduler else executor, workers, scheduler), force)
+    executor = job_executor("dask" if jobs.scheduler else jobs.executor, jobs.workers, jobs.scheduler)
+    run_part(part, out, seed, quick, executor, force)
 
 
-def _run(part: str, out: Path, seed: int, quick: bool, jobs: Any, force: bool, settings: dict | None = None) -> None:
+def run_part(
+    part: str, out: Path, seed: int, quick: bool, jobs: Any, force: bool, settings: dict | None = None
+) -> None:
     """Run ``part`` into ``out`` on the executor context ``jobs`` (its closing line says where the report went, in
     the wall time of its header); print the damaged parts kept."""
     from ..core._validate import seed as check_seed
@@ -57,19 +59,7 @@ def _run(part: str, out: Path, seed: int, quick: bool, jobs: Any, force: bool, s
         )
 
 
-def experiment_commands() -> list[str]:
-    """``sdeformer NAME`` for every registered experiment that has no command of its own (``spde`` and ``real``
-    have theirs): the experiment alone into ``--out``'s report (default ``results/NAME``, so that it never replaces
-    the full report's page in ``results/``), as ``sdeformer reproduce NAME``. Called once all
-    command modules are imported (``cli/__init__``); returns the names added."""
-    taken = {c.name or (c.callback.__name__ if c.callback else "") for c in app.registered_commands}
-    added = [e.name for e in EXPERIMENTS if e.name not in taken]
-    for name in added:
-        app.command(name, help=f"{EXPERIMENTS[name].doc} (as sdeformer reproduce {name})")(_experiment_command(name))
-    return added
-
-
-def _print_summary(path: Path) -> None:
+def print_summary(path: Path) -> None:
     """The result JSON at ``path`` on stdout (its cache hash left out)."""
     import json as json_module
 
@@ -78,31 +68,3 @@ def _print_summary(path: Path) -> None:
     data = read_json(path)
     data.pop("config_hash", None)
     print(json_module.dumps(data, indent=1))
-
-
-def _experiment_command(name: str):
-    def command(  # its own folder by default: never the full report's results/index.html
-        out: Path = typer.Option(
-            Path("results") / name, help="output folder (cached parts are reused: resumable) [results/NAME]"
-        ),
-        seed: int = typer.Option(0, help="seed of the simulated runs"),
-        quick: bool = typer.Option(False, help="smaller sizes where the experiment has them"),
-        force: bool = typer.Option(False, help="write into a folder that holds another seed's reproduction"),
-        setting: list[str] | None = typer.Option(
-            None, "--set", metavar="NAME=VALUE", help="a setting the experiment declares (repeatable)"
-        ),
-        json: bool = typer.Option(False, "--json", help="print the experiment's result as one JSON object"),
-    ) -> None:
-        from ..core._config_files import parse_assignments
-        from ..core._errors import ConfigError
-
-        summary = EXPERIMENTS[name].summary
-        if json and not summary:
-            raise ConfigError("json", name, "this experiment writes no JSON result; see its report")
-        given = parse_assignments(setting or (), "set", dotted=False)
-        _run(name, out, seed, quick, job_executor("local", 2, None), force, given)
-        if json:
-            _print_summary(out / summary)
-
-    command.__name__ = name
-    return cli_errors(command)

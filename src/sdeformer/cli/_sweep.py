@@ -14,7 +14,18 @@ import typer
 from typer.core import TyperGroup
 
 from ..core._errors import ConfigError
-from ._common import app, cli_errors, emit_json, err_console, plugin_option, progress_bar
+from ._common import (
+    DEFAULT_JOBS,
+    JobOptions,
+    app,
+    cli_errors,
+    emit_json,
+    err_console,
+    job_options,
+    json_option,
+    plugin_option,
+    progress_bar,
+)
 
 
 class DefaultRunGroup(TyperGroup):
@@ -43,12 +54,10 @@ app.add_typer(sweep_app, name="sweep")
 
 @sweep_app.command("run")
 @cli_errors
+@job_options("local (one process, batched) or dask")
 def run_cmd(
     spec: Path = typer.Argument(..., help="sweep spec (.yaml, .yml or .toml)"),
     out: Path = typer.Option(..., "--out", help="sweep folder: sweep.json and table/part-*.parquet"),
-    executor: str = typer.Option("local", help="local (one process, batched) or dask"),
-    scheduler: str | None = typer.Option(None, help="address of a running Dask scheduler (tcp://host:port)"),
-    workers: int = typer.Option(2, help="worker processes of the local Dask cluster (one thread each)"),
     threads: int | None = typer.Option(None, help="torch threads of the local executor (default 1)"),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="rerun the runs recorded with status=error"),
     max_runs: int | None = typer.Option(
@@ -58,7 +67,8 @@ def run_cmd(
         False, "--force", help="write into OUT when it holds a sweep of another spec (its runs are kept) or other files"
     ),
     plugin: list[str] | None = plugin_option(),
-    json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    json: bool = json_option(),
+    jobs: JobOptions = DEFAULT_JOBS,
 ) -> None:
     """Run every run of SPEC not yet recorded in OUT (resumes after a crash; failed runs are kept as errors;
     damaged parts are moved into OUT/damaged and rerun). One sweep at a time writes into OUT. Exit code 1 when
@@ -76,7 +86,7 @@ def run_cmd(
     with writer(out):
         planned = runner.plan(parsed, out, retry_failed, force)
         with (
-            make_executor(executor, workers, scheduler, threads) as ex,
+            make_executor(jobs.executor, jobs.workers, jobs.scheduler, threads) as ex,
             progress_bar(len(planned.todo), f"sweep {parsed.name}", enabled=not json) as advance,
         ):
             result = runner.run(parsed, out, ex, progress=advance, planned=planned)
@@ -103,7 +113,7 @@ def run_cmd(
 def status_cmd(
     out: Path = typer.Argument(..., help="sweep folder"),
     plugin: list[str] | None = plugin_option(),
-    json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    json: bool = json_option(),
 ) -> None:
     """Done / failed / pending runs of the folder's spec."""
     from ..registry import load_plugins
@@ -149,7 +159,7 @@ def plot_cmd(
     where: list[str] = typer.Option([], "--where", help="FIELD=VALUE filter (repeatable)"),
     out: Path | None = typer.Option(None, "--out", help="PNG path (default FOLDER/plots/<x>-<y>-<color>.png)"),
     plugin: list[str] | None = plugin_option(),
-    json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    json: bool = json_option(),
 ) -> None:
     """Heat map or curves from the folder's table."""
     from ..registry import load_plugins

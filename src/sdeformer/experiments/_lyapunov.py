@@ -27,6 +27,7 @@ from ..dynamics._sde import LimitSDE, make_solver
 from ..noise._fields import GaussianField
 from ..observables import renormalise_pair
 from ..plots._names import FIGURES
+from ._lyapunov_options import DEFAULTS
 from ._results import Result, read_cached_json, write_cached_json
 
 DELTA = 1e-4  # renormalised separation; the 2x2 kernel matrix stays well resolved in float64 (no jitter)
@@ -72,10 +73,10 @@ def check_memory(runs: int, dim: int) -> int:
 def lyapunov(
     activation: str = "relu",
     dim: int = 64,
-    bias_std: float = 0.1,
-    runs: int = 32,
+    bias_std: float = DEFAULTS["bias_std"],
+    runs: int = DEFAULTS["runs"],
     steps: int | None = None,
-    horizon: float = 10.0,
+    horizon: float = DEFAULTS["horizon"],
     delta: float = DELTA,
     seed: int = 0,
     rate_step: float = RATE_STEP,

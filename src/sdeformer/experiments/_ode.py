@@ -20,12 +20,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..config import ModelConfig
 from ..core._validate import fits_in_memory
 from ..io._report import Figure, Section, Table
-from ..params import Param
 from ..plots._names import FIGURES
 from ..theory._power import deterministic
+from ._ode_settings import OdeSettings
 from ._registry import Context
 from ._results import Result, read_cached_json, write_cached_json
 
@@ -33,27 +32,6 @@ SLOPE_TOL = 0.15  # the fitted order must be 1 within this (the reference's own 
 REFERENCE = 16  # the ODE reference takes this many times the largest depth's steps
 WRONG = (1.1, 1.2, 0.9, 0.8)  # the wrong models: the attention scaled by these factors (both signs)
 FIGURE = FIGURES["ode"]["order"]  # the plots own the name
-
-
-@dataclass(frozen=True)
-class OdeSettings:
-    """The config's sizes and the depths (doubling from ``first``, ``depths`` of them), for 4 initial states."""
-
-    tokens: int = 16
-    dim: int = 4
-    beta: float = 1.0
-    horizon: float = 5.0
-    first: int = 16
-    depths: int = 6
-    starts: int = 4
-
-    @classmethod
-    def quick(cls) -> OdeSettings:
-        return cls(tokens=8, dim=3, first=32, depths=4)
-
-    def config(self, layers: int, **changes: object) -> ModelConfig:
-        base = dict(tokens=self.tokens, dim=self.dim, beta=self.beta, horizon=self.horizon, mlp=False)
-        return ModelConfig(**base, layers=layers, dtype="float64", **changes)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -118,18 +96,6 @@ def _saturates(settings: OdeSettings, dt: float) -> bool:
     from ..dynamics._step_guard import ATTENTION_LIMIT, step_ratios
 
     return step_ratios(settings.dim, 0.0, dt, SoftmaxAttention(settings.beta, max(WRONG)))[1] > ATTENTION_LIMIT
-
-
-SETTINGS = (
-    Param("tokens", int, OdeSettings.tokens, low=2, doc="N tokens"),
-    Param("dim", int, OdeSettings.dim, low=2, doc="d, token dimension"),
-    Param("beta", float, OdeSettings.beta, low=1e-6, high=700.0, doc="Q^T K = beta I"),
-    Param("horizon", float, OdeSettings.horizon, low=1e-6, doc="T"),
-    Param("first", int, OdeSettings.first, low=2, doc="the smallest depth L0"),
-    Param("depths", int, OdeSettings.depths, low=3, high=12, doc="depths L0, 2 L0, ... (the fit needs 3)"),
-    Param("starts", int, OdeSettings.starts, low=1, doc="initial states"),
-)
-"""The experiment's declared settings (``sdeformer ode --set NAME=VALUE``); defaults: the report's size."""
 
 
 def settings_for(quick: bool, changes: dict[str, object] | None = None) -> OdeSettings:

@@ -50,7 +50,8 @@ class Experiment:
     """One registered experiment (module docstring). ``units``: a function ``(seed, quick, settings) -> int`` (or
     its ``"module:function"``) giving its progress units (0: no bar) for the declared ``settings`` given
     (``Experiment.settings``); ``progress_units`` calls it. ``summary``: the path, under the report folder, of
-    the JSON result that ``sdeformer NAME --json`` prints (empty: the command has no ``--json``)."""
+    the JSON result that ``sdeformer NAME --json`` prints (empty: the command has no ``--json``). ``quick``: the
+    quick size's settings, shown beside each declared setting's default in ``sdeformer NAME --help``."""
 
     name: str
     target: str | Callable[[Context], list[Any]]  # "module:function", or the function (a plugin's)
@@ -60,11 +61,23 @@ class Experiment:
     units: Callable[[int, bool, dict[str, Any]], int] | str = field(default=lambda _seed, _quick, _settings: 0)
     params: str = ""
     summary: str = ""  # the result's JSON file under the report folder: ``sdeformer NAME --json`` prints it
+    quick: str = ""  # "module:ATTR[.ATTR]" of a function returning the quick size's settings (a dataclass)
 
     def declared(self) -> tuple[Param, ...]:
         """The settings the experiment declares (none without ``params``)."""
         module, _, attr = self.params.partition(":")
         return getattr(importlib.import_module(module), attr) if self.params else ()
+
+    def quick_values(self) -> dict[str, Any]:
+        """The declared settings whose value differs at the quick size (``--quick``): name -> quick value."""
+        if not self.quick:
+            return {}
+        module, _, path = self.quick.partition(":")
+        found: Any = importlib.import_module(module)
+        for attr in path.split("."):
+            found = getattr(found, attr)
+        quick = vars(found())
+        return {p.name: quick[p.name] for p in self.declared() if quick.get(p.name, p.default) != p.default}
 
     def settings(self, given: dict[str, Any]) -> dict[str, Any]:
         """``given`` settings checked against the declared ones (type and range); ConfigError naming an undeclared
@@ -185,25 +198,28 @@ EXPERIMENTS.register(
     Experiment("ode", "sdeformer.experiments._ode:report",
                "the noise-free limit ODE against the discrete model: first order in the layer step (THEORY 3)",
                "the noise-free limit: discrete model against the ODE", (), "sdeformer.experiments._ode:units",
-               "sdeformer.experiments._ode:SETTINGS")
+               "sdeformer.experiments._ode_settings:SETTINGS",
+               quick="sdeformer.experiments._ode_settings:OdeSettings.quick")
 )  # fmt: skip
 _F = "sdeformer.experiments._field."  # the field's 2026 results (docs/field.md), group "field"
 EXPERIMENTS.register(
     Experiment("long-context", _F + "_long_context:report",
                "one query over n uniform keys: beta*(n) ~ n^(2/(d-1)) (Bruno et al. 2026; docs/field.md)",
                "long contexts: beta*(n) against n^(2/(d-1))", ("field",), _F + "_long_context:units",
-               _F + "_long_context:SETTINGS", "long-context/long_context.json")
+               _F + "_long_context:SETTINGS", "long-context/long_context.json",
+               _F + "_long_context:LongContextSettings.quick")
 )  # fmt: skip
 EXPERIMENTS.register(
     Experiment("independent-noise", _F + "_independent_noise:report",
                "unnormalized attention, per-token noise: the critical beta*_d (Mun, Rosenzweig 2026; docs/field.md)",
                "independent noise: beta*_d from Bessel functions, the stationary branch and particles", ("field",),
                _F + "_independent_noise:units", _F + "_independent_noise:SETTINGS",
-               "independent-noise/independent_noise.json")
+               "independent-noise/independent_noise.json", _F + "_independent_noise:IndependentNoiseSettings.quick")
 )  # fmt: skip
 EXPERIMENTS.register(
     Experiment("context-chaos", _F + "_context_chaos:report",
                "a token moved by n context tokens against infinite context: n^(-1/2) (Chen et al. 2026; docs/field.md)",
                "context chaos: the deviation from infinite context against n", ("field",),
-               _F + "_context_chaos:units", _F + "_context_chaos:SETTINGS", "context-chaos/context_chaos.json")
+               _F + "_context_chaos:units", _F + "_context_chaos:SETTINGS", "context-chaos/context_chaos.json",
+               _F + "_context_chaos:ContextChaosSettings.quick")
 )  # fmt: skip

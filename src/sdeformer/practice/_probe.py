@@ -28,6 +28,7 @@ from ..core._kernel import kernel_theory
 from ..core._validate import nonneg_float
 from ..nn import attach
 from ..observables import PROBE_CLUSTER_COS, cluster_count, interaction_energy, mean_cosine
+from ..params import setting
 from ._data import require
 
 DEFAULT_TEXT = "The quick brown fox jumps over the lazy dog while the cat sleeps in the warm sun."
@@ -58,18 +59,19 @@ def layer_stats(states: Sequence[torch.Tensor], beta: float, threshold: float) -
 class ProbeNoise:
     """The probe's noise and measurement settings (``probe``'s keyword arguments): ``samples`` noise draws, the
     step ``dt``, the field's activation, width and bias stds (sU = sW = ``bias_std`` unless ``su`` / ``sw`` are
-    given), beta of E_beta, the cluster ``threshold`` and the ``seed``."""
+    given), beta of E_beta, the cluster ``threshold`` and the ``seed``; those declared with ``setting`` are the
+    options of ``sdeformer probe``."""
 
-    samples: int = 8
-    dt: float = 1.0
-    activation: str = "gelu"
-    width: int = 1536
-    bias_std: float = 0.1
-    su: float | None = None
-    sw: float | None = None
+    samples: int = setting(8, "noise draws averaged per scale")
+    dt: float = setting(1.0, "dt of each block's noise (horizon T = 6 dt)")
+    activation: str = setting("gelu", "activation of the noise MLP")
+    width: int = setting(1536, "width m of the noise MLP")
+    bias_std: float = setting(0.1, "sU = sW of the noise MLP (0: GELU field with lambda_bar > 0 at d=384)")
+    su: float | None = setting(None, "hidden bias std sU alone [--bias-std]")
+    sw: float | None = setting(None, "output bias std sW alone [--bias-std]")
     beta: float = 1.0
-    threshold: float = PROBE_CLUSTER_COS
-    seed: int = 0
+    threshold: float = setting(PROBE_CLUSTER_COS, "cosine above which tokens join one cluster")
+    seed: int = setting(0, "noise seed")
 
     def record(self, text: str, scales: Sequence[float]) -> dict:
         """The settings that determine a probe record, sU and sW resolved from ``bias_std``."""

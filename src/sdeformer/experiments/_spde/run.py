@@ -20,18 +20,13 @@ from typing import Any
 
 import numpy as np
 
-from ...core._errors import ConfigError
 from ...core._rng import Streams
-from ...core._validate import memory_size, nonneg_float, positive_float, positive_int
 from ...io._claims import claim_run_folder
 from ...io._damage import recover
 from ...io._formats import read_json, read_npz, write_json, write_npz
 from ...io._lock import folder_lock
 from ...io._report import Section
-from ...spde import _budget as budget
-from ...spde._budget import beta_value
 from ...spde._diagnostics import (
-    TAIL_TOL,
     density_map,
     energy_beta,
     low_mode_distance,
@@ -40,9 +35,7 @@ from ...spde._diagnostics import (
     resolution,
     tail_share,
 )
-from ...spde._fields import mlp_noise
 from ...spde._initial import sample_vmf, von_mises_fisher
-from ...spde._solver import ATTENTIONS, DensitySolver
 from ...theory._spde.chaos import w2_check
 from ...theory._spde.chaos_sphere import sphere_check
 from ...theory._spde.coupled import record
@@ -50,69 +43,10 @@ from ...theory._spde.covariance import covariance_records
 from ...theory._spde.sliced_sphere import sliced_check
 from .._results import Result, cached_stage
 from . import study as study
+from .settings import SpdeSettings
 from .tables import study_code
 
 KEEP_POINTS = 400  # tokens of the cloud kept per saved time (for the figures)
-
-
-@dataclass(frozen=True)
-class SpdeSettings:
-    """One density run (``sdeformer spde``). ``noise_modes`` None: max(2, modes // 8). ConfigError for a bad value."""
-
-    dim: int = 2
-    activation: str = "relu"
-    bias_std: float = 0.5
-    noise_scale: float = 0.5
-    noise_modes: int | None = None
-    attention: str = "softmax"
-    beta: float = 2.0
-    attention_scale: float = 1.0
-    modes: int = 32
-    steps: int = 200
-    horizon: float = 2.0
-    concentration: float = 1.0
-    particles: int = 0
-    seed: int = 0
-    save_every: int = 4
-    tol: float = TAIL_TOL
-
-    def __post_init__(self) -> None:
-        if self.dim not in (2, 3):
-            raise ConfigError("dim", self.dim, "2 (the circle) or 3 (the 2-sphere)")
-        if self.attention not in ATTENTIONS:
-            raise ConfigError("attention", self.attention, f"one of {list(ATTENTIONS)}")
-        for name in ("modes", "steps", "save_every"):
-            positive_int(name, getattr(self, name))
-        if self.particles:
-            positive_int("particles", self.particles)
-        positive_float("horizon", self.horizon)
-        for name in ("bias_std", "noise_scale", "concentration"):
-            nonneg_float(name, getattr(self, name))
-        positive_float("tol", self.tol)
-        beta_value(self.beta)  # E_beta is reported even with attention off
-
-    @property
-    def resolved_noise_modes(self) -> int:
-        return self.noise_modes if self.noise_modes is not None else max(2, self.modes // 8)
-
-    def check_memory(self, max_memory: float | str | None = None) -> float:
-        """The run's memory estimate (``spde._budget``: grid tables, step, cloud, saved states) in bytes;
-        ConfigError above ``max_memory`` (bytes or "8G"; None: the memory available now)."""
-        limit = None if max_memory is None else memory_size("max_memory", max_memory)
-        saved = budget.saved_count(self.steps, self.save_every)
-        parts = budget.density_bytes(
-            self.dim, self.modes, self.resolved_noise_modes, saved=saved, steps=self.steps, particles=self.particles
-        )
-        return budget.check_memory(parts, limit)
-
-    def solver(self, max_memory: float | str | None = None) -> DensitySolver:
-        """The density solver of these settings, after ``check_memory`` (nothing is built above the limit)."""
-        self.check_memory(max_memory)
-        field = mlp_noise(
-            self.dim, self.activation, self.bias_std, self.bias_std, self.resolved_noise_modes, self.noise_scale
-        )
-        kw: dict[str, Any] = dict(attention=self.attention, beta=self.beta, scale=self.attention_scale)
-        return DensitySolver(field, self.modes, self.steps, self.horizon, **kw, max_memory=max_memory)
 
 
 @dataclass(frozen=True)

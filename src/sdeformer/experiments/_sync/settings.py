@@ -1,8 +1,9 @@
 """The settings of the synchronization check (THEORY section 5), written once: one frozen dataclass used by
 ``check.sync_check``, the ``sync-check`` command, the result (``SyncResult.settings``) and the report.
 
-``HELP`` holds each field's one-line help (the command's option help; the architecture parts ``norm``, ``alibi``,
-``mask``, ``causal``, ``cross`` take ``simulate``'s, ``cli._fields.field_help``); ``SyncSettings.check()`` is
+Each setting is declared with its one-line doc (``params.setting``: the ``sync-check`` command's options;
+``HELP`` lists them; the architecture parts ``norm``, ``alibi``, ``mask``, ``causal``, ``cross`` take
+``simulate``'s, ``cli._fields.field_help``); ``SyncSettings.check()`` is
 the cheap input check a command runs before it claims its folder. The parts (BEYOND sections 6-9) are those of
 ``architecture``: the check's models run with them, and its verdict is "not applicable" where they break the
 theorem's assumptions. No torch at import (the command line's ``--help``).
@@ -15,6 +16,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 from ...core._errors import ConfigError
+from ...params import params_of, setting
 from .architecture import DEFAULTS as PARTS, given, model_config
 
 if TYPE_CHECKING:
@@ -27,42 +29,29 @@ CHUNK = 32  # runs per chunk (one job per chunk and model)
 KERNEL_COPIES = 16  # N x N float64 arrays per run of the infinite-width field at its peak (``memory_estimate``)
 POWER_FACTOR = 4.0  # the power record: the same check on the SDE with the noise covariance cut this many times
 DTYPES = ("float32", "float64")
-HELP = {
-    "activation": "MLP activation",
-    "dim": "token dimension d",
-    "bias_std": "sU = sW",
-    "beta": "inverse temperature (Q^T K = beta I, and E_beta)",
-    "attention_scale": "s in V = s I (+1 attractive, 0 off, -1 repulsive)",
-    "runs": "ensemble size R",
-    "tokens": "N tokens",
-    "steps": "time steps (= layers of the discrete model)",
-    "horizon": "T",
-    "width": "MLP width of the discrete model (default: infinite)",
-    "seed": "root seed",
-    "dtype": "float32 or float64 (sets the resolution floor)",
-    "chunk": "runs per job (does not change the numbers)",
-    "power_factor": "the power record's wrong model: the noise covariance cut this many times",
-}
 
 
 @dataclass(frozen=True)
 class SyncSettings:
-    """Every setting of one synchronization check (HELP says what each is)."""
+    """Every setting of one synchronization check, each declared with its doc (``setting``: the ``sync-check``
+    command's options; the architecture parts take ``simulate``'s)."""
 
-    activation: str = "relu"
-    dim: int = 64
-    bias_std: float = 0.1
-    beta: float = 1.0
-    attention_scale: float = 1.0
-    runs: int = 64
-    tokens: int = 64
-    steps: int = 2000
-    horizon: float = 10.0
-    width: int | None = None
-    seed: int = 0
-    dtype: str = "float32"
-    chunk: int = CHUNK
-    power_factor: float = POWER_FACTOR
+    activation: str = setting("relu", "MLP activation")
+    dim: int = setting(64, "token dimension d")
+    bias_std: float = setting(0.1, "sU = sW")
+    beta: float = setting(1.0, "inverse temperature (Q^T K = beta I, and E_beta)")
+    attention_scale: float = setting(1.0, "s in V = s I (+1 attractive, 0 off, -1 repulsive)")
+    runs: int = setting(64, "ensemble size R")
+    tokens: int = setting(64, "N tokens")
+    steps: int = setting(2000, "time steps (= layers of the discrete model)")
+    horizon: float = setting(10.0, "T")
+    width: int | None = setting(None, "MLP width of the discrete model (default: infinite)")
+    seed: int = setting(0, "root seed")
+    dtype: str = setting("float32", "float32 or float64 (sets the resolution floor)")
+    chunk: int = setting(CHUNK, "runs per job (does not change the numbers)")
+    power_factor: float = setting(
+        POWER_FACTOR, "the power record's wrong model: the noise covariance cut this many times"
+    )
     norm: str = PARTS["norm"]  # the architecture parts (BEYOND sections 6-9), as in config.ModelConfig
     alibi: float = PARTS["alibi"]
     mask: str = PARTS["mask"]
@@ -140,6 +129,9 @@ class SyncSettings:
         key is the one it had before the parts existed), for a folder's or a cache's key."""
         out = {k: v for k, v in asdict(self).items() if k != "chunk" and k not in PARTS}
         return out | self.parts()
+
+
+HELP = {p.name: p.doc for p in params_of(SyncSettings)}  # the declared settings' docs, by name
 
 
 def memory_estimate(cfg: ModelConfig, sizes: dict[str, int], width: int | None = None) -> int:

@@ -1,0 +1,208 @@
+"""Commands generated from the experiment registry: ``sdeformer NAME`` for every registered experiment without a
+command of its own (``experiments.EXPERIMENTS``; docs/extending.md).
+
+``experiment_command(experiment)`` builds the command from the entry alone: one ``--NAME`` per declared setting
+(``Experiment.params``, a tuple of ``params.Param``: its type, its doc as the help, its default shown once, and
+the quick size's value beside it where the experiment has one, ``Experiment.quick``), then ``--out`` (default
+``results/NAME``: never the full report's page), ``--seed``, ``--quick``, ``--force``, ``--set NAME=VALUE``
+(the same settings by name), ``--json`` where the entry has a ``summary``, and ``--plugin FILE`` (the user's own
+file, imported before the run, as ``reproduce --plugin``). A setting given is checked against its declaration
+(one line naming it, exit 2) and reaches the run function as ``ctx.settings``; a setting not given is not
+passed, so the experiment's own (or quick) size applies and its cache key is unchanged.
+
+The commands are listed in ``sdeformer --help`` by their doc and built when run (``LazyCommand``): the modules
+that declare the settings (which may import torch) are imported by ``sdeformer NAME`` only, never by the
+top-level ``--help``. ``sdeformer NAME --plugin FILE`` also runs an experiment that FILE registers.
+"""
+
+from __future__ import annotations
+
+import enum
+import inspect
+import re
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any, cast
+
+import typer
+from typer.core import TyperCommand
+from typer.models import ParameterInfo
+
+from ..experiments._registry import EXPERIMENTS, Experiment
+from ..params import Param
+from ._common import GENERATED, app, cli_errors, job_executor, option_group
+
+OWN = ("out", "seed", "quick", "force", "setting", "json", "plugin")  # the options every generated command has
+
+
+def with_default(text: str, default: str) -> str:
+    """``text`` with its default at the end, ``[default: X]`` with no-break spaces (click never wraps inside)."""
+    return f"{text.rstrip()}  [default:\u00a0{default.replace(' ', chr(160))}]"
+
+
+# "help text [64]", "help [300; quick: 20]", "help (default: relu, silu)": a default written in the help text
+_BRACKET = re.compile(r"\s*(?:\[([^\[\]]+)\]|\(default:? ([^()]*(?:\([^()]*\)[^()]*)*)\))\s*$")
+
+
+def _default_text(info: ParameterInfo) -> str | None:
+    """The default ``--help`` shows for an option: typer's own, 'off' for a False flag, the '[...]' at the end of
+    the help text of a None default (taken out of the text) or 'unset'; None for an option that shows none."""
+    if info.show_default is False or info.default is ...:  # ...: a required option (click says so)
+        return None
+    if isinstance(info.show_default, str):
+        return info.show_default
+    if isinstance(info.default, bool):
+        return "on" if info.default else "off"
+    if info.default is None:
+        match = _BRACKET.search(info.help or "")
+        if not match:
+            return "unset"
+        info.help = (info.help or "")[: match.start()]
+        return match.group(1) or match.group(2)
+    return str(info.default.value if isinstance(info.default, enum.Enum) else info.default)
+
+
+def _typers(root: typer.Typer) -> list[typer.Typer]:
+    found = [root]
+    for group in root.registered_groups:
+        if group.typer_instance is not None:
+            found += _typers(group.typer_instance)
+    return found
+
+
+def show_all_defaults(root: typer.Typer = app) -> None:
+    """Give every option of every command its default at the end of its help text, ``[default: X]`` with a
+    no-break space (click's wrapping keeps it whole), instead of click's ``[default: (X)]`` for a text
+    default; see ``_default_text``."""
+    for sub in _typers(root):
+        for command in sub.registered_commands:
+            if command.callback is None:
+                continue
+            for param in inspect.signature(command.callback).parameters.values():
+                info: Any = param.default
+                if isinstance(info, ParameterInfo):
+                    text = _default_text(info)
+                    if text is not None:
+                        info.help = with_default(info.help or "", text)
+                        info.show_default = False
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _parameter(name: str, annotation: Any, option: Any) -> inspect.Parameter:
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=annotation)
+
+
+def setting_options(params: Iterable[Param], quick: Mapping[str, Any] | None = None) -> dict[str, tuple[Any, Any]]:
+    """One ``--NAME`` per declared setting, unset (None) by default: its help the doc, then the default (a None
+    default: the doc's closing ``[...]``, or "unset") and the quick value where ``quick`` has one."""
+    quick = quick or {}
+    out = {}
+    for p in params:
+        flag = p.name.replace("_", "-")
+        flags = (f"--{flag}/--no-{flag}",) if p.kind is bool and p.default else (f"--{flag}",)  # on by default
+        doc, shown = p.doc or p.name, _shown(p.default)
+        if p.default is None:  # the doc's closing [...] or (default: ...) says what unset means
+            match = _BRACKET.search(doc)
+            doc, shown = (doc[: match.start()], match.group(1) or match.group(2)) if match else (doc, "unset")
+        shown += f"; quick: {_shown(quick[p.name])}" if p.name in quick else ""
+        option = typer.Option(None, *flags, help=with_default(doc, shown), show_default=False)
+        out[p.name] = (p.kind | None, option)
+    return out
+
+
+def declared_options(target: str, params: Iterable[Param]) -> Callable[[Callable], Callable]:
+    """Decorator: a hand-written command gets one option per declared setting (``setting_options``) and receives
+    those given as one ``target`` argument, ``{name: value}``."""
+    return option_group(target, lambda **v: {k: x for k, x in v.items() if x is not None}, setting_options(params))
+
+
+def _own_options(experiment: Experiment) -> list[inspect.Parameter]:
+    """--out, --seed, --quick, --force, --set, --json (where the entry has a summary) and --plugin."""
+    name = experiment.name
+
+    def option(default: Any, text: str, *flags: str, shown: str = "none") -> Any:
+        shown = shown if default is None else _shown(default)
+        metavar = {"--set": "NAME=VALUE", "--plugin": "FILE"}.get(flags[0] if flags else "")
+        return typer.Option(default, *flags, metavar=metavar, help=with_default(text, shown), show_default=False)
+
+    own = {
+        "out": (Path, option(Path("results") / name, "output folder (cached parts are reused: resumable)")),
+        "seed": (int, option(0, "seed of the simulated runs")),
+        "quick": (bool, option(False, "smaller sizes where the experiment has them")),  # --quick/--no-quick
+        "force": (bool, option(False, "write into a folder that holds another seed's reproduction")),
+        "setting": (list[str] | None, option(None, "a declared setting by name", "--set", shown="none")),
+        "json": (bool, option(False, "print the experiment's result as one JSON object", "--json")),
+        "plugin": (list[str] | None, option(None, "a .py file or module registering parts (repeatable)", "--plugin")),
+    }
+    return [_parameter(n, a, o) for n, (a, o) in own.items() if _applies(n, experiment)]
+
+
+def _applies(option: str, experiment: Experiment) -> bool:
+    """--json only where the entry has a summary, --set only where it declares settings."""
+    return {"json": bool(experiment.summary), "setting": bool(experiment.params)}.get(option, True)
+
+
+def experiment_command(experiment: Experiment) -> Any:
+    """The typer callback of ``sdeformer NAME`` for a registered experiment (module docstring)."""
+    from ._reproduce import print_summary, run_part
+
+    declared = [p.name for p in experiment.declared()]
+    name, quick = experiment.name, experiment.quick_values()
+
+    def command(**values: Any) -> None:
+        from ..core._config_files import parse_assignments
+        from ..plugins import load_plugins
+
+        load_plugins(values["plugin"] or ())
+        given = parse_assignments(values.get("setting") or (), "set", dotted=False)
+        given |= {k: values[k] for k in declared if values[k] is not None}  # an option wins over --set
+        out = values["out"]
+        run_part(name, out, values["seed"], values["quick"], job_executor("local", 2, None), values["force"], given)
+        if values.get("json"):
+            print_summary(out / experiment.summary)
+
+    clash = [p.name for p in experiment.declared() if p.name in OWN]
+    if clash:
+        raise typer.BadParameter(f"declared settings {clash} of {name} clash with the command's own options")
+    settings = [_parameter(n, a, o) for n, (a, o) in setting_options(experiment.declared(), quick).items()]
+    signature = inspect.Signature([*settings, *_own_options(experiment)])
+    cast(Any, command).__signature__ = signature  # what typer reads
+    command.__annotations__ = {p.name: p.annotation for p in signature.parameters.values()} | {"return": None}
+    command.__name__ = name
+    command.__doc__ = f"{experiment.doc} (as sdeformer reproduce {name})"
+    return cli_errors(command)
+
+
+class LazyCommand(TyperCommand):
+    """A command as ``sdeformer --help`` lists it (its doc); ``build()`` makes the command itself from the callback
+    that ``callback()`` returns (which may import the modules that declare its settings)."""
+
+    def __init__(self, name: str, doc: str, callback: Callable[[], Callable]) -> None:
+        super().__init__(name, help=doc, short_help=doc)
+        self.callback_factory = callback
+
+    def build(self) -> Any:
+        one = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
+        one.command(self.name)(self.callback_factory())
+        show_all_defaults(one)
+        return typer.main.get_command(one)
+
+
+def lazy_command(name: str, doc: str, callback: Callable[[], Callable]) -> None:
+    """Register ``sdeformer NAME``, listed by ``doc`` and built from ``callback()`` when run (``LazyCommand``)."""
+    GENERATED[name] = LazyCommand(name, doc, callback)
+
+
+def experiment_commands() -> list[str]:
+    """``sdeformer NAME`` for every registered experiment without a command of its own (``spde`` and ``real``
+    have theirs), listed lazily (``LazyCommand``); returns the names added."""
+    taken = {c.name or (c.callback.__name__ if c.callback else "") for c in app.registered_commands}
+    added = [e.name for e in EXPERIMENTS if e.name not in taken and e.name not in GENERATED]
+    for name in added:
+        lazy_command(name, EXPERIMENTS[name].doc, lambda name=name: experiment_command(EXPERIMENTS[name]))
+    return added
