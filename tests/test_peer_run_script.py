@@ -239,3 +239,53 @@ def test_dotm_staircase_all_six_betas():
 def test_bruno_notebook_pde_cells(one_thread):
     options = {"part": "pde", "as_published": True, "points": 1001, "maxtime": 0.01}
     assert equal_cells("bruno", **options) == (158000, 158000)  # beta 5 and 7, 79 rows of 1000 points each
+
+
+PLANTED = """
+import sys
+from pathlib import Path
+open("inside.txt", "w").write("the scratch copy is writable")
+for target in sys.argv[1:]:
+    try:
+        Path(target).write_text("planted")
+    except OSError as exc:
+        print(f"refused {target}: {exc.strerror}")
+"""
+
+
+def _planted(tmp_path: Path) -> tuple[Path, list[Path], Path]:
+    """A planted script in a private folder that tries to write beside its DIR, into DIR and into the home."""
+    private = tmp_path / "private"
+    folder, scratch = private / "peer", private / "scratch"
+    folder.mkdir(parents=True)
+    scratch.mkdir()
+    (folder / "planted.py").write_text(PLANTED)
+    return folder, [private / "marker-beside", folder / "marker-in-dir"], scratch
+
+
+def test_a_planted_script_cannot_write_outside_its_scratch_copy(tmp_path):
+    """Where user namespaces work: every write outside the scratch copy fails ("Read-only file system"), the
+    markers stay absent, the scratch copy is written; HOME and TMPDIR are in it. Wrong models it fails: the script
+    run as the user (the markers appear), the scratch read-only too, HOME left at the user's."""
+    from peer_harness import contain
+
+    if not contain.available():
+        pytest.skip("no unprivileged user namespaces here (the fallback is tested below)")
+    folder, markers, scratch = _planted(tmp_path)
+    spec = {"script": "planted.py", "argv": [str(m) for m in markers]}
+    run_script(folder, Job(spec, ()), scratch)
+    assert not any(m.exists() for m in markers)
+    out = (scratch / "stdout.txt").read_text()
+    assert out.count("Read-only file system") == 2, out
+    assert (scratch / "inside.txt").exists()
+
+
+def test_without_namespaces_a_write_outside_is_detected_and_refused(tmp_path, monkeypatch):
+    """The fallback: the script runs as the user, its write into DIR is named after the run, in one line."""
+    from peer_harness import contain
+
+    monkeypatch.setattr(contain, "available", lambda: False)
+    folder, markers, scratch = _planted(tmp_path)
+    with pytest.raises(ConfigError, match=r"planted.py wrote outside its scratch copy: .*marker-in-dir"):
+        run_script(folder, Job({"script": "planted.py", "argv": [str(markers[1])]}, ()), scratch)
+    assert (scratch / "home").is_dir() and (scratch / "tmp").is_dir()  # HOME and TMPDIR in the scratch copy
