@@ -8,7 +8,7 @@
   (``maxtime`` / the peer's step; glpr's shrinks with beta without softmax), as the peers' clocks count them.
 - ``run_reported(name, beta, options, emit)``: the peer's run with both (the command ``peer``).
 - ``estimate(name, beta, options)``: (total steps, seconds), from calibrated runs: the peer's own ``run`` on the
-  grid's largest beta for 8 and for 40 steps of the same shapes (``CALIBRATION``; the longer one 4x longer until
+  grid's largest beta for 2 and for 10 steps of the same shapes (``CALIBRATION``; the longer one 4x longer until
   it takes ``CALIBRATION_S`` more): their difference is the cost of a step (a run's fixed start cancels), the
   statistics timed apart (a short run computes the statistic at every step, a full one at its checkpoints only);
   the estimate is the sweep's runs, steps and statistics at those costs. The progress lines correct it with the
@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 EVERY_S = 2.0  # seconds between two progress lines
-CALIBRATION = (8, 40)  # steps of the two calibrated runs (their difference: the cost of a step)
+CALIBRATION = (2, 10)  # steps of the two calibrated runs (their difference: the cost of a step)
 CALIBRATION_S = 0.3  # seconds the longer calibrated run must exceed the shorter by (else 4x its steps, again)
 PHASE = ("simuformer", "glpr")  # the peers whose total steps are known up front
 _current: list[Any] = [None]  # the reporter of the running block, or None
