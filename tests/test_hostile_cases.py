@@ -194,6 +194,36 @@ def test_every_plugin_call_is_limited_not_the_run_and_the_watchdog_goes_with_the
         assert signal.getsignal(signal.SIGALRM) is signal.SIG_DFL and signal.getitimer(signal.ITIMER_REAL) == (0, 0)
 
 
+def test_a_plugin_observable_that_hangs_is_stopped_in_one_line(tmp_path, monkeypatch):
+    """Before: a sweep observable of a plugin had no time limit (the watchdog needs a plugin part alive)."""
+    import sys
+
+    import torch
+
+    from sdeformer import plugins
+    from sdeformer.registry import OBSERVABLES
+    from sdeformer.sweeps._observables import SweepObservable
+
+    monkeypatch.setattr(plugins, "TIMEOUT_S", 0.3)
+    path = tmp_path / "hangs_obs.py"
+    path.write_text(
+        "import time\nfrom sdeformer.registry import OBSERVABLES\n\n\ndef hangs(x, beta, spec):\n"
+        "    time.sleep(30)\n\n\nOBSERVABLES.register('hangs_obs', hangs)\n"
+    )
+    try:
+        plugins.load_plugins([str(path)])
+        x = torch.nn.functional.normalize(torch.randn(2, 5, 4, 3, dtype=torch.float64), dim=-1)  # (S, G, N, d)
+        with pytest.raises(ConfigError, match=r"observable 'hangs_obs' call ran past the plugins' time limit"):
+            SweepObservable("hangs_obs", "c")(x, torch.ones(5))
+    finally:
+        OBSERVABLES.entries.pop("hangs_obs", None)
+        resolved = str(path.resolve())
+        if resolved in plugins._loaded:
+            plugins._loaded.remove(resolved)
+        plugins._sources.pop(resolved, None)
+        sys.modules.pop("sdeformer_plugin_hangs_obs", None)
+
+
 def test_a_plugin_observable_of_the_wrong_shape_is_one_line(plugin_file):
     """Before: a transposed (G, S, 1) column reached the table's stack (a traceback) or was broadcast."""
     import torch

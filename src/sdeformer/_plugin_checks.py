@@ -13,7 +13,8 @@ counter). The first call also runs under ``plugins.limited`` (its time limit and
 is one ConfigError naming the plugin, the part and the call (the command line: one line, exit 2).
 
 Every call of the part's code, after the first too, is time-limited by a watchdog (``_plugin_watchdog``), with no
-wrapper. Not covered: a part whose instance takes no attributes (``__slots__``) is not wrapped (nor watched, without
+wrapper; a plugin's sweep observable runs under ``plugins.limited`` at each call (``call_observable``). Not
+covered: a part whose instance takes no attributes (``__slots__``) is not wrapped (nor watched, without
 ``__weakref__``); a method outside the contract is not checked (but is time-limited).
 """
 
@@ -149,6 +150,20 @@ def _variance_shape(shape: tuple[int, ...], tokens: tuple[int, ...]) -> bool:
         return True
     want = (*tokens[:-1], 1)
     return len(shape) == len(want) and shape[-1] == 1 and all(s in (w, 1) for s, w in zip(shape, want, strict=True))
+
+
+def call_observable(fn: Any, x: torch.Tensor, beta: Any, spec: Any, name: str) -> Any:
+    """``fn(x, beta, spec)``, for a plugin's observable under ``plugins.limited`` (its time limit, ``os._exit``
+    refused: one call per chunk of saved states, so the limit's few microseconds are nothing beside it) and its
+    value checked (``check_observable``)."""
+    if not is_plugin_part(fn):
+        return fn(x, beta, spec)
+    from .plugins import limited
+
+    with limited(owner(fn), f"observable {name!r} call"):
+        value = fn(x, beta, spec)
+    check_observable(fn, value, x, name)
+    return value
 
 
 def check_observable(fn: Any, value: Any, x: torch.Tensor, name: str) -> None:
