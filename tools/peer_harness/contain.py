@@ -1,10 +1,13 @@
 """How far a peer's script is contained (docs/peers.md, "What is contained"), without root:
 
 - **Contained** where unprivileged user namespaces work (``available``): the script runs under ``unshare --user
-  --map-root-user --mount --net`` through ``sandbox.py``, which makes every mount of the machine read-only in the
-  script's own mount namespace except its scratch copy (bind-mounted writable; ``/proc`` and ``/sys`` left as
-  they are), then runs it: a write anywhere else fails with "Read-only file system", and it has no network (a
-  new network namespace holds only a loopback interface, down).
+  --map-root-user --mount --net --pid --fork --kill-child --mount-proc`` through ``sandbox.py``, which makes every
+  mount of the machine read-only in the script's own mount namespace except its scratch copy (bind-mounted
+  writable; ``/proc`` and ``/sys`` left as they are), then runs it: a write anywhere else fails with "Read-only
+  file system", it has no network (a new network namespace holds only a loopback interface, down), and every
+  process it starts lives in its own pid namespace, which the kernel ends whole when the script's first process
+  (killed with the harness's process group, or by ``--kill-child`` when ``unshare`` goes) ends: a child that left
+  the process group (``setsid``) ends with it too.
 - **Not contained** elsewhere: the script runs as the user; ``Watch`` records the entries (name, size, mtime) of
   DIR, the current folder and the user's home before the run and names, after it, every one that changed or
   appeared: the harness refuses the run's result in one line (``ConfigError`` naming DIR). Detection only, and
@@ -12,8 +15,8 @@
 
 In both cases HOME, TMPDIR and the caches the peers' libraries write (XDG_CACHE_HOME, MPLCONFIGDIR,
 TORCHINDUCTOR_CACHE_DIR) point into the scratch copy (``environment``). Never contained: what the script reads
-(it can read whatever the user can), its CPU and memory use (only its time: ``process.run_script``), and a child
-that leaves the process group itself (``setsid``).
+(it can read whatever the user can) and its CPU and memory use (only its time: ``process.run_script``); without
+the namespaces, a child that leaves the process group itself (``setsid``) outlives it.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import tempfile
 from pathlib import Path
 
 SANDBOX = Path(__file__).with_name("sandbox.py")
-UNSHARE = ("--user", "--map-root-user", "--mount", "--net")
+UNSHARE = ("--user", "--map-root-user", "--mount", "--net", "--pid", "--fork", "--kill-child", "--mount-proc")
 
 
 @functools.cache
@@ -69,7 +72,10 @@ def environment(scratch: Path) -> dict[str, str]:
 def describe() -> str:
     """What the announcement says of the containment."""
     if available():
-        return "contained: it can write only in its scratch copy, no network (user, mount and network namespaces)"
+        return (
+            "contained: it can write only in its scratch copy, no network, its processes end with it (user, mount, "
+            "network and pid namespaces)"
+        )
     return (
         "NOT contained (no user namespaces here): it runs with your permissions; writes to DIR, the current folder "
         "and your home's top level are detected after the run"

@@ -5,12 +5,13 @@
   snapshot's, unchanged, unless the caller says ``verified=False``;
 - each run is announced on stderr (what runs, from where, how far it is contained: ``contain.describe``);
 - it runs in a scratch copy of those files, removed afterwards (the user's DIR is never written), with HOME and
-  TMPDIR in it; where user namespaces work, every other mount is read-only to it and it has no network
-  (``contain``), elsewhere writes to DIR, the current folder and the home's top level are detected and refused;
+  TMPDIR in it; where user namespaces work, every other mount is read-only to it, it has no network and its
+  processes live in a pid namespace of their own (``contain``), elsewhere writes to DIR, the current folder and the
+  home's top level are detected and refused;
 - it runs as a subprocess in its own session and process group (``start_new_session``), under a time limit; at its
   end, on the limit, on Ctrl-C or on any error, the whole group is killed (SIGKILL), so no child it started
-  outlives the command. A child that leaves the group itself (``setsid``, a double fork into a new session) is not
-  reached, and the script can read whatever the user can (what is and is not contained: ``contain``).
+  outlives the command (one that left the group with ``setsid`` only where the pid namespace holds it). The script
+  can read whatever the user can (what is and is not contained: ``contain``).
 """
 
 from __future__ import annotations
