@@ -38,8 +38,10 @@ class _Reporter:
         self.last = self.began
 
     def step(self) -> None:
-        self.done += 1
         now = time.monotonic()
+        if not self.done:  # the first line EVERY_S after the first step, not after the run's set-up
+            self.last = now
+        self.done += 1
         if now - self.last >= EVERY_S:
             self.last = now
             self.emit(self.line(now))
