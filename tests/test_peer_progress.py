@@ -60,3 +60,21 @@ def test_peer_prints_the_estimate_then_progress_and_refuses_past_its_bounds(monk
     )
     res = CliRunner().invoke(app, ["peer", "glpr", "--maxtime", "1e9"])
     assert res.exit_code == 2 and "invalid --maxtime=1000000000.0: at most 1e+07 steps a run" in res.stderr
+
+
+PRESETS = {  # the presets of a fixed size: their total announced as they start (``_progress.expect``)
+    "litm": ({"part": "particles"}, 4000),
+    "dotm": ({"part": "kinetic"}, 4000),  # kinetic.py: T = 400 at dt = 0.1
+    "bruno": ({"part": "pde", "as_published": True, "points": 101, "maxtime": 0.05}, 2 * 38),  # two betas' rows
+}
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_a_fixed_presets_total_is_announced_as_it_starts(name, monkeypatch):
+    """Wrong models it fails: no total (lines without a share), bruno's first row counted (it is u0, not a step)."""
+    monkeypatch.setattr(_progress, "EVERY_S", 0.0)
+    options, steps = PRESETS[name]
+    lines: list[str] = []
+    with _progress.reporting(name, None, lines.append):
+        run(name, **options)
+    assert len(lines) == steps and lines[-1].startswith(f"peer {name}: 100 % ({steps:,} / {steps:,} steps)")

@@ -3,7 +3,8 @@
 - ``reporting(name, total, emit)``: while the block runs, ``step`` (the ``progress`` callback the peers' time loops
   pass to ``run``: the phase diagrams' ``run_segments``, litm's, dotm's and bruno's runs, bruno's PDE loop)
   counts steps and, at most every ``EVERY_S`` seconds, emits one line: the share done of ``total`` steps (when
-  known), the time so far and the time left at the rate so far. Outside a block ``step`` returns at once.
+  known up front, or announced by ``expect`` as a preset starts), the time so far and the time left at the rate so
+  far. Outside a block ``step`` returns at once.
 - ``phase_steps(name, s, betas)``: the steps of each beta's run of a phase diagram, each at its own step
   (``maxtime`` / the peer's step; glpr's shrinks with beta without softmax), as the peers' clocks count them.
 - ``run_reported(name, beta, options, emit)``: the peer's run with both (the command ``peer``).
@@ -63,6 +64,14 @@ def step(_k: int = 0) -> None:
     reporter = _current[0]
     if reporter is not None:
         reporter.step()
+
+
+def expect(steps: int) -> None:
+    """``steps`` more steps to come, from a preset that knows its size as it starts (dotm's kinetic run, litm's
+    particles, bruno's published PDE): added to the total the lines report."""
+    reporter = _current[0]
+    if reporter is not None:
+        reporter.total = (reporter.total or 0) + int(steps)
 
 
 @contextlib.contextmanager
