@@ -90,6 +90,9 @@ NOISES.register("{name}", Bad, random=True)
 OBSERVABLES.register("{name}_obs", bad_obs)
 """
 
+SLEEPS_AT_ITS_3RD_CALL = (  # a hang after the checked first call: before, no limit
+    "self.n = getattr(self, 'n', 0) + 1\n        if self.n == 3:\n            time.sleep(30)\n        return z"
+)
 RETURNS = {  # the increment returned -> what the line says (before: a traceback, or a silent wrong run)
     "return None": "returned a NoneType, not a torch.Tensor",
     "return [0.0]": "returned a list, not a torch.Tensor",
@@ -105,6 +108,7 @@ RETURNS = {  # the increment returned -> what the line says (before: a traceback
     "y.mul_(1.0)\n        return z": "changed its input in place",  # before: the run changed unseen
     "os._exit(0)": "called os._exit(0)",  # before: exit 0, no output
     "time.sleep(30)": "ran past the plugins' time limit of 1 s",  # before: a hang
+    SLEEPS_AT_ITS_3RD_CALL: "ran past the plugins' time limit of 1 s for one call",  # before: a hang (unlimited)
 }
 
 
@@ -154,6 +158,70 @@ def test_a_plugin_that_exits_or_hangs_at_its_import_is_one_line(plugin_file, at_
     path, _ = plugin_file(at_import=at_import)
     res = CliRunner().invoke(app, ["simulate", "--plugin", path, "--tokens", "4", "--dim", "3", "--layers", "3"])
     assert res.exit_code == 2 and "cannot be imported" in one_line(res), res.output
+
+
+def test_every_plugin_call_is_limited_not_the_run_and_the_watchdog_goes_with_the_part(plugin_file, monkeypatch):
+    """The limit is per call (a run of five 0.15 s calls, 0.75 s in all, passes a 0.5 s limit; a third call that
+    sleeps is stopped), through the Python API too; the watchdog's SIGALRM is back to its default once the part
+    is collected. Wrong models it fails: a limit on the whole run, no limit after the first call, a timer left on."""
+    import gc
+    import signal
+
+    import sdeformer as sdf
+    from sdeformer import plugins
+
+    monkeypatch.setattr(plugins, "TIMEOUT_S", 0.5)
+    slow, _ = plugin_file("self.n = getattr(self, 'n', 0) + 1\n        time.sleep(0.15)\n        return z")
+    third, _ = plugin_file(SLEEPS_AT_ITS_3RD_CALL)
+    plugins.load_plugins([slow, third])
+    for path, layers in ((slow, 5), (third, 6)):
+        cfg = sdf.ModelConfig(tokens=4, dim=3, layers=layers, noise=Path(path).stem)
+        model = cfg.build()
+        if path == third:
+            with pytest.raises(plugins.PluginStopped) as stopped:
+                model.run(cfg.initial_tokens(), seed=0)
+            assert str(stopped.value.error) == (
+                f"invalid plugin={str(Path(path).resolve())!r}: noise {Path(path).stem!r} increment() ran past the "
+                "plugins' time limit of 0.5 s for one call"
+            )
+            assert model.noise.n == 3  # stopped in its third call
+            del stopped
+        else:
+            assert model.run(cfg.initial_tokens(), seed=0).x.isfinite().all() and model.noise.n == 5
+        assert signal.getsignal(signal.SIGALRM) is not signal.SIG_DFL  # armed while the part lives
+        del model
+        gc.collect()
+        assert signal.getsignal(signal.SIGALRM) is signal.SIG_DFL and signal.getitimer(signal.ITIMER_REAL) == (0, 0)
+
+
+def test_a_plugin_observable_that_hangs_is_stopped_in_one_line(tmp_path, monkeypatch):
+    """Before: a sweep observable of a plugin had no time limit (the watchdog needs a plugin part alive)."""
+    import sys
+
+    import torch
+
+    from sdeformer import plugins
+    from sdeformer.registry import OBSERVABLES
+    from sdeformer.sweeps._observables import SweepObservable
+
+    monkeypatch.setattr(plugins, "TIMEOUT_S", 0.3)
+    path = tmp_path / "hangs_obs.py"
+    path.write_text(
+        "import time\nfrom sdeformer.registry import OBSERVABLES\n\n\ndef hangs(x, beta, spec):\n"
+        "    time.sleep(30)\n\n\nOBSERVABLES.register('hangs_obs', hangs)\n"
+    )
+    try:
+        plugins.load_plugins([str(path)])
+        x = torch.nn.functional.normalize(torch.randn(2, 5, 4, 3, dtype=torch.float64), dim=-1)  # (S, G, N, d)
+        with pytest.raises(ConfigError, match=r"observable 'hangs_obs' call ran past the plugins' time limit"):
+            SweepObservable("hangs_obs", "c")(x, torch.ones(5))
+    finally:
+        OBSERVABLES.entries.pop("hangs_obs", None)
+        resolved = str(path.resolve())
+        if resolved in plugins._loaded:
+            plugins._loaded.remove(resolved)
+        plugins._sources.pop(resolved, None)
+        sys.modules.pop("sdeformer_plugin_hangs_obs", None)
 
 
 def test_a_plugin_observable_of_the_wrong_shape_is_one_line(plugin_file):

@@ -157,31 +157,61 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-def _gone(pid: int) -> bool:
+def child(marker: str, new_session: bool = False) -> str:
+    """A script that starts a 60 s child carrying ``marker`` in its command line (found by ``_marked``: inside the
+    harness's pid namespace the child's own pid is not the machine's), in a session of its own with ``new_session``."""
+    code = "import time; time.sleep(60)"
+    return (
+        f"import subprocess, sys\nc = subprocess.Popen([sys.executable, '-c', {code!r}, {marker!r}], "
+        f"start_new_session={new_session})\nopen('child.started', 'w').write('1')\n"
+    )
+
+
+def _marked(marker: str) -> bool:
+    """True while a process whose command line holds ``marker`` runs (not a zombie) on this machine."""
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if marker.encode() in (proc / "cmdline").read_bytes() and _alive(int(proc.name)):
+                return True
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            continue
+    return False
+
+
+def _marked_gone(marker: str) -> bool:
     for _ in range(50):
-        if not _alive(pid):
+        if not _marked(marker):
             return True
         time.sleep(0.1)
     return False
 
 
-CHILD = "import subprocess, sys\nc = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
-CHILD += "open('child.pid', 'w').write(str(c.pid))\n"
-
-
 def test_a_child_the_script_starts_ends_with_it(tmp_path):
-    scratch = shim_run(tmp_path, CHILD)  # the script exits at once, its child would sleep 60 s
-    assert _gone(int((scratch / "child.pid").read_text()))
+    marker = f"w41-child-{os.getpid()}-{time.monotonic_ns()}"
+    scratch = shim_run(tmp_path, child(marker))  # the script exits at once, its child would sleep 60 s
+    assert (scratch / "child.started").exists() and _marked_gone(marker)
+
+
+def test_a_child_that_leaves_the_group_ends_with_the_script_when_contained(tmp_path):
+    """setsid: out of the process group the harness kills, but inside the pid namespace the kernel ends whole."""
+    from peer_harness import contain
+
+    if not contain.available():
+        pytest.skip("no unprivileged user namespaces here: a setsid child is not reached (docs/peers.md)")
+    marker = f"w41-setsid-{os.getpid()}-{time.monotonic_ns()}"
+    scratch = shim_run(tmp_path, child(marker, new_session=True))
+    assert (scratch / "child.started").exists() and _marked_gone(marker)
 
 
 def test_a_script_past_its_time_limit_is_stopped_with_its_children(tmp_path):
     folder, scratch = tmp_path / "peer", tmp_path / "scratch"
     folder.mkdir()
     scratch.mkdir()
-    (folder / "fake.py").write_text(CHILD + "import time\ntime.sleep(60)\n")
+    marker = f"w41-limit-{os.getpid()}-{time.monotonic_ns()}"
+    (folder / "fake.py").write_text(child(marker) + "import time\ntime.sleep(60)\n")
     with pytest.raises(ConfigError, match="invalid timeout=2.0: fake.py ran past it"):  # not its 60 s sleep's end
         run_script(folder, Job({"script": "fake.py"}, ()), scratch, timeout=2.0)
-    assert _gone(int((scratch / "child.pid").read_text()))
+    assert (scratch / "child.started").exists() and _marked_gone(marker)
 
 
 def peer(name: str) -> Path:
@@ -239,3 +269,53 @@ def test_dotm_staircase_all_six_betas():
 def test_bruno_notebook_pde_cells(one_thread):
     options = {"part": "pde", "as_published": True, "points": 1001, "maxtime": 0.01}
     assert equal_cells("bruno", **options) == (158000, 158000)  # beta 5 and 7, 79 rows of 1000 points each
+
+
+PLANTED = """
+import sys
+from pathlib import Path
+open("inside.txt", "w").write("the scratch copy is writable")
+for target in sys.argv[1:]:
+    try:
+        Path(target).write_text("planted")
+    except OSError as exc:
+        print(f"refused {target}: {exc.strerror}")
+"""
+
+
+def _planted(tmp_path: Path) -> tuple[Path, list[Path], Path]:
+    """A planted script in a private folder that tries to write beside its DIR, into DIR and into the home."""
+    private = tmp_path / "private"
+    folder, scratch = private / "peer", private / "scratch"
+    folder.mkdir(parents=True)
+    scratch.mkdir()
+    (folder / "planted.py").write_text(PLANTED)
+    return folder, [private / "marker-beside", folder / "marker-in-dir"], scratch
+
+
+def test_a_planted_script_cannot_write_outside_its_scratch_copy(tmp_path):
+    """Where user namespaces work: every write outside the scratch copy fails ("Read-only file system"), the
+    markers stay absent, the scratch copy is written; HOME and TMPDIR are in it. Wrong models it fails: the script
+    run as the user (the markers appear), the scratch read-only too, HOME left at the user's."""
+    from peer_harness import contain
+
+    if not contain.available():
+        pytest.skip("no unprivileged user namespaces here (the fallback is tested below)")
+    folder, markers, scratch = _planted(tmp_path)
+    spec = {"script": "planted.py", "argv": [str(m) for m in markers]}
+    run_script(folder, Job(spec, ()), scratch)
+    assert not any(m.exists() for m in markers)
+    out = (scratch / "stdout.txt").read_text()
+    assert out.count("Read-only file system") == 2, out
+    assert (scratch / "inside.txt").exists()
+
+
+def test_without_namespaces_a_write_outside_is_detected_and_refused(tmp_path, monkeypatch):
+    """The fallback: the script runs as the user, its write into DIR is named after the run, in one line."""
+    from peer_harness import contain
+
+    monkeypatch.setattr(contain, "available", lambda: False)
+    folder, markers, scratch = _planted(tmp_path)
+    with pytest.raises(ConfigError, match=r"planted.py wrote outside its scratch copy: .*marker-in-dir"):
+        run_script(folder, Job({"script": "planted.py", "argv": [str(markers[1])]}, ()), scratch)
+    assert (scratch / "home").is_dir() and (scratch / "tmp").is_dir()  # HOME and TMPDIR in the scratch copy

@@ -9,11 +9,13 @@ Checked: the type (a torch.Tensor, a pair for ``increment_and_variance``), the s
 increment, a drift or a layer: no broadcast of a ``(1, d)`` increment to every token; ``(..., N, 1)`` or ``()`` for
 a variance), the dtype (the input's; complex refused), the device (the input's; ``meta`` refused), finiteness
 (a variance >= 0 too), ``requires_grad`` when the input has none, and an in-place change of the input (its version
-counter). The first call also runs under ``plugins.limited`` (a time limit and ``os._exit`` refused). A failure
+counter). The first call also runs under ``plugins.limited`` (its time limit and ``os._exit`` refused). A failure
 is one ConfigError naming the plugin, the part and the call (the command line: one line, exit 2).
 
-Not covered: a part whose instance takes no attributes (``__slots__``) is not wrapped; calls after the first are
-not time-limited; a method outside the contract is not checked.
+Every call of the part's code, after the first too, is time-limited by a watchdog (``_plugin_watchdog``), with no
+wrapper; a plugin's sweep observable runs under ``plugins.limited`` at each call (``call_observable``). Not
+covered: a part whose instance takes no attributes (``__slots__``) is not wrapped (nor watched, without
+``__weakref__``); a method outside the contract is not checked (but is time-limited).
 """
 
 from __future__ import annotations
@@ -60,7 +62,11 @@ def owner(cls: Any) -> str:
 
 
 def guard(part: Any, kind: str, name: str) -> Any:
-    """``part`` with its contract's methods checked on their first call (see the module docstring)."""
+    """``part`` with its contract's methods checked on their first call (see the module docstring), and every call
+    of its code time-limited while it is alive (``_plugin_watchdog.hold``)."""
+    from ._plugin_watchdog import hold
+
+    hold(part)
     state = getattr(part, "__dict__", None)
     if not isinstance(state, dict):  # no instance attributes (__slots__): left unchecked
         return part
@@ -144,6 +150,20 @@ def _variance_shape(shape: tuple[int, ...], tokens: tuple[int, ...]) -> bool:
         return True
     want = (*tokens[:-1], 1)
     return len(shape) == len(want) and shape[-1] == 1 and all(s in (w, 1) for s, w in zip(shape, want, strict=True))
+
+
+def call_observable(fn: Any, x: torch.Tensor, beta: Any, spec: Any, name: str) -> Any:
+    """``fn(x, beta, spec)``, for a plugin's observable under ``plugins.limited`` (its time limit, ``os._exit``
+    refused: one call per chunk of saved states, so the limit's few microseconds are nothing beside it) and its
+    value checked (``check_observable``)."""
+    if not is_plugin_part(fn):
+        return fn(x, beta, spec)
+    from .plugins import limited
+
+    with limited(owner(fn), f"observable {name!r} call"):
+        value = fn(x, beta, spec)
+    check_observable(fn, value, x, name)
+    return value
 
 
 def check_observable(fn: Any, value: Any, x: torch.Tensor, name: str) -> None:

@@ -6,7 +6,7 @@ workers (``sweeps._worker.LoadPlugins``); ``entry_point_plugins`` imports the mo
 ``run_time_error`` names the plugin, the part and the call behind an exception raised in a plugin's own code
 while a command runs (the command line prints it as one line, exit 2). ``limited`` runs a plugin's import and the
 first call of each of its parts' methods (``_plugin_checks``) under a time limit (``TIMEOUT_S``) with ``os._exit``
-refused.
+refused; every later call of a part's code has the same limit from a watchdog (``_plugin_watchdog``).
 """
 
 from __future__ import annotations
@@ -21,17 +21,23 @@ import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from ._plugin_watchdog import paused
 from .core._errors import ConfigError
 
 ENTRY_POINTS = "sdeformer.plugins"  # the package entry-point group whose modules every process loads
 _loaded: list[str] = []
 _sources: dict[str, str] = {}  # a plugin's source file, or its package's folder -> the plugin as loaded
 _entry_points_read = False
-TIMEOUT_S = 60.0  # seconds for a plugin's import and for the first call of each checked method (``limited``)
+TIMEOUT_S = 60.0  # seconds for a plugin's import (``limited``) and for each call of its parts' code (the watchdog)
 
 
 class PluginStopped(BaseException):
-    """Raised inside a plugin's code by ``limited``: past its time limit, or a call of ``os._exit``."""
+    """Raised inside a plugin's code: by ``limited`` (past its time limit, or a call of ``os._exit``), or by the
+    watchdog on every plugin call (``_plugin_watchdog``), then with ``error``, the one line naming the plugin."""
+
+    def __init__(self, message: str, error: ConfigError | None = None):
+        super().__init__(message)
+        self.error = error
 
 
 @contextlib.contextmanager
@@ -40,9 +46,20 @@ def limited(plugin: str, call: str, seconds: float | None = None) -> Iterator[No
     thread only, and only when no other limit is running) with ``os._exit`` raising instead of ending the process;
     ConfigError naming the plugin and the call for either. Elsewhere the block runs as it is."""
     seconds = TIMEOUT_S if seconds is None else seconds
-    if threading.current_thread() is not threading.main_thread() or signal.getitimer(signal.ITIMER_REAL)[0]:
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
+    with paused():  # the watchdog of every call (``_plugin_watchdog``) gives the timer to this block
+        if signal.getitimer(signal.ITIMER_REAL)[0]:
+            yield
+        else:
+            with _limit(plugin, call, seconds):
+                yield
+
+
+@contextlib.contextmanager
+def _limit(plugin: str, call: str, seconds: float) -> Iterator[None]:
+    """``limited``'s one-shot SIGALRM and ``os._exit`` refused, in the main thread with the timer free."""
 
     def stop(_signum, _frame):
         raise PluginStopped(f"ran past the plugins' time limit of {seconds:g} s")
@@ -114,6 +131,8 @@ def run_time_error(exc: BaseException | None) -> ConfigError | None:
     """``exc`` (or an exception it was raised from) as one line naming the plugin whose own code raised it, the
     registered part (``attention 'NAME'``) and the call sdeformer made into the plugin (its outermost frame), the
     raising line and the exception; None when no loaded plugin's code is in the traceback."""
+    if isinstance(exc, PluginStopped) and exc.error is not None:  # the watchdog's line names the call already
+        return exc.error
     seen: set[int] = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))

@@ -3,12 +3,15 @@
 - its files are checked first against the sha256 of the snapshot recorded in docs/peers.md ("Snapshot hashes"):
   every top-level ``.py`` / ``.ipynb`` file of DIR (what is copied and can be imported) must be one of the
   snapshot's, unchanged, unless the caller says ``verified=False``;
-- each run is announced on stderr (what runs, from where, with the user's permissions, not sandboxed);
-- it runs in a scratch copy of those files, removed afterwards (the user's DIR is never written);
+- each run is announced on stderr (what runs, from where, how far it is contained: ``contain.describe``);
+- it runs in a scratch copy of those files, removed afterwards (the user's DIR is never written), with HOME and
+  TMPDIR in it; where user namespaces work, every other mount is read-only to it, it has no network and its
+  processes live in a pid namespace of their own (``contain``), elsewhere writes to DIR, the current folder and the
+  home's top level are detected and refused;
 - it runs as a subprocess in its own session and process group (``start_new_session``), under a time limit; at its
   end, on the limit, on Ctrl-C or on any error, the whole group is killed (SIGKILL), so no child it started
-  outlives the command. A child that leaves the group itself (``setsid``, a double fork into a new session) is not
-  reached, and the script can read and write whatever the user can: the harness is not a sandbox.
+  outlives the command (one that left the group with ``setsid`` only where the pid namespace holds it). The script
+  can read whatever the user can (what is and is not contained: ``contain``).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from pathlib import Path
 
 from sdeformer.core._errors import ConfigError
 
+from . import contain
 from .jobs import Job
 
 SHIM = Path(__file__).with_name("shim.py")
@@ -68,7 +72,7 @@ def announce(folder: Path, job: Job, timeout: float | None) -> None:
     limit = f"time limit {timeout:g} s" if timeout else "no time limit"
     print(
         f"run_peer: running third-party code: {folder / Path(job.spec['script']).name} (the peer's, not sdeformer's),"
-        f" with your permissions, not sandboxed, {limit}",
+        f" {contain.describe()}, {limit}",
         file=sys.stderr,
         flush=True,
     )
@@ -86,10 +90,11 @@ def run_script(folder: Path, job: Job, scratch: Path, timeout: float | None = No
     for path in copied(folder):
         shutil.copyfile(path, scratch / path.name)
     (scratch / "shim.json").write_text(json.dumps(job.spec))
-    env = {**os.environ, "MPLBACKEND": "Agg"}
+    env = {**os.environ, "MPLBACKEND": "Agg", **contain.environment(scratch)}
+    watch = None if contain.available() else contain.Watch([folder, Path.cwd(), Path.home()])
     start = time.perf_counter()
     with open(scratch / "stdout.txt", "wb") as out, open(scratch / "stderr.txt", "wb") as err:
-        command = [sys.executable, str(SHIM), "shim.json"]
+        command = contain.command([sys.executable, str(SHIM), "shim.json"], scratch)
         proc = subprocess.Popen(command, cwd=scratch, stdout=out, stderr=err, env=env, start_new_session=True)
         try:
             code = proc.wait(timeout=timeout)
@@ -98,6 +103,10 @@ def run_script(folder: Path, job: Job, scratch: Path, timeout: float | None = No
         finally:  # normal end, time limit, Ctrl-C: the whole group goes
             _kill_group(proc.pid)
             proc.wait()
+    outside = watch.changes() if watch is not None else []
+    if outside:
+        shown = ", ".join(outside[:3]) + (f" and {len(outside) - 3} more" if len(outside) > 3 else "")
+        raise ConfigError("DIR", str(folder), f"{job.spec['script']} wrote outside its scratch copy: {shown}")
     if code is None:
         raise ConfigError("timeout", timeout, f"{job.spec['script']} ran past it; stopped, every child with it")
     seconds = time.perf_counter() - start

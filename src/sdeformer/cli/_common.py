@@ -156,7 +156,7 @@ def cli_errors(fn: Callable) -> Callable:
         except KeyboardInterrupt:
             err_console.print(f"error: {INTERRUPTED}", highlight=False, soft_wrap=True)
             raise typer.Exit(code=130) from None
-        except (Exception, SystemExit) as exc:  # raised in a plugin's own code: one line naming it; else a bug
+        except BaseException as exc:  # raised in (or stopped by a limit on) a plugin's own code: one line; else a bug
             from ..plugins import run_time_error
 
             named = None if isinstance(exc, (typer.Exit, typer.Abort)) else run_time_error(exc)

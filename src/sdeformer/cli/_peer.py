@@ -54,7 +54,9 @@ def peer(
             peer_bytes(name, s),
         )
         err_console.print(size_line(name, s, beta, steps, memory), highlight=False, soft_wrap=True)  # before it runs
-    result = peers.run(name, beta=beta or None, **given)
+    from ..peers._progress import run_reported  # the estimate, then progress lines, on stderr
+
+    result = run_reported(name, beta or None, given, lambda line: err_console.print(line, highlight=False))
     if out is not None:
         result["files"] = [str(p) for p in peers.write(name, result, out)]
     if compare is not None:

@@ -30,6 +30,7 @@ from ..dynamics._sde import GeodesicEuler, LimitSDE
 from ..io._atomic import atomic_write_text
 from ..observables import exponential_rate
 from ._bruno_pde import compare as compare_pde, write_tables
+from ._progress import step as count_step
 
 BETAS = (1.0, 2.0, 5.0, 10.0, 20.0)
 LINEAR = 0.1  # |mu_k| below this: the linear regime the rate is fitted in
@@ -52,7 +53,9 @@ def measure(beta: float, tokens: int = 1000, modes: int = 10, seed: int = 0, ste
     horizon = 4.0 / float(gamma.max())
     theta = torch.rand(tokens, generator=torch.Generator().manual_seed(seed), dtype=torch.float64) * 2 * math.pi
     x0 = torch.stack([theta.cos(), theta.sin()], -1)  # (N, 2)
-    run = GeodesicEuler(LimitSDE(None, UnnormalizedAttention(beta)), steps, horizon).run(x0)  # its Euler in angle
+    run = GeodesicEuler(LimitSDE(None, UnnormalizedAttention(beta)), steps, horizon).run(
+        x0, progress=count_step
+    )  # angle-Euler
     angles = torch.atan2(run.x[..., 1], run.x[..., 0])  # (S, N)
     k = torch.arange(1, modes + 1, dtype=torch.float64)
     mu = torch.exp(-1j * k[None, :, None] * angles[:, None, :]).mean(-1).abs().numpy()  # (S, modes)

@@ -32,6 +32,7 @@ from ..core._errors import ConfigError
 from ..core._validate import fits_in_memory, nonneg_float, positive_float, positive_int
 from ..io._atomic import atomic_write_bytes
 from ..observables import exponential_rate
+from ._progress import expect, step as count_step
 
 BETAS = (5.0, 7.0)  # the notebook's PDE cells
 HORIZONS = {5.0: 0.5, 7.0: 0.08}  # their T
@@ -89,6 +90,7 @@ def lax_friedrichs(
             f = u * v
             row.copy_(0.5 * (u.roll(1) + u.roll(-1)) - lam * (f.roll(-1) - f.roll(1)))
             table[t] = row
+            count_step()
     return table.numpy(), float(dt)
 
 
@@ -145,9 +147,10 @@ def run(beta=None, as_published: bool = False, n_points: int = POINTS, maxtime=N
         raise ConfigError(
             "maxtime", maxtime, "the published scheme's T: with --as-published (the solver runs 1 / gamma)"
         )
-    rows = []
-    for b in np.atleast_1d(BETAS if beta is None else beta):
-        b = float(b)
+    rows, betas = [], [float(b) for b in np.atleast_1d(BETAS if beta is None else beta)]
+    if as_published and positive_int("n_points", n_points) >= 4:  # the progress lines' total: each table's rows
+        expect(sum(int(horizon(b, maxtime) / (COURANT * 2 * math.pi / (n_points - 1))) - 1 for b in betas))  # T/dt
+    for b in betas:
         measured = published(b, n_points, maxtime, seed) if as_published else measure(b, n_points, seed=seed)
         rows.append({"beta": b, "gamma": rates(b).tolist(), **measured})
     return {"peer": "bruno", "part": "pde", "as_published": as_published, "n_points": n_points, "runs": rows}

@@ -30,6 +30,7 @@ from ..metastability import plateaus, saddle_level
 from . import cells
 from ._arclength import arclength_flow
 from ._files import load_array
+from ._progress import expect, step as count_step
 
 Z0 = [  # kinetic.py's start (n = 5, d = 2)
     [0.99806638, 0.06215705],
@@ -56,9 +57,10 @@ def kinetic(beta: float = 4.0, horizon: float = 400.0, dt: float = 0.1) -> np.nd
     if not math.isclose(layers * dt, horizon):
         raise ConfigError("dt", dt, f"a divisor of the horizon {horizon:g}")
     model = StochasticTransformer(layers, horizon, None, SoftmaxAttention(beta))
+    expect(layers)  # the progress lines' total
     with torch.inference_mode():  # no autograd bookkeeping: a quarter of a small layer's cost
         # a batch of one (equal to the unbatched run bit for bit): a (1, n, d) state needs no views a layer
-        x = model.run(torch.tensor(Z0, dtype=torch.float64).unsqueeze(0)).x[:, 0]  # (S, n, d)
+        x = model.run(torch.tensor(Z0, dtype=torch.float64).unsqueeze(0), progress=count_step).x[:, 0]  # (S, n, d)
     return x.transpose(0, 1).numpy()
 
 

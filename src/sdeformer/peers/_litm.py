@@ -33,6 +33,7 @@ from ..io._atomic import atomic_write_bytes
 from ..theory._retrieval import threshold
 from . import cells
 from ._files import load_array
+from ._progress import expect, step as count_step
 
 CURVE = [0.1 * j for j in range(1, 49)]  # the peer's threshold curve grid
 FILE = "u_shape_numerology_lambda1_tcrit.dat"
@@ -57,7 +58,8 @@ def particles(beta: float = 1.0, scheme: str = "rk4") -> dict:
     sde = LimitSDE(None, PositionalALiBiAttention(beta, p["lam"]))
     solver = make_solver(sde, steps, p["horizon"], scheme)  # rk4, geodesic (angle-Euler) or projected
     every = steps // (SNAPSHOTS - 1)
-    x = solver.run(x0, saveat=SaveAt(every=every)).x  # (51, N, 2)
+    expect(steps)  # the progress lines' total
+    x = solver.run(x0, saveat=SaveAt(every=every), progress=count_step).x  # (51, N, 2)
     angles = torch.remainder(torch.atan2(x[..., 1], x[..., 0]), 2 * math.pi)
     return {"times": [0.2 * k for k in range(SNAPSHOTS)], "angles": angles.tolist(), "scheme": scheme}
 

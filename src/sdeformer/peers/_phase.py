@@ -18,6 +18,7 @@ from ..attention._variants import UnnormalizedAttention
 from ..contracts import AttentionDrift
 from ..dynamics._discrete import StochasticTransformer
 from ..dynamics._loop import SaveAt
+from ._progress import step as count_step, timed
 
 T = TypeVar("T")  # what a statistic of the tokens gives
 THRESHOLD = 0.999  # both peers count pairs with cosine above this
@@ -138,12 +139,13 @@ def run_segments(
 
     def observe(k: int, t: float, state: torch.Tensor) -> None:
         if k in wanted:
-            seen[k] = statistic(state)
+            seen[k] = timed(statistic, state)
 
     for stop in [*sorted(r for r in redraws if r < record[-1]), record[-1]]:
         if stop > start:
             model = FixedStep(stop, step, attention_of(), norm)
-            x = model.run(x, saveat=SaveAt(final_only=True, observers=(observe,)), start=start, stop=stop).final
+            save = SaveAt(final_only=True, observers=(observe,))
+            x = model.run(x, saveat=save, start=start, stop=stop, progress=count_step).final
             start = stop
         if stop in redraws:
             redraw()

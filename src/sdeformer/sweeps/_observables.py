@@ -28,7 +28,7 @@ from typing import Any
 import torch
 
 from .. import observables as dg
-from .._plugin_checks import check_observable
+from .._plugin_checks import call_observable
 from ..core._errors import ConfigError
 from ..observables import CLUSTER_COS
 from ..registry import OBSERVABLES
@@ -107,9 +107,7 @@ class SweepObservable:
     def __call__(self, x: torch.Tensor, beta: torch.Tensor) -> torch.Tensor:
         """Values ``(...)`` for tokens ``x`` ``(..., G, N, d)`` and per-run beta ``(G,)`` (a plugin's checked)."""
         fn = OBSERVABLES[self.name].part()
-        value = fn(x, beta, self)
-        check_observable(fn, value, x, self.name)
-        return value
+        return call_observable(fn, x, beta, self, self.name)  # a plugin's: time-limited and checked
 
 
 def parse_observables(value: Any) -> tuple[SweepObservable, ...]:
