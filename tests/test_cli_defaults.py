@@ -25,14 +25,20 @@ def test_probe_options_are_the_probe_settings_with_their_declared_defaults():
     """``sdeformer probe``'s noise options are ``ProbeNoise``'s declared settings (``params.params_of``), each
     showing the dataclass's own default (wrong model: a default repeated by hand in the command)."""
     from sdeformer.params import params_of
-    from sdeformer.practice._probe import ProbeNoise
+    from sdeformer.practice._probe_settings import ProbeNoise
 
     probe = typer.main.get_command(app).commands["probe"].build()  # type: ignore[attr-defined]
     helps = {p.name: " ".join(p.help.split()).replace("\u00a0", " ") for p in probe.params if p.name != "help"}
     declared = {f.name: f.default for f in dataclasses.fields(ProbeNoise) if "doc" in f.metadata}
     assert set(declared) == {"samples", "dt", "activation", "width", "bias_std", "su", "sw", "threshold", "seed"}
     for p in params_of(ProbeNoise):
-        shown = "--bias-std" if p.default is None else f"{p.default:g}" if isinstance(p.default, float) else p.default
+        shown = (
+            p.doc.rsplit("[", 1)[1][:-1]
+            if p.default is None
+            else f"{p.default:g}"
+            if isinstance(p.default, float)
+            else p.default
+        )
         assert helps[p.name].endswith(f"[default: {shown}]"), (p.name, helps[p.name])
 
 

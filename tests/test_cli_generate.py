@@ -99,10 +99,19 @@ def test_one_option_per_declared_setting_with_its_doc_default_and_quick_value():
     assert "--json" not in text and "--plugin" in text  # ode has no summary: no --json
 
 
-@pytest.mark.parametrize("name", [e.name for e in EXPERIMENTS if e.name not in ("spde", "real")])
+@pytest.mark.parametrize("name", [e.name for e in EXPERIMENTS if not e.command and e.name not in ("spde", "real")])
 def test_every_generated_command_takes_plugin_out_seed_quick(name):
     text = CliRunner().invoke(app, [name, "--help"]).output
     assert all(f"--{o}" in text for o in ("plugin", "out", "seed", "quick", "force")), name
+
+
+@pytest.mark.parametrize("name", [e.name for e in EXPERIMENTS if e.command])
+def test_every_command_experiment_has_its_declared_options_json_and_plugin(name):
+    """A command of its own (``Experiment.command``): one option per declared setting (wrong model: a setting
+    declared but not reachable from the command line), ``--json`` and ``--plugin``."""
+    text = CliRunner().invoke(app, [name, "--help"]).output
+    declared = EXPERIMENTS[name].declared()[EXPERIMENTS[name].arguments :]
+    assert all(f"--{p.name.replace('_', '-')}" in text for p in declared) and "--json" in text and "--plugin" in text
 
 
 def test_a_plugin_experiment_runs_as_a_generated_command_with_its_options(plugin, tmp_path):

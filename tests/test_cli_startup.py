@@ -24,7 +24,10 @@ print(','.join(m for m in {heavy!r} if m in sys.modules))
     "args",
     [
         ["--help"],
-        *([c, "--help"] for c in ("kernel", "simulate", "reproduce", "train", "phase", "sweep", "ode", "peer")),
+        *(
+            [c, "--help"]
+            for c in ("kernel", "simulate", "reproduce", "train", "phase", "sweep", "ode", "peer", "probe")
+        ),
         *([c, "--help"] for c in ("rates", "lyapunov", "sync-check", "spde")),  # options from declared settings
     ],
 )

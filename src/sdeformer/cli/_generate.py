@@ -32,6 +32,7 @@ from ..experiments._registry import EXPERIMENTS, Experiment
 from ..params import Param
 from ._common import GENERATED, app, cli_errors, job_executor, option_group
 
+PLUGIN_HELP = "a .py file or module registering parts (repeatable)"
 OWN = ("out", "seed", "quick", "force", "setting", "json", "plugin")  # the options every generated command has
 
 
@@ -110,7 +111,12 @@ def setting_options(params: Iterable[Param], quick: Mapping[str, Any] | None = N
             match = _BRACKET.search(doc)
             doc, shown = (doc[: match.start()], match.group(1) or match.group(2)) if match else (doc, "unset")
         shown += f"; quick: {_shown(quick[p.name])}" if p.name in quick else ""
-        option = typer.Option(None, *flags, help=with_default(doc, shown), show_default=False)
+        if p.default is ...:  # a required option
+            out[p.name] = (p.kind, typer.Option(..., *flags, help=doc))
+            continue
+        item = getattr(p.kind, "__args__", None)  # a repeatable option: its item's type as the metavar
+        metavar = f"<{item[0].__name__}>" if item else None
+        option = typer.Option(None, *flags, metavar=metavar, help=with_default(doc, shown), show_default=False)
         out[p.name] = (p.kind | None, option)
     return out
 
@@ -137,7 +143,7 @@ def _own_options(experiment: Experiment) -> list[inspect.Parameter]:
         "force": (bool, option(False, "write into a folder that holds another seed's reproduction")),
         "setting": (list[str] | None, option(None, "a declared setting by name", "--set", shown="none")),
         "json": (bool, option(False, "print the experiment's result as one JSON object", "--json")),
-        "plugin": (list[str] | None, option(None, "a .py file or module registering parts (repeatable)", "--plugin")),
+        "plugin": (list[str] | None, option(None, PLUGIN_HELP, "--plugin")),
     }
     return [_parameter(n, a, o) for n, (a, o) in own.items() if _applies(n, experiment)]
 
@@ -147,8 +153,53 @@ def _applies(option: str, experiment: Experiment) -> bool:
     return {"json": bool(experiment.summary), "setting": bool(experiment.params)}.get(option, True)
 
 
+def _given(value: Any) -> bool:
+    return value is not None and value != [] and value != ()
+
+
+def command_callback(experiment: Experiment) -> Any:
+    """The typer callback of an entry with a ``command`` of its own (``Experiment``): its declared settings as
+    options (the first ``arguments`` positional), ``--json`` and ``--plugin``; the body gets every setting (given,
+    else declared) and ``json``, and its result is printed by ``show`` or as one JSON object."""
+    from ._common import emit_json
+
+    declared = experiment.declared()
+    positional = declared[: experiment.arguments]
+
+    def command(**values: Any) -> None:
+        from ..plugins import load_plugins
+
+        load_plugins(values.pop("plugin") or ())
+        s = {p.name: values[p.name] if _given(values[p.name]) else p.default for p in declared}
+        result = experiment.call("command", s | {"json": values["json"]})
+        if values["json"]:
+            emit_json(result.to_json() if hasattr(result, "to_json") else result)
+        elif experiment.show:
+            experiment.call("show", result, s)
+
+    arguments = [_parameter(p.name, p.kind, typer.Argument(p.default, help=p.doc)) for p in positional]
+    options = setting_options(declared[experiment.arguments :])
+    own = {"json": (bool, typer.Option(False, "--json", help="print one JSON object")),
+           "plugin": (list[str] | None, typer.Option(None, "--plugin", metavar="FILE", help=PLUGIN_HELP))}  # fmt: skip
+    return _signed(command, experiment, [*arguments, *(_parameter(n, a, o) for n, (a, o) in (options | own).items())])
+
+
+def _signed(command: Callable, experiment: Experiment, parameters: list[inspect.Parameter]) -> Any:
+    """``command`` with the typer signature ``parameters``, named and documented as ``experiment``."""
+    signature = inspect.Signature(parameters)
+    cast(Any, command).__signature__ = signature  # what typer reads
+    command.__annotations__ = {p.name: p.annotation for p in signature.parameters.values()} | {"return": None}
+    command.__name__ = experiment.name
+    command.__doc__ = (
+        experiment.doc if experiment.command else f"{experiment.doc} (as sdeformer reproduce {experiment.name})"
+    )
+    return cli_errors(command)
+
+
 def experiment_command(experiment: Experiment) -> Any:
     """The typer callback of ``sdeformer NAME`` for a registered experiment (module docstring)."""
+    if experiment.command:
+        return command_callback(experiment)
     from ._reproduce import print_summary, run_part
 
     declared = [p.name for p in experiment.declared()]
@@ -170,12 +221,7 @@ def experiment_command(experiment: Experiment) -> Any:
     if clash:
         raise typer.BadParameter(f"declared settings {clash} of {name} clash with the command's own options")
     settings = [_parameter(n, a, o) for n, (a, o) in setting_options(experiment.declared(), quick).items()]
-    signature = inspect.Signature([*settings, *_own_options(experiment)])
-    cast(Any, command).__signature__ = signature  # what typer reads
-    command.__annotations__ = {p.name: p.annotation for p in signature.parameters.values()} | {"return": None}
-    command.__name__ = name
-    command.__doc__ = f"{experiment.doc} (as sdeformer reproduce {name})"
-    return cli_errors(command)
+    return _signed(command, experiment, [*settings, *_own_options(experiment)])
 
 
 class LazyCommand(TyperCommand):
@@ -183,7 +229,7 @@ class LazyCommand(TyperCommand):
     that ``callback()`` returns (which may import the modules that declare its settings)."""
 
     def __init__(self, name: str, doc: str, callback: Callable[[], Callable]) -> None:
-        super().__init__(name, help=doc, short_help=doc)
+        super().__init__(name, help=doc, short_help=None if "\n" in doc else doc)  # a paragraph: its first sentence
         self.callback_factory = callback
 
     def build(self) -> Any:

@@ -43,7 +43,7 @@ def peer(
         raise ConfigError("seed", seed, "an integer in [0, 2^64)")
     check_beta(name, beta)
     if name in ("simuformer", "glpr"):  # the two whose options size their arrays: bounded before any draw
-        from ._bounds import bound, peer_bytes
+        from ..experiments._commands.bounds import bound, peer_bytes
 
         sizes = {k: v for k, v in given.items() if k not in ("seed", "as_published")}
         s = {**peers.module(name).settings(**sizes), **({"betas": len(beta)} if beta else {})}

@@ -31,13 +31,13 @@ def real(
     import tempfile
 
     from ..core._threads import torch_threads
+    from ..experiments._commands.bounds import bound, real_bytes, shape_of
     from ..io._progress import progress_bar
     from ..plots._real import real_figures
     from ..real import _load as load
     from ..real._inputs import check_threads
     from ..real._measure import CONTROLS, settings
     from ..real._write import run_and_write, summary
-    from ._bounds import bound, real_bytes, shape_of
 
     settings(model, None if text is None else str(text), sentences, seed, tokens)  # bad options fail before any work
     check_threads(threads)

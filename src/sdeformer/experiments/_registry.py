@@ -62,6 +62,14 @@ class Experiment:
     params: str = ""
     summary: str = ""  # the result's JSON file under the report folder: ``sdeformer NAME --json`` prints it
     quick: str = ""  # "module:ATTR[.ATTR]" of a function returning the quick size's settings (a dataclass)
+    command: str = ""  # "module:function" of ``sdeformer NAME``'s own body (a command; below)
+    show: str = ""  # "module:function" printing the command's result for the terminal (without --json)
+    arguments: int = 0  # the command's first declared settings taken as positional arguments
+
+    def call(self, attr: str, *args: Any) -> Any:
+        """Call the entry's ``"module:function"`` named by ``attr`` (``command`` or ``show``)."""
+        module, _, name = getattr(self, attr).partition(":")
+        return getattr(importlib.import_module(module), name)(*args)
 
     def declared(self) -> tuple[Param, ...]:
         """The settings the experiment declares (none without ``params``)."""
@@ -98,6 +106,8 @@ class Experiment:
 
     def run(self, ctx: Context) -> list[Any]:
         """The experiment's report sections, computed into ``ctx.out``."""
+        if not self.target:
+            raise ConfigError("part", self.name, f"a command (sdeformer {self.name}), not a report section")
         if callable(self.target):
             return self.target(ctx)
         module, _, attr = self.target.partition(":")
@@ -132,9 +142,9 @@ class ExperimentRegistry:
         groups = self.groups()
         if name in groups:
             return [self.entries[n] for n in groups[name]]
-        if name in self.entries:
+        if name in self.entries and self.entries[name].target:
             return [self.entries[name]]
-        raise ConfigError("part", name, f"one of {[*groups, *self.entries]}")
+        raise ConfigError("part", name, f"one of {[*groups, *(e.name for e in self.reports())]}")
 
     def __getitem__(self, name: str) -> Experiment:
         if name not in self.entries:
@@ -144,9 +154,13 @@ class ExperimentRegistry:
     def __iter__(self) -> Iterator[Experiment]:
         return iter(list(self.entries.values()))
 
+    def reports(self) -> list[Experiment]:
+        """The experiments with a report section (``reproduce NAME``), not the commands only."""
+        return [e for e in self if e.target]
+
     def table(self) -> list[dict[str, str]]:
-        """One row per experiment (name, groups, doc): the API page and ``reproduce --help``."""
-        return [{"name": e.name, "groups": ", ".join(e.groups), "doc": e.doc} for e in self]
+        """One row per experiment with a report section (name, groups, doc): the API page and ``reproduce --help``."""
+        return [{"name": e.name, "groups": ", ".join(e.groups), "doc": e.doc} for e in self.reports()]
 
 
 def _paper_units(part: str) -> Callable[[int, bool, dict[str, Any]], int]:
@@ -223,3 +237,5 @@ EXPERIMENTS.register(
                _F + "_context_chaos:units", _F + "_context_chaos:SETTINGS", "context-chaos/context_chaos.json",
                _F + "_context_chaos:ContextChaosSettings.quick")
 )  # fmt: skip
+
+from . import _commands  # noqa: E402, F401  (the commands that are experiments of their own register here)

@@ -1,0 +1,48 @@
+"""The settings several commands share, declared once as ``params.Param``s (torch-free: ``--help`` stays fast):
+the output folder, ``--force``, ``--threads`` and the job options (``--executor``, ``--workers``, ``--scheduler``),
+and the executor those make (``executor``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ...params import Param
+
+FORCE_HELP = "write into OUT even if it holds another config's run"
+EXECUTOR_HELP = "local (this process) or dask (the check's jobs on Dask workers)"
+
+
+def out(default: Path | None, doc: str) -> Param:
+    """``--out``: the command's output folder (None: none written)."""
+    return Param("out", Path, default, doc=doc)
+
+
+def force(doc: str = FORCE_HELP) -> Param:
+    """``--force``: write into a folder tied to other settings."""
+    return Param("force", bool, False, doc=doc)
+
+
+def threads(doc: str = "torch CPU threads") -> Param:
+    return Param("threads", int, 1, doc=doc)
+
+
+def jobs(executor_help: str = EXECUTOR_HELP) -> tuple[Param, ...]:
+    """--executor, --workers and --scheduler of a command that runs jobs (``sweeps``)."""
+    return (
+        Param("executor", str, "local", doc=executor_help),
+        Param("workers", int, 2, doc="worker processes of the local Dask cluster (one thread each)"),
+        Param("scheduler", str, None,
+              doc="address of a running Dask scheduler (tcp://host:port), with --executor dask"),
+    )  # fmt: skip
+
+
+def executor(s: dict[str, Any]) -> Any:
+    """The sweep executor of the job settings in ``s``: ConfigError for a bad choice; the local one leaves torch's
+    threads to the jobs (each sets its own)."""
+    from ...sweeps import LocalExecutor, make_executor
+
+    ex = make_executor(s["executor"], s["workers"], s["scheduler"])
+    if isinstance(ex, LocalExecutor):
+        ex.threads = None
+    return ex
