@@ -5,15 +5,22 @@ modules named are imported when the command runs (or shows its ``--help``)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .._registry import EXPERIMENTS, Experiment
 
 
-def command(name: str, at: str, doc: str, arguments: int = 0) -> None:
-    """Register ``sdeformer NAME`` from ``at`` = ``"module:SETTINGS:body:show"`` (``show`` may be empty)."""
+def command(name: str, at: str, doc: str = "", arguments: int = 0) -> None:
+    """Register ``sdeformer NAME`` from ``at`` = ``"module:SETTINGS:body:show"`` (``show`` may be empty); a report
+    experiment of that name (spde, real) becomes a command too, its doc kept."""
     module, settings, body, show = at.split(":")
     path = f"sdeformer.experiments._commands.{module}:"
-    EXPERIMENTS.register(Experiment(name, "", doc, "", params=path + settings, command=path + body,
-                                    show=path + show if show else "", arguments=arguments))  # fmt: skip
+    fields = {"params": path + settings, "command": path + body, "show": path + show if show else "",
+              "arguments": arguments}  # fmt: skip
+    if name in EXPERIMENTS.entries:
+        EXPERIMENTS.entries[name] = replace(EXPERIMENTS[name], **fields)
+    else:
+        EXPERIMENTS.register(Experiment(name, "", doc, "", **fields))
 
 
 # fmt: off
@@ -34,4 +41,5 @@ the baseline, probe and random-batch inference.
 
 The report folder is tied to the results folder: rebuilding it from the same results folder (after more runs) \
 overwrites it; a report of another results folder there is refused (exit 2) unless --force.""")
+command("real", "real:SETTINGS:real:show")
 # fmt: on
