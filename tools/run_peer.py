@@ -21,8 +21,8 @@ from peer_harness.jobs import check, described, jobs
 from peer_harness.process import announce, run_script, verify
 
 from sdeformer import peers
-from sdeformer.cli._peer import PEER_OPTIONS
 from sdeformer.core._errors import ConfigError
+from sdeformer.peers._options import PEER_OPTIONS
 
 FLAGS = ("as_published", "sequential", "use_softmax", "no_softmax", "rawstep", "adjacent", "plotdim", "cluster_sizes")
 FLAGS += ("analyze_evecs",)

@@ -9,7 +9,7 @@ end of its help text (kept on one line: never broken inside the brackets).
 
 from __future__ import annotations
 
-from . import _checks, _model, _peer, _reproduce, _spde, _sweep
+from . import _reproduce, _sweep
 from ._common import app
 from ._generate import experiment_commands, show_all_defaults
 

@@ -105,7 +105,8 @@ def setting_options(params: Iterable[Param], quick: Mapping[str, Any] | None = N
     out = {}
     for p in params:
         flag = p.name.replace("_", "-")
-        flags = (f"--{flag}/--no-{flag}",) if p.kind is bool and p.default else (f"--{flag}",)  # on by default
+        pair = p.kind is bool and p.default is not False and not flag.startswith("no-")  # on, or unset: --no-X too
+        flags = (f"--{flag}/--no-{flag}",) if pair else (f"--{flag}",)
         doc, shown = p.doc or p.name, _shown(p.default)
         if p.default is None:  # the doc's closing [...] or (default: ...) says what unset means
             match = _BRACKET.search(doc)
@@ -228,8 +229,8 @@ class LazyCommand(TyperCommand):
     """A command as ``sdeformer --help`` lists it (its doc); ``build()`` makes the command itself from the callback
     that ``callback()`` returns (which may import the modules that declare its settings)."""
 
-    def __init__(self, name: str, doc: str, callback: Callable[[], Callable]) -> None:
-        super().__init__(name, help=doc, short_help=None if "\n" in doc else doc)  # a paragraph: its first sentence
+    def __init__(self, name: str, doc: str, callback: Callable[[], Callable], short: bool = True) -> None:
+        super().__init__(name, help=doc, short_help=doc if short else None)  # None: click's first words
         self.callback_factory = callback
 
     def build(self) -> Any:
@@ -239,16 +240,18 @@ class LazyCommand(TyperCommand):
         return typer.main.get_command(one)
 
 
-def lazy_command(name: str, doc: str, callback: Callable[[], Callable]) -> None:
-    """Register ``sdeformer NAME``, listed by ``doc`` and built from ``callback()`` when run (``LazyCommand``)."""
-    GENERATED[name] = LazyCommand(name, doc, callback)
+def lazy_command(name: str, doc: str, callback: Callable[[], Callable], short: bool = True) -> None:
+    """Register ``sdeformer NAME``, listed by ``doc`` (``short``: whole) and built from ``callback()`` when run
+    (``LazyCommand``)."""
+    GENERATED[name] = LazyCommand(name, doc, callback, short)
 
 
 def experiment_commands() -> list[str]:
     """``sdeformer NAME`` for every registered experiment without a command of its own (``spde`` and ``real``
     have theirs), listed lazily (``LazyCommand``); returns the names added."""
     taken = {c.name or (c.callback.__name__ if c.callback else "") for c in app.registered_commands}
-    added = [e.name for e in EXPERIMENTS if e.name not in taken and e.name not in GENERATED]
+    added = [e.name for e in EXPERIMENTS if e.name not in taken and e.name not in GENERATED and " " not in e.name]
     for name in added:
-        lazy_command(name, EXPERIMENTS[name].doc, lambda name=name: experiment_command(EXPERIMENTS[name]))
+        e = EXPERIMENTS[name]
+        lazy_command(name, e.doc, lambda name=name: experiment_command(EXPERIMENTS[name]), not e.command)
     return added

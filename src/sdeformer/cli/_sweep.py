@@ -13,7 +13,7 @@ from pathlib import Path
 import typer
 from typer.core import TyperGroup
 
-from ..core._errors import ConfigError
+from ..experiments._registry import EXPERIMENTS
 from ._common import (
     DEFAULT_JOBS,
     JobOptions,
@@ -26,6 +26,7 @@ from ._common import (
     plugin_option,
     progress_bar,
 )
+from ._generate import experiment_command
 
 
 class DefaultRunGroup(TyperGroup):
@@ -108,71 +109,5 @@ def run_cmd(
         raise typer.Exit(code=1)
 
 
-@sweep_app.command("status")
-@cli_errors
-def status_cmd(
-    out: Path = typer.Argument(..., help="sweep folder"),
-    plugin: list[str] | None = plugin_option(),
-    json: bool = json_option(),
-) -> None:
-    """Done / failed / pending runs of the folder's spec."""
-    from ..registry import load_plugins
-    from ..sweeps import status
-
-    load_plugins(plugin or ())
-
-    result = status(out)
-    if json:
-        emit_json(result)
-        return
-    typer.echo(
-        f"{result['name']}: {result['runs']} runs: done {result['done']}, failed {result['failed']}, "
-        f"pending {result['pending']} ({result['parts']} parts)"
-    )
-    for message in result["errors"]:
-        typer.echo(f"  error: {message}")
-    for part in result["damaged"]:
-        typer.echo(f"  damaged (left out; the next `sweep run` moves it aside and reruns it): {part}")
-    for path in result["moved_aside"]:
-        typer.echo(f"  damaged, moved aside (kept for inspection; its runs were rerun or are pending): {path}")
-
-
-def _where(items: list[str]) -> dict[str, str]:
-    out = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        if not sep or not name:
-            raise ConfigError("where", item, "FIELD=VALUE")
-        out[name.strip()] = value.strip()
-    return out
-
-
-@sweep_app.command("plot")
-@cli_errors
-def plot_cmd(
-    folder: Path = typer.Argument(..., help="sweep folder"),
-    x: str = typer.Option(..., "--x", help="config field (or t) on the x axis"),
-    y: str = typer.Option(..., "--y", help="config field (heat map) or observable (curves)"),
-    color: str | None = typer.Option(None, "--color", help="heat map: observable; curves: field, one curve each"),
-    time: float | None = typer.Option(None, "--time", help="time t of the rows (default: each run's last)"),
-    below: float | None = typer.Option(None, "--below", help="plot P(observable < BELOW) instead of the mean"),
-    where: list[str] = typer.Option([], "--where", help="FIELD=VALUE filter (repeatable)"),
-    out: Path | None = typer.Option(None, "--out", help="PNG path (default FOLDER/plots/<x>-<y>-<color>.png)"),
-    plugin: list[str] | None = plugin_option(),
-    json: bool = json_option(),
-) -> None:
-    """Heat map or curves from the folder's table."""
-    from ..registry import load_plugins
-    from ..sweeps import read
-
-    load_plugins(plugin or ())
-    from ..plots._sweep import plot
-    from ..sweeps._runner import load_saved_spec
-
-    spec = load_saved_spec(folder)
-    path = out or folder / "plots" / f"{'-'.join(p for p in (x, y, color) if p)}.png"
-    result = plot(read(folder), path, x, y, color, time=time, below=below, where=_where(where), title=spec.name)
-    if json:
-        emit_json(result)
-    else:
-        typer.echo(f"{result['kind']} of {result['runs']} runs -> {result['path']}")
+for _name in ("status", "plot"):  # registered experiments (``experiments._commands.sweep``), their options generated
+    sweep_app.command(_name)(experiment_command(EXPERIMENTS[f"sweep {_name}"]))

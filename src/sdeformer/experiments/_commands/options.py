@@ -46,3 +46,38 @@ def executor(s: dict[str, Any]) -> Any:
     if isinstance(ex, LocalExecutor):
         ex.threads = None
     return ex
+
+
+ARCHITECTURE = ("norm", "alibi", "mask", "causal", "cross")  # BEYOND sections 6-9
+
+
+def field_help(name: str) -> str:
+    """The ``--help`` line of config field ``name``: its docs line, the registered names where it names a part (a
+    plugin's too, for noise and attention) and its default in brackets (none where unset)."""
+    from ...params import FIELDS
+    from ...registry import ATTENTIONS, NOISES, NORMS, SOLVERS
+
+    parts = {"attention": ATTENTIONS, "noise": NOISES, "norm": NORMS, "solver": SOLVERS}
+    text, default = FIELDS[name].doc, FIELDS[name].default
+    if name in parts:
+        text += f": {parts[name].choices()}" + (" or a plugin's" if name in ("attention", "noise") else "")
+    if default == "" or default is None:
+        return text
+    shown = (
+        ("on" if default else "off")
+        if isinstance(default, bool)
+        else f"{default:g}"
+        if isinstance(default, float)
+        else default
+    )
+    return f"{text} [{shown}]"
+
+
+def fields(names: Any = None) -> tuple[Param, ...]:
+    """Config fields (``params.FIELDS``; all by default) as settings, unset by default (the config's value): a
+    value given overrides the config."""
+    from dataclasses import replace
+
+    from ...params import FIELDS
+
+    return tuple(replace(FIELDS[n], default=None, doc=field_help(n)) for n in (names or FIELDS))
