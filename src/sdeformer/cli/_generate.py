@@ -1,5 +1,5 @@
-"""Commands generated from the experiment registry: ``sdeformer NAME`` for every registered experiment without a
-command of its own (``experiments.EXPERIMENTS``; docs/extending.md).
+"""Commands generated from the experiment registry: ``sdeformer NAME`` for every registered experiment
+(``experiments.EXPERIMENTS``; docs/extending.md).
 
 ``experiment_command(experiment)`` builds the command from the entry alone: one ``--NAME`` per declared setting
 (``Experiment.params``, a tuple of ``params.Param``: its type, its doc as the help, its default shown once, and
@@ -8,7 +8,10 @@ the quick size's value beside it where the experiment has one, ``Experiment.quic
 (the same settings by name), ``--json`` where the entry has a ``summary``, and ``--plugin FILE`` (the user's own
 file, imported before the run, as ``reproduce --plugin``). A setting given is checked against its declaration
 (one line naming it, exit 2) and reaches the run function as ``ctx.settings``; a setting not given is not
-passed, so the experiment's own (or quick) size applies and its cache key is unchanged.
+passed, so the experiment's own (or quick) size applies and its cache key is unchanged. An entry with a
+``command`` of its own (``Experiment.command``: train, rates, peer, ...) gets its declared settings as options
+(the first ``arguments`` positional, a required one where its default is ``...``), ``--json`` and ``--plugin``
+(``command_callback``).
 
 The commands are listed in ``sdeformer --help`` by their doc and built when run (``LazyCommand``): the modules
 that declare the settings (which may import torch) are imported by ``sdeformer NAME`` only, never by the
@@ -30,9 +33,8 @@ from typer.models import ParameterInfo
 
 from ..experiments._registry import EXPERIMENTS, Experiment
 from ..params import Param
-from ._common import GENERATED, app, cli_errors, job_executor, option_group
+from ._common import GENERATED, app, cli_errors, plugin_option
 
-PLUGIN_HELP = "a .py file or module registering parts (repeatable)"
 OWN = ("out", "seed", "quick", "force", "setting", "json", "plugin")  # the options every generated command has
 
 
@@ -122,12 +124,6 @@ def setting_options(params: Iterable[Param], quick: Mapping[str, Any] | None = N
     return out
 
 
-def declared_options(target: str, params: Iterable[Param]) -> Callable[[Callable], Callable]:
-    """Decorator: a hand-written command gets one option per declared setting (``setting_options``) and receives
-    those given as one ``target`` argument, ``{name: value}``."""
-    return option_group(target, lambda **v: {k: x for k, x in v.items() if x is not None}, setting_options(params))
-
-
 def _own_options(experiment: Experiment) -> list[inspect.Parameter]:
     """--out, --seed, --quick, --force, --set, --json (where the entry has a summary) and --plugin."""
     name = experiment.name
@@ -144,7 +140,7 @@ def _own_options(experiment: Experiment) -> list[inspect.Parameter]:
         "force": (bool, option(False, "write into a folder that holds another seed's reproduction")),
         "setting": (list[str] | None, option(None, "a declared setting by name", "--set", shown="none")),
         "json": (bool, option(False, "print the experiment's result as one JSON object", "--json")),
-        "plugin": (list[str] | None, option(None, PLUGIN_HELP, "--plugin")),
+        "plugin": (list[str] | None, plugin_option()),
     }
     return [_parameter(n, a, o) for n, (a, o) in own.items() if _applies(n, experiment)]
 
@@ -181,7 +177,7 @@ def command_callback(experiment: Experiment) -> Any:
     arguments = [_parameter(p.name, p.kind, typer.Argument(p.default, help=p.doc)) for p in positional]
     options = setting_options(declared[experiment.arguments :])
     own = {"json": (bool, typer.Option(False, "--json", help="print one JSON object")),
-           "plugin": (list[str] | None, typer.Option(None, "--plugin", metavar="FILE", help=PLUGIN_HELP))}  # fmt: skip
+           "plugin": (list[str] | None, plugin_option())}  # fmt: skip
     return _signed(command, experiment, [*arguments, *(_parameter(n, a, o) for n, (a, o) in (options | own).items())])
 
 
@@ -208,13 +204,15 @@ def experiment_command(experiment: Experiment) -> Any:
 
     def command(**values: Any) -> None:
         from ..core._config_files import parse_assignments
+        from ..experiments._commands.options import executor
         from ..plugins import load_plugins
 
         load_plugins(values["plugin"] or ())
         given = parse_assignments(values.get("setting") or (), "set", dotted=False)
         given |= {k: values[k] for k in declared if values[k] is not None}  # an option wins over --set
         out = values["out"]
-        run_part(name, out, values["seed"], values["quick"], job_executor("local", 2, None), values["force"], given)
+        jobs = executor({"executor": "local", "workers": 2, "scheduler": None})
+        run_part(name, out, values["seed"], values["quick"], jobs, values["force"], given)
         if values.get("json"):
             print_summary(out / experiment.summary)
 

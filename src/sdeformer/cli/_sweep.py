@@ -9,20 +9,18 @@ before anything is expanded. See :mod:`sdeformer.sweeps`.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 from typer.core import TyperGroup
 
 from ..experiments._registry import EXPERIMENTS
 from ._common import (
-    DEFAULT_JOBS,
-    JobOptions,
     app,
     cli_errors,
     emit_json,
     err_console,
     job_options,
-    json_option,
     plugin_option,
     progress_bar,
 )
@@ -68,8 +66,8 @@ def run_cmd(
         False, "--force", help="write into OUT when it holds a sweep of another spec (its runs are kept) or other files"
     ),
     plugin: list[str] | None = plugin_option(),
-    json: bool = json_option(),
-    jobs: JobOptions = DEFAULT_JOBS,
+    json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    jobs: dict[str, Any] = {},  # noqa: B006  (given by job_options)
 ) -> None:
     """Run every run of SPEC not yet recorded in OUT (resumes after a crash; failed runs are kept as errors;
     damaged parts are moved into OUT/damaged and rerun). One sweep at a time writes into OUT. Exit code 1 when
@@ -87,7 +85,7 @@ def run_cmd(
     with writer(out):
         planned = runner.plan(parsed, out, retry_failed, force)
         with (
-            make_executor(jobs.executor, jobs.workers, jobs.scheduler, threads) as ex,
+            make_executor(jobs["executor"], jobs["workers"], jobs["scheduler"], threads) as ex,
             progress_bar(len(planned.todo), f"sweep {parsed.name}", enabled=not json) as advance,
         ):
             result = runner.run(parsed, out, ex, progress=advance, planned=planned)
