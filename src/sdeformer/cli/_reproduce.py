@@ -14,7 +14,7 @@ from ._common import app, cli_errors, job_options, plugin_option
 # the choices: the groups, then every registered experiment (torch-free: ``--help`` stays fast); a plugin's
 # experiment is known once ``--plugin`` has loaded it, so the name is checked then (``EXPERIMENTS.select``)
 _GROUPS = "; ".join(f"{g} = {', '.join(names)}" for g, names in EXPERIMENTS.groups().items())
-_HELP = f"a group ({_GROUPS}) or one experiment: " + "; ".join(f"{e.name}: {e.doc}" for e in EXPERIMENTS)
+_HELP = f"a group ({_GROUPS}) or one experiment: " + "; ".join(f"{e.name}: {e.doc}" for e in EXPERIMENTS.reports())
 
 
 @app.command()
