@@ -43,7 +43,7 @@ def kernel(s: dict[str, Any]) -> dict:
 
 def show_kernel(summary: dict, s: dict[str, Any]) -> None:
     from ...params import FIELDS
-    from .practice import table
+    from .options import table
 
     rows = [[k, f"{v:.6g}" if isinstance(v, float) else str(v)] for k, v in summary.items()]
     dim = FIELDS["dim"].default if s["dim"] is None else s["dim"]

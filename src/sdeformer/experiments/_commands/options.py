@@ -1,6 +1,6 @@
 """The settings several commands share, declared once as ``params.Param``s (torch-free: ``--help`` stays fast):
 the output folder, ``--force``, ``--threads`` and the job options (``--executor``, ``--workers``, ``--scheduler``),
-and the executor those make (``executor``)."""
+the executor those make (``executor``) and the commands' terminal table (``table``)."""
 
 from __future__ import annotations
 
@@ -81,3 +81,16 @@ def fields(names: Any = None) -> tuple[Param, ...]:
     from ...params import FIELDS
 
     return tuple(replace(FIELDS[n], default=None, doc=field_help(n)) for n in (names or FIELDS))
+
+
+def table(title: str | None, columns: tuple[str, ...], rows: list[list[str]], left: int = 0) -> None:
+    """A rich table on stdout: ``columns`` right-justified but the first ``left``, one row per ``rows``."""
+    from rich.console import Console
+    from rich.table import Table
+
+    out = Table(title=title)
+    for i, col in enumerate(columns):
+        out.add_column(col) if i < left else out.add_column(col, justify="right")
+    for row in rows:
+        out.add_row(*row)
+    Console().print(out)

@@ -10,7 +10,7 @@ from typing import Any
 
 from ...core._errors import ConfigError
 from ...params import Param
-from .options import force, out, threads
+from .options import force, out, table, threads
 
 DEFAULT_RESULTS = Path("results/practice")
 
@@ -103,19 +103,6 @@ def show_train(result: dict, s: dict[str, Any]) -> None:
     title = f"{result['task']}: {result['metric']} after {result['config']['steps']} steps, {s['seeds']} seeds"
     table(title, ("method", "mean", "std", "vs baseline", "steps to target", "reached", "last-layer cos", "s/run"),
           rows)  # fmt: skip
-
-
-def table(title: str | None, columns: tuple[str, ...], rows: list[list[str]], left: int = 0) -> None:
-    """A rich table on stdout: ``columns`` right-justified but the first ``left``, one row per ``rows``."""
-    from rich.console import Console
-    from rich.table import Table
-
-    out = Table(title=title)
-    for i, col in enumerate(columns):
-        out.add_column(col) if i < left else out.add_column(col, justify="right")
-    for row in rows:
-        out.add_row(*row)
-    Console().print(out)
 
 
 def infer(s: dict[str, Any]) -> dict:

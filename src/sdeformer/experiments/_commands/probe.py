@@ -9,8 +9,7 @@ from typing import Any
 from ...core._errors import ConfigError
 from ...params import Param, params_of
 from ...practice._probe_settings import ProbeNoise
-from .options import force
-from .practice import table
+from .options import force, table
 
 NOISE = params_of(ProbeNoise)  # --samples, --dt, --activation, --width, --bias-std, ...
 SETTINGS = (
