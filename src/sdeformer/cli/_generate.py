@@ -173,6 +173,8 @@ def command_callback(experiment: Experiment) -> Any:
             emit_json(result.to_json() if hasattr(result, "to_json") else result)
         elif experiment.show:
             experiment.call("show", result, s)
+        if experiment.exit_code and experiment.call("exit_code", result):
+            raise typer.Exit(code=experiment.call("exit_code", result))
 
     arguments = [_parameter(p.name, p.kind, typer.Argument(p.default, help=p.doc)) for p in positional]
     options = setting_options(declared[experiment.arguments :])

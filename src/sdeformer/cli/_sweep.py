@@ -8,22 +8,11 @@ before anything is expanded. See :mod:`sdeformer.sweeps`.
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
 import typer
 from typer.core import TyperGroup
 
 from ..experiments._registry import EXPERIMENTS
-from ._common import (
-    app,
-    cli_errors,
-    emit_json,
-    err_console,
-    job_options,
-    plugin_option,
-    progress_bar,
-)
+from ._common import app
 from ._generate import experiment_command
 
 
@@ -51,61 +40,5 @@ sweep_app = typer.Typer(
 app.add_typer(sweep_app, name="sweep")
 
 
-@sweep_app.command("run")
-@cli_errors
-@job_options("local (one process, batched) or dask")
-def run_cmd(
-    spec: Path = typer.Argument(..., help="sweep spec (.yaml, .yml or .toml)"),
-    out: Path = typer.Option(..., "--out", help="sweep folder: sweep.json and table/part-*.parquet"),
-    threads: int | None = typer.Option(None, help="torch threads of the local executor (default 1)"),
-    retry_failed: bool = typer.Option(False, "--retry-failed", help="rerun the runs recorded with status=error"),
-    max_runs: int | None = typer.Option(
-        None, "--max-runs", help="refuse a spec of more runs (points x seeds) [1000000, sweeps._limits.MAX_RUNS]"
-    ),
-    force: bool = typer.Option(
-        False, "--force", help="write into OUT when it holds a sweep of another spec (its runs are kept) or other files"
-    ),
-    plugin: list[str] | None = plugin_option(),
-    json: bool = typer.Option(False, "--json", help="print one JSON object"),
-    jobs: dict[str, Any] = {},  # noqa: B006  (given by job_options)
-) -> None:
-    """Run every run of SPEC not yet recorded in OUT (resumes after a crash; failed runs are kept as errors;
-    damaged parts are moved into OUT/damaged and rerun). One sweep at a time writes into OUT. Exit code 1 when
-    every run that ran failed."""
-    from ..core._validate import positive_int
-    from ..registry import load_plugins
-    from ..sweeps import _runner as runner, load_spec, make_executor
-    from ..sweeps._limits import MAX_RUNS
-    from ..sweeps._lock import writer
-
-    load_plugins(plugin or ())  # before the spec names the plugin's parts; the executors' workers load them too
-
-    parsed = load_spec(spec, MAX_RUNS if max_runs is None else positive_int("max_runs", max_runs))
-    runner.check_fits(parsed)  # before the folder is made
-    with writer(out):
-        planned = runner.plan(parsed, out, retry_failed, force)
-        with (
-            make_executor(jobs["executor"], jobs["workers"], jobs["scheduler"], threads) as ex,
-            progress_bar(len(planned.todo), f"sweep {parsed.name}", enabled=not json) as advance,
-        ):
-            result = runner.run(parsed, out, ex, progress=advance, planned=planned)
-    all_failed = result["ran"] > 0 and result["done"] == 0  # nothing computed: the command failed (exit 1)
-    if json:
-        emit_json(result)
-        if all_failed:
-            raise typer.Exit(code=1)
-        return
-    err_console.print(
-        f"{result['runs']} runs: {result['skipped']} already recorded, {result['done']} done, "
-        f"{result['error']} failed, in {result['wall_s']:.1f} s -> {out / 'table'}",
-        highlight=False,
-    )
-    if result["error"]:
-        err_console.print(f"see `sdeformer sweep status {out}`; rerun with --retry-failed", highlight=False)
-    if all_failed:
-        err_console.print(f"error: every one of the {result['ran']} runs that ran failed", highlight=False)
-        raise typer.Exit(code=1)
-
-
-for _name in ("status", "plot"):  # registered experiments (``experiments._commands.sweep``), their options generated
+for _name in ("run", "status", "plot"):  # registered experiments (experiments._commands.sweep)
     sweep_app.command(_name)(experiment_command(EXPERIMENTS[f"sweep {_name}"]))

@@ -51,7 +51,14 @@ class Experiment:
     its ``"module:function"``) giving its progress units (0: no bar) for the declared ``settings`` given
     (``Experiment.settings``); ``progress_units`` calls it. ``summary``: the path, under the report folder, of
     the JSON result that ``sdeformer NAME --json`` prints (empty: the command has no ``--json``). ``quick``: the
-    quick size's settings, shown beside each declared setting's default in ``sdeformer NAME --help``."""
+    quick size's settings, shown beside each declared setting's default in ``sdeformer NAME --help``.
+
+    An entry with a ``command`` is a command of its own: ``sdeformer NAME`` gets one option per declared setting
+    (``params``; the first ``arguments`` of them positional), ``--json`` and ``--plugin``, and calls
+    ``command(settings)`` with every setting (the value given, else the declared default) and ``json``; the
+    result is printed by ``show(result, settings)``, or as JSON (its ``to_json()`` where it has one), and the
+    command exits with ``exit_code(result)`` where the entry names one. An entry without a ``target`` is a command
+    only: no report section, not run by ``reproduce``."""
 
     name: str
     target: str | Callable[[Context], list[Any]]  # "module:function", or the function (a plugin's)
@@ -65,9 +72,10 @@ class Experiment:
     command: str = ""  # "module:function" of ``sdeformer NAME``'s own body (a command; below)
     show: str = ""  # "module:function" printing the command's result for the terminal (without --json)
     arguments: int = 0  # the command's first declared settings taken as positional arguments
+    exit_code: str = ""  # "module:function" of the command's exit code for its result (0: success), once printed
 
     def call(self, attr: str, *args: Any) -> Any:
-        """Call the entry's ``"module:function"`` named by ``attr`` (``command`` or ``show``)."""
+        """Call the entry's ``"module:function"`` named by ``attr`` (``command``, ``show`` or ``exit_code``)."""
         module, _, name = getattr(self, attr).partition(":")
         return getattr(importlib.import_module(module), name)(*args)
 

@@ -10,13 +10,13 @@ from dataclasses import replace
 from .._registry import EXPERIMENTS, Experiment
 
 
-def command(name: str, at: str, doc: str = "", arguments: int = 0) -> None:
+def command(name: str, at: str, doc: str = "", arguments: int = 0, exit_code: str = "") -> None:
     """Register ``sdeformer NAME`` from ``at`` = ``"module:SETTINGS:body:show"`` (``show`` may be empty); a report
     experiment of that name (spde, real) becomes a command too, its doc kept."""
     module, settings, body, show = at.split(":")
     path = f"sdeformer.experiments._commands.{module}:"
     fields = {"params": path + settings, "command": path + body, "show": path + show if show else "",
-              "arguments": arguments}  # fmt: skip
+              "arguments": arguments, "exit_code": path + exit_code if exit_code else ""}  # fmt: skip
     if name in EXPERIMENTS.entries:
         EXPERIMENTS.entries[name] = replace(EXPERIMENTS[name], **fields)
     else:
@@ -65,6 +65,9 @@ command("spde", "model:SPDE:spde:summary")
 command("peer", "peer:SETTINGS:peer:show", """Run a peer's experiment at its default settings; with --compare, count \
 the cells equal to the peer's (docs/peers.md; the peer's own script is run by the repository tool \
 tools/run_peer.py, not by this command).""", arguments=1)
+command("sweep run", "sweep:RUN:run:show_run", """Run every run of SPEC not yet recorded in OUT (resumes after a \
+crash; failed runs are kept as errors; damaged parts are moved into OUT/damaged and rerun). One sweep at a time \
+writes into OUT. Exit code 1 when every run that ran failed.""", 1, "all_failed")
 command("sweep status", "sweep:STATUS:status:show_status", "Done / failed / pending runs of the folder's spec.", 1)
 command("sweep plot", "sweep:PLOT:plot:show_plot", "Heat map or curves from the folder's table.", 1)
 # fmt: on

@@ -1,5 +1,6 @@
-"""The commands ``sweep status DIR`` (done, failed and pending runs of a sweep folder) and ``sweep plot DIR`` (a
-heat map or curves from its table); ``sweep run`` is the command line's own (``sdeformer.sweeps``)."""
+"""The commands ``sweep run SPEC --out DIR`` (every run of a spec not yet recorded in a folder, locally or on
+Dask; ``sdeformer.sweeps``), ``sweep status DIR`` (done, failed and pending runs of a sweep folder) and
+``sweep plot DIR`` (a heat map or curves from its table)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,17 @@ from typing import Any
 
 from ...core._errors import ConfigError
 from ...params import Param
+from .options import force, jobs
 
+RUN = (
+    Param("spec", Path, ..., doc="sweep spec (.yaml, .yml or .toml)"),
+    Param("out", Path, ..., doc="sweep folder: sweep.json and table/part-*.parquet"),
+    Param("threads", int, None, doc="torch threads of the local executor (default 1)"),
+    Param("retry_failed", bool, False, doc="rerun the runs recorded with status=error"),
+    Param("max_runs", int, None, doc="refuse a spec of more runs (points x seeds) [1000000, sweeps._limits.MAX_RUNS]"),
+    force("write into OUT when it holds a sweep of another spec (its runs are kept) or other files"),
+    *jobs("local (one process, batched) or dask"),
+)
 STATUS = (Param("out", Path, ..., doc="sweep folder"),)
 PLOT = (
     Param("folder", Path, ..., doc="sweep folder"),
@@ -65,3 +76,41 @@ def plot(s: dict[str, Any]) -> dict:
 
 def show_plot(result: dict, _s: dict[str, Any]) -> None:
     print(f"{result['kind']} of {result['runs']} runs -> {result['path']}")
+
+
+def run(s: dict[str, Any]) -> dict:
+    """The run's counts (``sweeps._runner.run``); the spec is checked and sized before the folder is made, and one
+    sweep at a time writes into OUT (its writer lock)."""
+    from ...core._validate import positive_int
+    from ...io._progress import progress_bar
+    from ...sweeps import _runner as runner, load_spec, make_executor
+    from ...sweeps._limits import MAX_RUNS
+    from ...sweeps._lock import writer
+
+    out, max_runs = s["out"], s["max_runs"]
+    parsed = load_spec(s["spec"], MAX_RUNS if max_runs is None else positive_int("max_runs", max_runs))
+    runner.check_fits(parsed)  # before the folder is made
+    with writer(out):
+        planned = runner.plan(parsed, out, s["retry_failed"], s["force"])
+        with (
+            make_executor(s["executor"], s["workers"], s["scheduler"], s["threads"]) as ex,
+            progress_bar(len(planned.todo), f"sweep {parsed.name}", enabled=not s["json"]) as advance,
+        ):
+            return runner.run(parsed, out, ex, progress=advance, planned=planned)
+
+
+def all_failed(result: dict) -> int:
+    """Exit code 1 when every run that ran failed (nothing computed), else 0."""
+    return int(result["ran"] > 0 and result["done"] == 0)
+
+
+def show_run(result: dict, s: dict[str, Any]) -> None:
+    from rich.console import Console
+
+    err, out = Console(stderr=True), s["out"]
+    err.print(f"{result['runs']} runs: {result['skipped']} already recorded, {result['done']} done, "
+              f"{result['error']} failed, in {result['wall_s']:.1f} s -> {out / 'table'}", highlight=False)  # fmt: skip
+    if result["error"]:
+        err.print(f"see `sdeformer sweep status {out}`; rerun with --retry-failed", highlight=False)
+    if all_failed(result):
+        err.print(f"error: every one of the {result['ran']} runs that ran failed", highlight=False)
