@@ -33,9 +33,10 @@ def render() -> str:
     lines += ["Each is `sdeformer reproduce NAME` and a command `sdeformer NAME` of its own; a group runs several."]
     lines += ["Declared settings are given as `sdeformer NAME --set SETTING=VALUE`."]
     lines += ["", "| name | module | groups | settings | description |", "|---|---|---|---|---|"]
-    for e in EXPERIMENTS:
+    for e in EXPERIMENTS.reports():  # the report experiments (a command's own settings are its --help's)
         module = e.target.partition(":")[0]
-        settings = ", ".join(f"`{p.name}` ({p.doc}; {p.default})" for p in e.declared()) or "-"
+        declared = () if e.command else e.declared()
+        settings = ", ".join(f"`{p.name}` ({p.doc}; {p.default})" for p in declared) or "-"
         lines.append(f"| `{e.name}` | `{module}` | {', '.join(e.groups) or '-'} | {settings} | {e.doc} |")
     return "\n".join(lines) + "\n"
 

@@ -78,7 +78,8 @@ def test_every_registered_experiment_is_listed_without_importing_its_module():
     """``sdeformer --help`` lists every registered experiment (a hand-written or a generated command); the
     generated ones are built when asked for (``ode --help`` imports the module of its settings)."""
     commands = _group().commands  # type: ignore[attr-defined]
-    assert set(EXPERIMENTS.names()) <= set(commands)
+    sub = {f"sweep {n}" for n in commands["sweep"].commands}  # sweep status, sweep plot: in their group
+    assert set(EXPERIMENTS.names()) <= set(commands) | sub
     listed = CliRunner().invoke(app, ["--help"])
     assert listed.exit_code == 0 and all(name in listed.output for name in ("ode", "long-context", "context-chaos"))
 
@@ -99,10 +100,19 @@ def test_one_option_per_declared_setting_with_its_doc_default_and_quick_value():
     assert "--json" not in text and "--plugin" in text  # ode has no summary: no --json
 
 
-@pytest.mark.parametrize("name", [e.name for e in EXPERIMENTS if e.name not in ("spde", "real")])
+@pytest.mark.parametrize("name", [e.name for e in EXPERIMENTS if not e.command])
 def test_every_generated_command_takes_plugin_out_seed_quick(name):
     text = CliRunner().invoke(app, [name, "--help"]).output
     assert all(f"--{o}" in text for o in ("plugin", "out", "seed", "quick", "force")), name
+
+
+@pytest.mark.parametrize("name", [e.name for e in EXPERIMENTS if e.command])
+def test_every_command_experiment_has_its_declared_options_json_and_plugin(name):
+    """A command of its own (``Experiment.command``): one option per declared setting (wrong model: a setting
+    declared but not reachable from the command line), ``--json`` and ``--plugin``."""
+    text = CliRunner().invoke(app, [*name.split(), "--help"]).output
+    declared = EXPERIMENTS[name].declared()[EXPERIMENTS[name].arguments :]
+    assert all(f"--{p.name.replace('_', '-')}" in text for p in declared) and "--json" in text and "--plugin" in text
 
 
 def test_a_plugin_experiment_runs_as_a_generated_command_with_its_options(plugin, tmp_path):

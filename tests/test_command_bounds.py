@@ -13,8 +13,15 @@ from peak_memory import check_estimate
 from typer.testing import CliRunner
 
 from sdeformer.cli import app
-from sdeformer.cli._bounds import MINILM, inference_bytes, peer_bytes, probe_bytes, real_bytes, train_bytes
 from sdeformer.core._validate import MEMORY_ENV
+from sdeformer.experiments._commands.bounds import (
+    MINILM,
+    inference_bytes,
+    peer_bytes,
+    probe_bytes,
+    real_bytes,
+    train_bytes,
+)
 from sdeformer.io._formats import write_json
 from sdeformer.practice._tasks import task_config
 
@@ -87,7 +94,7 @@ def test_large_settings_are_refused_with_the_machines_limit_and_defaults_fit_in_
     assert real_bytes([128] * 256, MINILM) < 8 * GIB < real_bytes([128] * 10**6, MINILM)
 
 
-IMPORTS = "import sdeformer.cli\nfrom sdeformer.cli import _bounds as bounds"
+IMPORTS = "import sdeformer.cli\nfrom sdeformer.experiments._commands import bounds"
 CASES = {
     "peer simuformer causal": (
         "from sdeformer import peers\n"

@@ -45,7 +45,7 @@ def test_every_registered_experiment_is_a_command_of_its_own():
 
     from sdeformer.cli import app
 
-    assert set(EXPERIMENTS.names()) <= set(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
+    assert {n for n in EXPERIMENTS.names() if " " not in n} <= set(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
     result = CliRunner().invoke(app, ["ode", "--help"])
     assert result.exit_code == 0 and "noise-free limit ODE" in result.output and "--quick" in result.output
 

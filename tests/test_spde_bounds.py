@@ -7,7 +7,6 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-import sdeformer.cli._spde  # noqa: F401  (registers the command)
 from sdeformer.cli import app
 from sdeformer.core._errors import ConfigError
 from sdeformer.experiments._spde.run import SpdeSettings

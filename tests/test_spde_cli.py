@@ -5,7 +5,6 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-import sdeformer.cli._spde  # noqa: F401  (registers the command until cli/__init__ imports it)
 from sdeformer.cli import app
 
 ARGS = ["spde", "--modes", "24", "--steps", "10", "--horizon", "0.3", "--particles", "300", "--save-every", "5"]

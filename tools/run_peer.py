@@ -21,8 +21,8 @@ from peer_harness.jobs import check, described, jobs
 from peer_harness.process import announce, run_script, verify
 
 from sdeformer import peers
-from sdeformer.cli._peer import PEER_OPTIONS
 from sdeformer.core._errors import ConfigError
+from sdeformer.peers._options import PEER_OPTIONS
 
 FLAGS = ("as_published", "sequential", "use_softmax", "no_softmax", "rawstep", "adjacent", "plotdim", "cluster_sizes")
 FLAGS += ("analyze_evecs",)
@@ -67,7 +67,7 @@ def run_peer(name, folder, max_iter=None, timeout=None, verified=True, **options
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python tools/run_peer.py", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python tools/run_peer.py", description=(__doc__ or "").split("\n\n")[0])
     p.add_argument("name", help="litm, dotm, bruno, simuformer or glpr")
     p.add_argument("folder", metavar="DIR", help="a copy of the peer's code at the snapshot docs/peers.md names")
     p.add_argument("--timeout", type=float, default=3600.0, help="seconds per run of the script [3600]")

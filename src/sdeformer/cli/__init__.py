@@ -1,21 +1,22 @@
 """The ``sdeformer`` command line: a thin layer over :mod:`sdeformer.experiments`.
 
-Each command module registers its commands on the shared ``app`` when imported here. The command modules
-import torch, numpy and matplotlib inside the command bodies only, so ``sdeformer --help`` starts in well under
-a second; the commands generated from the registries (``cli._generate``) are built when run. ``show_all_defaults``
-makes every ``--help`` show every option's default, as ``[default: X]`` at the
+Every command but ``reproduce`` and ``sweep run`` (``cli._reproduce``, ``cli._sweep``) is a registered experiment
+(``experiments.EXPERIMENTS``): a report experiment (``sdeformer ode``) or one with a command of its own
+(``sdeformer train``, ``rates``, ``peer``, ...); ``cli._generate`` makes each from its entry, one option per
+declared setting, listed by its doc and built when run, so ``sdeformer --help`` imports no torch, numpy or
+matplotlib. ``show_all_defaults`` makes every ``--help`` show every option's default, as ``[default: X]`` at the
 end of its help text (kept on one line: never broken inside the brackets).
 """
 
 from __future__ import annotations
 
-from . import _checks, _model, _peer, _practice, _real, _reproduce, _spde, _sweep
+from . import _reproduce, _sweep
 from ._common import app
 from ._generate import experiment_commands, show_all_defaults
 
 __all__ = ["app", "main", "show_all_defaults"]
 
-experiment_commands()  # sdeformer NAME for each registered experiment without a command of its own
+experiment_commands()  # sdeformer NAME for each registered experiment
 show_all_defaults()  # at import: ``sdeformer.cli.app`` (tests, ``python -m``) shows them too
 
 

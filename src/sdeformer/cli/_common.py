@@ -4,9 +4,9 @@ Every refusal is one line on stderr, ``error: ...``: bad input (``ConfigError``)
 path (``OSError``: the message names the command's parameter that holds the path), the parser's own refusals
 (an unknown option, a missing or malformed value: ``OneLineGroup``, exit 2) and Ctrl-C (exit 130, saying that a
 rerun resumes). Help is click's plain text (``rich_markup_mode=None``): no boxes, no type column for flags,
-paragraphs rewrapped to the terminal. Options that several commands share are written once, here: the job
-options (``job_options``: --executor, --workers, --scheduler), ``--plugin`` and ``--param``, each given to a
-command as one argument by ``option_group``; the model's options come from its declared fields (``cli._fields``).
+paragraphs rewrapped to the terminal. The options of the hand-written commands (``reproduce``, ``sweep run``)
+that several share are written once, here: the job options (``job_options``) and ``--plugin``, each given to a
+command as one argument by ``option_group``; every other command is generated (``cli._generate``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import json
 import os
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -174,17 +173,6 @@ def emit_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(to_jsonable(obj)) + "\n")
 
 
-def job_executor(kind: str, workers: int, scheduler: str | None) -> Any:
-    """The sweep executor of ``--executor/--workers/--scheduler`` for commands that run jobs (``sweeps._jobs``):
-    ConfigError for a bad choice; the local one leaves torch's threads to the jobs (each sets its own)."""
-    from ..sweeps import LocalExecutor, make_executor
-
-    ex = make_executor(kind, workers, scheduler)
-    if isinstance(ex, LocalExecutor):
-        ex.threads = None
-    return ex
-
-
 def option_group(target: str, build: Callable[..., Any], options: Mapping[str, tuple[Any, Any]]) -> Callable:
     """Decorator: give a command the typer ``options`` (``{name: (annotation, typer.Option(...))}``); the command
     receives them as one argument ``target`` = ``build(**values)``, and its ``--help`` lists them after its own."""
@@ -210,51 +198,16 @@ def option_group(target: str, build: Callable[..., Any], options: Mapping[str, t
     return decorate
 
 
-EXECUTOR_HELP = "local (this process) or dask (the check's jobs on Dask workers)"
-JOB_HELP = {
-    "workers": "worker processes of the local Dask cluster (one thread each)",
-    "scheduler": "address of a running Dask scheduler (tcp://host:port), with --executor dask",
-}
+def job_options(executor_help: str) -> Callable[[Callable], Callable]:
+    """Decorator: give a command the options --executor, --workers and --scheduler (declared once:
+    ``experiments._commands.options.jobs``); the command receives them as one ``jobs`` dict, listed last."""
+    from ..experiments._commands.options import jobs
 
-
-@dataclass(frozen=True)
-class JobOptions:
-    """The ``--executor``, ``--workers`` and ``--scheduler`` options of a command that runs jobs."""
-
-    executor: str = "local"
-    workers: int = 2
-    scheduler: str | None = None
-
-
-DEFAULT_JOBS = JobOptions()
-
-
-def job_options(executor_help: str = EXECUTOR_HELP) -> Callable[[Callable], Callable]:
-    """Decorator: give a command the options --executor, --workers and --scheduler; the command receives them as
-    one ``jobs: JobOptions`` argument, and its ``--help`` lists them last."""
-    helps = {"executor": executor_help, **JOB_HELP}
-    types = {"executor": str, "workers": int, "scheduler": str | None}
-    options = {n: (types[n], typer.Option(getattr(DEFAULT_JOBS, n), help=text)) for n, text in helps.items()}
-    return option_group("jobs", JobOptions, options)
-
-
-def json_option() -> Any:
-    """``--json``: print the command's result as one JSON object on stdout (``emit_json``)."""
-    return typer.Option(False, "--json", help="print one JSON object")
+    options = {p.name: (p.kind | None, typer.Option(p.default, help=p.doc)) for p in jobs(executor_help)}
+    return option_group("jobs", dict, options)
 
 
 def plugin_option() -> Any:
     """``--plugin FILE|MODULE`` (repeatable): a plugin whose import registers parts (docs/extending.md); loaded
     with ``registry.load_plugins`` before the command reads its config, and on every Dask worker."""
-    return typer.Option(None, "--plugin", metavar="FILE", help="a module or .py file registering parts (repeatable)")
-
-
-def param_option() -> Any:
-    """``--param KIND.NAME=VALUE`` (repeatable): a parameter a part declares for itself (``registry.Param``, a
-    plugin's included), checked against its declared type and range where the config is built."""
-    return typer.Option(
-        None,
-        "--param",
-        metavar="KIND.NAME=VALUE",
-        help="a parameter a part declares (repeatable), e.g. noise.fraction=0.3",
-    )
+    return typer.Option(None, "--plugin", metavar="FILE", help="a .py file or module registering parts (repeatable)")

@@ -1,5 +1,5 @@
-"""Commands generated from the experiment registry: ``sdeformer NAME`` for every registered experiment without a
-command of its own (``experiments.EXPERIMENTS``; docs/extending.md).
+"""Commands generated from the experiment registry: ``sdeformer NAME`` for every registered experiment
+(``experiments.EXPERIMENTS``; docs/extending.md).
 
 ``experiment_command(experiment)`` builds the command from the entry alone: one ``--NAME`` per declared setting
 (``Experiment.params``, a tuple of ``params.Param``: its type, its doc as the help, its default shown once, and
@@ -8,7 +8,10 @@ the quick size's value beside it where the experiment has one, ``Experiment.quic
 (the same settings by name), ``--json`` where the entry has a ``summary``, and ``--plugin FILE`` (the user's own
 file, imported before the run, as ``reproduce --plugin``). A setting given is checked against its declaration
 (one line naming it, exit 2) and reaches the run function as ``ctx.settings``; a setting not given is not
-passed, so the experiment's own (or quick) size applies and its cache key is unchanged.
+passed, so the experiment's own (or quick) size applies and its cache key is unchanged. An entry with a
+``command`` of its own (``Experiment.command``: train, rates, peer, ...) gets its declared settings as options
+(the first ``arguments`` positional, a required one where its default is ``...``), ``--json`` and ``--plugin``
+(``command_callback``).
 
 The commands are listed in ``sdeformer --help`` by their doc and built when run (``LazyCommand``): the modules
 that declare the settings (which may import torch) are imported by ``sdeformer NAME`` only, never by the
@@ -30,7 +33,7 @@ from typer.models import ParameterInfo
 
 from ..experiments._registry import EXPERIMENTS, Experiment
 from ..params import Param
-from ._common import GENERATED, app, cli_errors, job_executor, option_group
+from ._common import GENERATED, app, cli_errors, plugin_option
 
 OWN = ("out", "seed", "quick", "force", "setting", "json", "plugin")  # the options every generated command has
 
@@ -104,21 +107,21 @@ def setting_options(params: Iterable[Param], quick: Mapping[str, Any] | None = N
     out = {}
     for p in params:
         flag = p.name.replace("_", "-")
-        flags = (f"--{flag}/--no-{flag}",) if p.kind is bool and p.default else (f"--{flag}",)  # on by default
+        pair = p.kind is bool and p.default is not False and not flag.startswith("no-")  # on, or unset: --no-X too
+        flags = (f"--{flag}/--no-{flag}",) if pair else (f"--{flag}",)
         doc, shown = p.doc or p.name, _shown(p.default)
         if p.default is None:  # the doc's closing [...] or (default: ...) says what unset means
             match = _BRACKET.search(doc)
             doc, shown = (doc[: match.start()], match.group(1) or match.group(2)) if match else (doc, "unset")
         shown += f"; quick: {_shown(quick[p.name])}" if p.name in quick else ""
-        option = typer.Option(None, *flags, help=with_default(doc, shown), show_default=False)
+        if p.default is ...:  # a required option
+            out[p.name] = (p.kind, typer.Option(..., *flags, help=doc))
+            continue
+        item = getattr(p.kind, "__args__", None)  # a repeatable option: its item's type as the metavar
+        metavar = f"<{item[0].__name__}>" if item else None
+        option = typer.Option(None, *flags, metavar=metavar, help=with_default(doc, shown), show_default=False)
         out[p.name] = (p.kind | None, option)
     return out
-
-
-def declared_options(target: str, params: Iterable[Param]) -> Callable[[Callable], Callable]:
-    """Decorator: a hand-written command gets one option per declared setting (``setting_options``) and receives
-    those given as one ``target`` argument, ``{name: value}``."""
-    return option_group(target, lambda **v: {k: x for k, x in v.items() if x is not None}, setting_options(params))
 
 
 def _own_options(experiment: Experiment) -> list[inspect.Parameter]:
@@ -137,7 +140,7 @@ def _own_options(experiment: Experiment) -> list[inspect.Parameter]:
         "force": (bool, option(False, "write into a folder that holds another seed's reproduction")),
         "setting": (list[str] | None, option(None, "a declared setting by name", "--set", shown="none")),
         "json": (bool, option(False, "print the experiment's result as one JSON object", "--json")),
-        "plugin": (list[str] | None, option(None, "a .py file or module registering parts (repeatable)", "--plugin")),
+        "plugin": (list[str] | None, plugin_option()),
     }
     return [_parameter(n, a, o) for n, (a, o) in own.items() if _applies(n, experiment)]
 
@@ -147,8 +150,55 @@ def _applies(option: str, experiment: Experiment) -> bool:
     return {"json": bool(experiment.summary), "setting": bool(experiment.params)}.get(option, True)
 
 
+def _given(value: Any) -> bool:
+    return value is not None and value != [] and value != ()
+
+
+def command_callback(experiment: Experiment) -> Any:
+    """The typer callback of an entry with a ``command`` of its own (``Experiment``): its declared settings as
+    options (the first ``arguments`` positional), ``--json`` and ``--plugin``; the body gets every setting (given,
+    else declared) and ``json``, and its result is printed by ``show`` or as one JSON object."""
+    from ._common import emit_json
+
+    declared = experiment.declared()
+    positional = declared[: experiment.arguments]
+
+    def command(**values: Any) -> None:
+        from ..plugins import load_plugins
+
+        load_plugins(values.pop("plugin") or ())
+        s = {p.name: values[p.name] if _given(values[p.name]) else p.default for p in declared}
+        result = experiment.call("command", s | {"json": values["json"]})
+        if values["json"]:
+            emit_json(result.to_json() if hasattr(result, "to_json") else result)
+        elif experiment.show:
+            experiment.call("show", result, s)
+        if experiment.exit_code and experiment.call("exit_code", result):
+            raise typer.Exit(code=experiment.call("exit_code", result))
+
+    arguments = [_parameter(p.name, p.kind, typer.Argument(p.default, help=p.doc)) for p in positional]
+    options = setting_options(declared[experiment.arguments :])
+    own = {"json": (bool, typer.Option(False, "--json", help="print one JSON object")),
+           "plugin": (list[str] | None, plugin_option())}  # fmt: skip
+    return _signed(command, experiment, [*arguments, *(_parameter(n, a, o) for n, (a, o) in (options | own).items())])
+
+
+def _signed(command: Callable, experiment: Experiment, parameters: list[inspect.Parameter]) -> Any:
+    """``command`` with the typer signature ``parameters``, named and documented as ``experiment``."""
+    signature = inspect.Signature(parameters)
+    cast(Any, command).__signature__ = signature  # what typer reads
+    command.__annotations__ = {p.name: p.annotation for p in signature.parameters.values()} | {"return": None}
+    command.__name__ = experiment.name
+    command.__doc__ = (
+        experiment.doc if experiment.command else f"{experiment.doc} (as sdeformer reproduce {experiment.name})"
+    )
+    return cli_errors(command)
+
+
 def experiment_command(experiment: Experiment) -> Any:
     """The typer callback of ``sdeformer NAME`` for a registered experiment (module docstring)."""
+    if experiment.command:
+        return command_callback(experiment)
     from ._reproduce import print_summary, run_part
 
     declared = [p.name for p in experiment.declared()]
@@ -156,13 +206,15 @@ def experiment_command(experiment: Experiment) -> Any:
 
     def command(**values: Any) -> None:
         from ..core._config_files import parse_assignments
+        from ..experiments._commands.options import executor
         from ..plugins import load_plugins
 
         load_plugins(values["plugin"] or ())
         given = parse_assignments(values.get("setting") or (), "set", dotted=False)
         given |= {k: values[k] for k in declared if values[k] is not None}  # an option wins over --set
         out = values["out"]
-        run_part(name, out, values["seed"], values["quick"], job_executor("local", 2, None), values["force"], given)
+        jobs = executor({"executor": "local", "workers": 2, "scheduler": None})
+        run_part(name, out, values["seed"], values["quick"], jobs, values["force"], given)
         if values.get("json"):
             print_summary(out / experiment.summary)
 
@@ -170,20 +222,15 @@ def experiment_command(experiment: Experiment) -> Any:
     if clash:
         raise typer.BadParameter(f"declared settings {clash} of {name} clash with the command's own options")
     settings = [_parameter(n, a, o) for n, (a, o) in setting_options(experiment.declared(), quick).items()]
-    signature = inspect.Signature([*settings, *_own_options(experiment)])
-    cast(Any, command).__signature__ = signature  # what typer reads
-    command.__annotations__ = {p.name: p.annotation for p in signature.parameters.values()} | {"return": None}
-    command.__name__ = name
-    command.__doc__ = f"{experiment.doc} (as sdeformer reproduce {name})"
-    return cli_errors(command)
+    return _signed(command, experiment, [*settings, *_own_options(experiment)])
 
 
 class LazyCommand(TyperCommand):
     """A command as ``sdeformer --help`` lists it (its doc); ``build()`` makes the command itself from the callback
     that ``callback()`` returns (which may import the modules that declare its settings)."""
 
-    def __init__(self, name: str, doc: str, callback: Callable[[], Callable]) -> None:
-        super().__init__(name, help=doc, short_help=doc)
+    def __init__(self, name: str, doc: str, callback: Callable[[], Callable], short: bool = True) -> None:
+        super().__init__(name, help=doc, short_help=doc if short else None)  # None: click's first words
         self.callback_factory = callback
 
     def build(self) -> Any:
@@ -193,16 +240,18 @@ class LazyCommand(TyperCommand):
         return typer.main.get_command(one)
 
 
-def lazy_command(name: str, doc: str, callback: Callable[[], Callable]) -> None:
-    """Register ``sdeformer NAME``, listed by ``doc`` and built from ``callback()`` when run (``LazyCommand``)."""
-    GENERATED[name] = LazyCommand(name, doc, callback)
+def lazy_command(name: str, doc: str, callback: Callable[[], Callable], short: bool = True) -> None:
+    """Register ``sdeformer NAME``, listed by ``doc`` (``short``: whole) and built from ``callback()`` when run
+    (``LazyCommand``)."""
+    GENERATED[name] = LazyCommand(name, doc, callback, short)
 
 
 def experiment_commands() -> list[str]:
     """``sdeformer NAME`` for every registered experiment without a command of its own (``spde`` and ``real``
     have theirs), listed lazily (``LazyCommand``); returns the names added."""
     taken = {c.name or (c.callback.__name__ if c.callback else "") for c in app.registered_commands}
-    added = [e.name for e in EXPERIMENTS if e.name not in taken and e.name not in GENERATED]
+    added = [e.name for e in EXPERIMENTS if e.name not in taken and e.name not in GENERATED and " " not in e.name]
     for name in added:
-        lazy_command(name, EXPERIMENTS[name].doc, lambda name=name: experiment_command(EXPERIMENTS[name]))
+        e = EXPERIMENTS[name]
+        lazy_command(name, e.doc, lambda name=name: experiment_command(EXPERIMENTS[name]), not e.command)
     return added

@@ -9,12 +9,12 @@ import typer
 from rich.console import Console
 
 from ..experiments._registry import EXPERIMENTS
-from ._common import DEFAULT_JOBS, JobOptions, app, cli_errors, job_executor, job_options, plugin_option
+from ._common import app, cli_errors, job_options, plugin_option
 
 # the choices: the groups, then every registered experiment (torch-free: ``--help`` stays fast); a plugin's
 # experiment is known once ``--plugin`` has loaded it, so the name is checked then (``EXPERIMENTS.select``)
 _GROUPS = "; ".join(f"{g} = {', '.join(names)}" for g, names in EXPERIMENTS.groups().items())
-_HELP = f"a group ({_GROUPS}) or one experiment: " + "; ".join(f"{e.name}: {e.doc}" for e in EXPERIMENTS)
+_HELP = f"a group ({_GROUPS}) or one experiment: " + "; ".join(f"{e.name}: {e.doc}" for e in EXPERIMENTS.reports())
 
 
 @app.command()
@@ -27,7 +27,7 @@ def reproduce(
     quick: bool = typer.Option(False, help="smaller theorem checks (the paper's figures keep their scale)"),
     force: bool = typer.Option(False, help="write into a folder that holds another seed's reproduction"),
     plugin: list[str] | None = plugin_option(),
-    jobs: JobOptions = DEFAULT_JOBS,
+    jobs: dict[str, Any] | None = None,
 ) -> None:
     """Run registered experiments into OUT/index.html: the paper's Table 1 and Figures 1-6 and the theorem checks
     by default; --plugin FILE registers experiments of your own (docs/extending.md).
@@ -35,8 +35,12 @@ def reproduce(
     from ..registry import load_plugins
 
     load_plugins(plugin or ())  # before the name is looked up: a plugin's experiment is registered at its import
-    executor = job_executor("dask" if jobs.scheduler else jobs.executor, jobs.workers, jobs.scheduler)
-    run_part(part, out, seed, quick, executor, force)
+    from ..experiments._commands.options import executor
+
+    jobs = jobs or {}
+    run_part(
+        part, out, seed, quick, executor({**jobs, "executor": "dask" if jobs["scheduler"] else jobs["executor"]}), force
+    )
 
 
 def run_part(

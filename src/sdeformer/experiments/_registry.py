@@ -51,7 +51,14 @@ class Experiment:
     its ``"module:function"``) giving its progress units (0: no bar) for the declared ``settings`` given
     (``Experiment.settings``); ``progress_units`` calls it. ``summary``: the path, under the report folder, of
     the JSON result that ``sdeformer NAME --json`` prints (empty: the command has no ``--json``). ``quick``: the
-    quick size's settings, shown beside each declared setting's default in ``sdeformer NAME --help``."""
+    quick size's settings, shown beside each declared setting's default in ``sdeformer NAME --help``.
+
+    An entry with a ``command`` is a command of its own: ``sdeformer NAME`` gets one option per declared setting
+    (``params``; the first ``arguments`` of them positional), ``--json`` and ``--plugin``, and calls
+    ``command(settings)`` with every setting (the value given, else the declared default) and ``json``; the
+    result is printed by ``show(result, settings)``, or as JSON (its ``to_json()`` where it has one), and the
+    command exits with ``exit_code(result)`` where the entry names one. An entry without a ``target`` is a command
+    only: no report section, not run by ``reproduce``."""
 
     name: str
     target: str | Callable[[Context], list[Any]]  # "module:function", or the function (a plugin's)
@@ -62,6 +69,15 @@ class Experiment:
     params: str = ""
     summary: str = ""  # the result's JSON file under the report folder: ``sdeformer NAME --json`` prints it
     quick: str = ""  # "module:ATTR[.ATTR]" of a function returning the quick size's settings (a dataclass)
+    command: str = ""  # "module:function" of ``sdeformer NAME``'s own body (a command; below)
+    show: str = ""  # "module:function" printing the command's result for the terminal (without --json)
+    arguments: int = 0  # the command's first declared settings taken as positional arguments
+    exit_code: str = ""  # "module:function" of the command's exit code for its result (0: success), once printed
+
+    def call(self, attr: str, *args: Any) -> Any:
+        """Call the entry's ``"module:function"`` named by ``attr`` (``command``, ``show`` or ``exit_code``)."""
+        module, _, name = getattr(self, attr).partition(":")
+        return getattr(importlib.import_module(module), name)(*args)
 
     def declared(self) -> tuple[Param, ...]:
         """The settings the experiment declares (none without ``params``)."""
@@ -98,6 +114,8 @@ class Experiment:
 
     def run(self, ctx: Context) -> list[Any]:
         """The experiment's report sections, computed into ``ctx.out``."""
+        if not self.target:
+            raise ConfigError("part", self.name, f"a command (sdeformer {self.name}), not a report section")
         if callable(self.target):
             return self.target(ctx)
         module, _, attr = self.target.partition(":")
@@ -132,9 +150,9 @@ class ExperimentRegistry:
         groups = self.groups()
         if name in groups:
             return [self.entries[n] for n in groups[name]]
-        if name in self.entries:
+        if name in self.entries and self.entries[name].target:
             return [self.entries[name]]
-        raise ConfigError("part", name, f"one of {[*groups, *self.entries]}")
+        raise ConfigError("part", name, f"one of {[*groups, *(e.name for e in self.reports())]}")
 
     def __getitem__(self, name: str) -> Experiment:
         if name not in self.entries:
@@ -144,9 +162,13 @@ class ExperimentRegistry:
     def __iter__(self) -> Iterator[Experiment]:
         return iter(list(self.entries.values()))
 
+    def reports(self) -> list[Experiment]:
+        """The experiments with a report section (``reproduce NAME``), not the commands only."""
+        return [e for e in self if e.target]
+
     def table(self) -> list[dict[str, str]]:
-        """One row per experiment (name, groups, doc): the API page and ``reproduce --help``."""
-        return [{"name": e.name, "groups": ", ".join(e.groups), "doc": e.doc} for e in self]
+        """One row per experiment with a report section (name, groups, doc): the API page and ``reproduce --help``."""
+        return [{"name": e.name, "groups": ", ".join(e.groups), "doc": e.doc} for e in self.reports()]
 
 
 def _paper_units(part: str) -> Callable[[int, bool, dict[str, Any]], int]:
@@ -223,3 +245,5 @@ EXPERIMENTS.register(
                _F + "_context_chaos:units", _F + "_context_chaos:SETTINGS", "context-chaos/context_chaos.json",
                _F + "_context_chaos:ContextChaosSettings.quick")
 )  # fmt: skip
+
+from . import _commands  # noqa: E402, F401  (the commands that are experiments of their own register here)

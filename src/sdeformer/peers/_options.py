@@ -1,7 +1,7 @@
 """The options of the peers' experiments, declared once (``params.Param``; docs/peers.md): each option's type,
 doc (the peers' own defaults in brackets: they differ between peers, so the declared default is None, the
 peer's) and which peers take it (``PEER_OPTIONS``; another peer's option is refused naming it). ``sdeformer
-peer`` makes one option per declaration (``cli._generate.declared_options``). Torch-free.
+peer`` makes one option per declaration (its settings: ``experiments._commands.peer``). Torch-free.
 """
 
 from __future__ import annotations

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -27,9 +26,9 @@ from ..core._errors import ConfigError
 from ..core._kernel import kernel_theory
 from ..core._validate import nonneg_float
 from ..nn import attach
-from ..observables import PROBE_CLUSTER_COS, cluster_count, interaction_energy, mean_cosine
-from ..params import setting
+from ..observables import cluster_count, interaction_energy, mean_cosine
 from ._data import require
+from ._probe_settings import ProbeNoise
 
 DEFAULT_TEXT = "The quick brown fox jumps over the lazy dog while the cat sleeps in the warm sun."
 DEFAULT_SCALES = (0.1, 0.3, 1.0, 3.0)
@@ -53,41 +52,6 @@ def layer_stats(states: Sequence[torch.Tensor], beta: float, threshold: float) -
         "mean_cos_std": [float(mean_cosine(s).std()) if s.shape[0] > 1 else 0.0 for s in states],
         "energy_std": [float(interaction_energy(s, beta).std()) if s.shape[0] > 1 else 0.0 for s in states],
     }
-
-
-@dataclass(frozen=True)
-class ProbeNoise:
-    """The probe's noise and measurement settings (``probe``'s keyword arguments): ``samples`` noise draws, the
-    step ``dt``, the field's activation, width and bias stds (sU = sW = ``bias_std`` unless ``su`` / ``sw`` are
-    given), beta of E_beta, the cluster ``threshold`` and the ``seed``; those declared with ``setting`` are the
-    options of ``sdeformer probe``."""
-
-    samples: int = setting(8, "noise draws averaged per scale")
-    dt: float = setting(1.0, "dt of each block's noise (horizon T = 6 dt)")
-    activation: str = setting("gelu", "activation of the noise MLP")
-    width: int = setting(1536, "width m of the noise MLP")
-    bias_std: float = setting(0.1, "sU = sW of the noise MLP (0: GELU field with lambda_bar > 0 at d=384)")
-    su: float | None = setting(None, "hidden bias std sU alone [--bias-std]")
-    sw: float | None = setting(None, "output bias std sW alone [--bias-std]")
-    beta: float = 1.0
-    threshold: float = setting(PROBE_CLUSTER_COS, "cosine above which tokens join one cluster")
-    seed: int = setting(0, "noise seed")
-
-    def record(self, text: str, scales: Sequence[float]) -> dict:
-        """The settings that determine a probe record, sU and sW resolved from ``bias_std``."""
-        return {
-            "text": text,
-            "scales": [float(s) for s in scales],
-            "samples": int(self.samples),
-            "dt": float(self.dt),
-            "activation": self.activation,
-            "width": int(self.width),
-            "su": float(self.bias_std if self.su is None else self.su),
-            "sw": float(self.bias_std if self.sw is None else self.sw),
-            "beta": float(self.beta),
-            "threshold": float(self.threshold),
-            "seed": int(self.seed),
-        }
 
 
 def probe_settings(text: str, scales: Sequence[float], **options: Any) -> dict:

@@ -3,7 +3,7 @@
 
 Each setting is declared with its one-line doc (``params.setting``: the ``sync-check`` command's options;
 ``HELP`` lists them; the architecture parts ``norm``, ``alibi``, ``mask``, ``causal``, ``cross`` take
-``simulate``'s, ``cli._fields.field_help``); ``SyncSettings.check()`` is
+``simulate``'s, ``experiments._commands.options.fields``); ``SyncSettings.check()`` is
 the cheap input check a command runs before it claims its folder. The parts (BEYOND sections 6-9) are those of
 ``architecture``: the check's models run with them, and its verdict is "not applicable" where they break the
 theorem's assumptions. No torch at import (the command line's ``--help``).

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from ..core._validate import fits_in_memory
+from ...core._validate import fits_in_memory
 
 F32 = 4  # bytes of a float32
 MODEL = 300 * 2**20  # transformers and a small model's weights, loaded by probe and real (about 200-320 MB measured)
