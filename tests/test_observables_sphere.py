@@ -81,8 +81,34 @@ def test_circle_mean_abs_cosine_equals_the_pair_sums(monkeypatch):
     assert fast.dtype == torch.float32 and torch.allclose(fast, exact, rtol=1e-6)
 
 
-def test_sphere_keeps_pair_sums_for_clusters_and_abs_cosine(monkeypatch):
+def _clusters_on_sphere(n_clusters, size, spread, seed):
+    g = torch.Generator().manual_seed(seed)
+    centres = torch.randn(n_clusters, 1, 3, generator=g, dtype=torch.float64)
+    centres = centres / centres.norm(dim=-1, keepdim=True)
+    return (centres + spread * torch.randn(n_clusters, size, 3, generator=g, dtype=torch.float64)).reshape(-1, 3)
+
+
+def test_sphere_clusters_equal_the_graph_components(monkeypatch):
+    g = torch.Generator().manual_seed(5)
+    cases = [
+        _clusters_on_sphere(6, 40, 0.01, 0),
+        _clusters_on_sphere(12, 30, 0.05, 1),  # clusters that touch at 0.99, chains across cubes
+        torch.randn(3, 400, 3, generator=g, dtype=torch.float64),  # spread: singletons at 0.999, groups at 0.9
+        torch.randn(1, 3, dtype=torch.float64),
+        torch.stack([torch.linspace(0, 2, 80).cos(), torch.linspace(0, 2, 80).sin(), torch.zeros(80)], -1).double(),
+    ]
+    counts = set()
+    for x in cases:
+        for threshold in (0.999, 0.99, 0.95, 0.9):
+            exact, fast = _both(monkeypatch, ob.cluster_count, x, threshold)
+            assert torch.equal(fast, exact), (threshold, exact, fast)
+            counts |= set(exact.reshape(-1).tolist())
+    assert len(counts) > 10  # the cases cover one, a few and many components
+
+
+def test_sphere_keeps_pair_sums_below_the_grid_and_for_abs_cosine(monkeypatch):
     x = _states(3)[0]
+    monkeypatch.setattr(_spheresums, "sphere_components", None)  # not called below GRID_MIN_COS
     exact, fast = _both(monkeypatch, ob.cluster_count, x, 0.5)
     assert torch.equal(fast, exact)
     exact, fast = _both(monkeypatch, ob.mean_abs_cosine, x)

@@ -210,13 +210,13 @@ def mean_abs_cosine(x: torch.Tensor) -> torch.Tensor:
 
 def cluster_count(x: torch.Tensor, threshold: float = CLUSTER_COS) -> torch.Tensor:
     """Number of clusters: connected components of the graph 'cos(x_i, x_j) > threshold'. ``(...)`` ints.
-    Breadth-first search over row blocks of the cosines (O(N^2 d) time, O(N) memory); on S^1 from N = 4,096
-    the unlinked neighbours in angle order (O(N log N); same count unless a cosine ties the threshold).
+    Breadth-first search over row blocks of the cosines (O(N^2 d) time, O(N) memory); from N = 4,096 on S^1
+    by sorting, on S^2 (threshold >= 0.9) by cells, O(N log N), the same count unless a cosine ties the threshold.
     Raises ConfigError for a threshold outside [-1, 1) or NaN (no pair would ever be linked)."""
     threshold = cosine_threshold("threshold", threshold)
     x = token_tensor("x", x)
     u = x / token_norms("x", x)
-    return _s.circle_components(u, threshold) if _s.applies(x, (2,)) else components(u, threshold)
+    return _s.cluster_count(u, threshold, components)
 
 
 # -- optimal transport, rate fits and Lyapunov helpers (THEORY section 5) ----------------------------------
