@@ -55,6 +55,13 @@ def test_energy_is_the_harmonic_one_and_keeps_large_beta_exact(monkeypatch):
     assert calls == [1.0]
 
 
+def test_a_gradient_keeps_the_pair_sums(monkeypatch):
+    x = _states(3)[0].clone().requires_grad_()
+    monkeypatch.setattr(_spheresums, "SCALABLE_MIN_TOKENS", 1)
+    ob.interaction_energy(x, 1.0).sum().backward()  # the loss of nn.InteractionEnergy: differentiable
+    assert x.grad is not None and bool(x.grad.abs().sum() > 0)
+
+
 def test_circle_clusters_equal_the_graph_components(monkeypatch):
     cases = [
         _clusters_on_circle([0.0, 2.0, 4.0], [50, 30, 20], 0.01),

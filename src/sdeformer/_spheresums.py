@@ -36,8 +36,9 @@ ENERGY_BETA_MAX = 100.0  # above, the pair sums (F grows as beta: 489 features o
 
 
 def applies(x: torch.Tensor, dims: tuple[int, ...] = (2, 3)) -> bool:
-    """Whether tokens ``(..., N, d)`` take the forms above: d in ``dims``, N >= ``SCALABLE_MIN_TOKENS``."""
-    return x.shape[-1] in dims and x.shape[-2] >= SCALABLE_MIN_TOKENS
+    """Whether tokens ``(..., N, d)`` take the forms above: d in ``dims``, N >= ``SCALABLE_MIN_TOKENS``, and no
+    gradient asked for (the forms return plain numbers; a loss such as ``nn.InteractionEnergy`` keeps the sums)."""
+    return x.shape[-1] in dims and x.shape[-2] >= SCALABLE_MIN_TOKENS and not x.requires_grad
 
 
 def _per_run(u: torch.Tensor, one) -> torch.Tensor:
