@@ -10,7 +10,8 @@ of them have shorter exact forms, used from ``SCALABLE_MIN_TOKENS`` tokens on (b
   error grows as the tokens synchronize (E -> 0).
 - Clusters on S^1 (d = 2): the graph 'cos > threshold' links tokens closer than an angle alpha; sorted by angle,
   a component is a run of consecutive tokens, so the count is the number of consecutive (cyclic) pairs that are
-  not linked (at least 1). O(N log N). The link test is the pair's cosine in float64, as the exact count's.
+  not linked (at least 1). O(N log N). The link test is the pair's cosine in float64 (the breadth-first search
+  takes the tokens' dtype: float32 counts may differ where a cosine is within ~1e-7 of the threshold).
 - Clusters on S^2 (d = 3, thresholds >= ``GRID_MIN_COS``): cubes small enough that their tokens are all linked,
   joined by union-find where the nearest pair across two near cubes is linked (``sphere_components``).
 - Mean |cosine| on S^1: with w = +-u in the upper half plane (angles phi in [0, pi)), |<u_i, u_j>| = <w_i, w_j>
