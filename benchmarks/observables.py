@@ -4,7 +4,8 @@
 
 For each N: one layer of ``simulate``'s model (``ModelConfig(tokens=N, dim=d, width=m)``, one step) and the
 observables ``simulate`` records per saved state (energy, mean cosine, mean |cosine|, clusters at 0.99), timed
-interleaved; with ``--old N`` also the former full-matrix formulas (transitive closure by squaring) at that N.
+interleaved; with ``--old N`` also the former full-matrix formulas (transitive closure by squaring) at that N, with
+``--pairs N`` the row-block pair sums with the S^1 / S^2 forms (``_spheresums``) switched off at that N.
 Prints one JSON line per N with the load average and ``torch.backends.cpu.get_cpu_capability()``.
 """
 
@@ -17,6 +18,7 @@ import os
 import torch
 
 from benchmarks._timing import interleaved, spread
+from sdeformer import _spheresums
 from sdeformer.config import ModelConfig
 from sdeformer.experiments._simulate import _observables
 
@@ -38,6 +40,15 @@ def _old(x: torch.Tensor, beta: float) -> None:
         reach = nxt
 
 
+def _pairs_only(xs: torch.Tensor, beta: float) -> None:
+    """``simulate``'s observables by the row-block pair sums only."""
+    keep, _spheresums.SCALABLE_MIN_TOKENS = _spheresums.SCALABLE_MIN_TOKENS, 1 << 62
+    try:
+        _observables(xs, beta)
+    finally:
+        _spheresums.SCALABLE_MIN_TOKENS = keep
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--tokens", type=int, nargs="+", default=[1024, 4096, 32768])
@@ -45,6 +56,7 @@ def main() -> None:
     p.add_argument("--width", type=int, default=2048)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--old", type=int, nargs="*", default=[])
+    p.add_argument("--pairs", type=int, nargs="*", default=[])
     p.add_argument("--threads", type=int, default=1)
     a = p.parse_args()
     torch.set_num_threads(a.threads)
@@ -63,6 +75,8 @@ def _row(n: int, a: argparse.Namespace) -> dict:
     }
     if n in a.old:
         contenders["old_observables"] = lambda: _old(xs[0], cfg.beta)
+    if n in a.pairs:
+        contenders["pair_observables"] = lambda: _pairs_only(xs, cfg.beta)
     record, _ = interleaved(contenders, torch.device("cpu"), rounds=a.rounds, warmup=True)
     ratios = [o / la for o, la in zip(record["seconds"]["observables"], record["seconds"]["layer"])]
     return {

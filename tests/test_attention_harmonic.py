@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 
-from sdeformer.attention._harmonic import _expanded, degree, features, harmonic_energy_sum, weights
+from sdeformer._harmonics import _expanded, degree, features, harmonic_energy_sum, weights
 from sdeformer.attention._softmax import SoftmaxAttention
 from sdeformer.config import ModelConfig
 from sdeformer.core._errors import ConfigError

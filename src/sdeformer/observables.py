@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 
 import torch
 
+from . import _spheresums as _s
 from ._pairsums import components, mean_offdiagonal, pair_sum
 from .core._kernel import BETA_MAX  # e^beta overflows a float64 above ~709: log domain beyond
 from .core._sphere import project
@@ -106,10 +107,10 @@ def interaction_energy(x: torch.Tensor, beta: float = 1.0, *, normalize: bool = 
 
     Zero exactly when all tokens coincide. Tokens are normalised first unless ``normalize=False``. Any beta > 0:
     above ``BETA_MAX`` it is e^{log E} (``log_interaction_energy``), +inf only where E itself exceeds the float64
-    range (BEYOND section 10: read such runs with ``log_interaction_energy`` or ``normalized_energy``). The
-    pairs are summed in row blocks (memory O(N), not N^2), or from the cosine matrix inside ``shared_cosines``.
-    Raises ConfigError for an integer, float16 or 1-D ``x``, NaN or zero tokens, and for beta NaN or <= 0.
-    """
+    range (BEYOND section 10: use ``log_interaction_energy`` / ``normalized_energy``). Pairs in row blocks (memory
+    O(N)); inside ``shared_cosines`` from its matrix; from N = 4,096 on S^1, S^2 (beta <= 100) from harmonic sums
+    in O(N), to 1e-13 e^beta absolutely (docs/scaling.md). Raises ConfigError for an integer, float16, meta or
+    1-D ``x``, NaN or zero tokens, and for beta NaN or <= 0."""
     beta = positive_float("beta", beta, "inverse temperature")
     if beta > BETA_MAX:
         return log_interaction_energy(x, beta, normalize=normalize).exp()
@@ -123,6 +124,8 @@ def _energy(x: torch.Tensor, beta: float, exp_beta: float, normalize: bool) -> t
         return energy_of_gram(cosine_matrix(x), beta, exp_beta)
     u = x / token_norms("x", x) if normalize else sphere_tokens("x", x, False)  # (..., N, d)
     n = x.shape[-2]
+    if normalize and _s.applies(x) and beta <= _s.ENERGY_BETA_MAX:  # harmonic sums: O(N F)
+        return (_s.scaled_energy(u, beta) * exp_beta).to(x.dtype)
     # the terms of energy_of_gram, a row block at a time: e^beta (-expm1(beta (g - 1))) summed
     terms = (
         (lambda g: g.clamp_(max=1.0).sub_(1).mul_(beta).expm1_())
@@ -196,22 +199,24 @@ def mean_cosine(x: torch.Tensor) -> torch.Tensor:
 
 def mean_abs_cosine(x: torch.Tensor) -> torch.Tensor:
     """Mean |cosine| over distinct pairs, ``(...)``: near 1 for one cluster and for two antipodal ones. Summed in
-    row blocks (memory O(N)), or from the cosine matrix inside ``shared_cosines``."""
+    row blocks (memory O(N)), inside ``shared_cosines`` from its matrix; on S^1 from N = 4,096 by sorting."""
     if _shared(x, "cos") is not None:
         return pairwise_cosines(x).abs().mean(-1)
     x = token_tensor("x", x)
-    n = x.shape[-2]
-    total = pair_sum(x / token_norms("x", x), torch.abs_, diagonal=False)  # (...) float64
+    n, u = x.shape[-2], x / token_norms("x", x)
+    total = _s.circle_abs_cosine_sum(u) if _s.applies(x, (2,)) else pair_sum(u, torch.abs_, diagonal=False)
     return (total / (n * (n - 1))).to(x.dtype)
 
 
 def cluster_count(x: torch.Tensor, threshold: float = CLUSTER_COS) -> torch.Tensor:
     """Number of clusters: connected components of the graph 'cos(x_i, x_j) > threshold'. ``(...)`` ints.
-    Breadth-first search over row blocks of the cosines: O(N^2 d) time, O(N) memory.
+    Breadth-first search over row blocks of the cosines (O(N^2 d) time, O(N) memory); from N = 4,096 on S^1
+    by sorting, on S^2 (threshold >= 0.9) by cells, O(N log N), the same count unless a cosine ties the threshold.
     Raises ConfigError for a threshold outside [-1, 1) or NaN (no pair would ever be linked)."""
     threshold = cosine_threshold("threshold", threshold)
     x = token_tensor("x", x)
-    return components(x / token_norms("x", x), threshold)
+    u = x / token_norms("x", x)
+    return _s.cluster_count(u, threshold, components)
 
 
 # -- optimal transport, rate fits and Lyapunov helpers (THEORY section 5) ----------------------------------
@@ -280,9 +285,8 @@ def renormalise_pair(x: torch.Tensor, y: torch.Tensor, delta: float) -> tuple[to
     return project(x + delta * diff / dist), torch.log(dist.squeeze(-1) / delta)
 
 
-# Cluster criteria beside the connected-components ``cluster_count`` (BEYOND section 5): ``one_cluster`` is an
-# all-pairs criterion (a chain of close tokens is not one cluster); ``antipodal_pairs`` the fraction of pairs
-# with cosine at most -threshold.
+# Cluster criteria beside ``cluster_count`` (BEYOND section 5): ``one_cluster`` needs all pairs close (a chain
+# of close tokens is not one cluster); ``antipodal_pairs`` the fraction of pairs with cosine <= -threshold.
 
 
 def one_cluster(x: torch.Tensor, threshold: float = CLUSTER_COS) -> torch.Tensor:

@@ -227,6 +227,8 @@ def token_tensor(name: str, x: object) -> torch.Tensor:
     if not isinstance(x, torch.Tensor):
         raise ConfigError(name, type(x).__name__, "must be a floating-point torch.Tensor of shape (..., N, d)")
     float_dtype(f"{name}.dtype", x.dtype)
+    if x.device.type == "meta":  # shapes without numbers: an observable needs values
+        raise ConfigError(name, "a meta tensor", "tokens with values (on 'cpu' or 'cuda'); 'meta' tensors have none")
     if x.ndim < 2 or x.shape[-1] < 2 or x.shape[-2] < 1:
         raise ConfigError(name, tuple(x.shape), "must have shape (..., N, d) with N >= 1 and d >= 2")
     return x

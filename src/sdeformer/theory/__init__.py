@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # the public names: the one re-export list (lazy_exports load
     from ._checks_quadratic import autocorrelation
     from ._checks_value import antipode_exponent
     from ._coupled import Recorder, coupled, single
+    from ._energy_law import energy_law
     from ._moments import PairMoments, measured_pair_moments, predicted_pair_moments
     from ._montecarlo import Estimate, run_steps, two_tokens
     from ._norm_moments import Moments, measured_moments, predicted_moments

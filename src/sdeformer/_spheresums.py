@@ -1,0 +1,142 @@
+"""Observables of tokens on S^1 and S^2 without the all-pairs cosines (THEORY section 5 at large N).
+
+``sdeformer.observables`` sums over all N^2 pairs (row blocks, ``_pairsums``). On the circle and the sphere three
+of them have shorter exact forms, used from ``SCALABLE_MIN_TOKENS`` tokens on (below, the pair sums):
+
+- Interaction energy (d = 2, 3): e^{-beta} E_beta = (1 - (1/N^2) sum_{i,j} e^{beta (<u_i, u_j> - 1)}) / 2, the double
+  sum from the harmonic sums sum_f w_f (sum_j phi_f(u_j))^2 (``_harmonics``, O(N F) in float64). Truncation moves
+  each pair's term by at most ``TOL`` (1e-16), so the mean by at most ``TOL``; rounding adds ~1e-15 (measured,
+  tests): |e^{-beta} E - exact| <= ``ENERGY_ATOL`` (1e-13), a bound on the absolute error, so the relative
+  error grows as the tokens synchronize (E -> 0).
+- Clusters on S^1 (d = 2): the graph 'cos > threshold' links tokens closer than an angle alpha; sorted by angle,
+  a component is a run of consecutive tokens, so the count is the number of consecutive (cyclic) pairs that are
+  not linked (at least 1). O(N log N). The link test is the pair's cosine in float64 (the breadth-first search
+  takes the tokens' dtype: float32 counts may differ where a cosine is within ~1e-7 of the threshold).
+- Clusters on S^2 (d = 3, thresholds >= ``GRID_MIN_COS``): cubes small enough that their tokens are all linked,
+  joined by union-find where the nearest pair across two near cubes is linked (``sphere_components``).
+- Mean |cosine| on S^1: with w = +-u in the upper half plane (angles phi in [0, pi)), |<u_i, u_j>| = <w_i, w_j>
+  when |phi_i - phi_j| <= pi / 2, else -<w_i, w_j>; the j of the first kind are one range of the sorted angles, so
+  sum_j |<u_i, u_j>| = <w_i, 2 W_in - W_all> from prefix sums of w. O(N log N) in float64.
+
+Same values as the pair sums to rounding (tests at small N against them; counts equal unless a pair's cosine is
+within rounding of the threshold). Mean |cosine| on S^2 has no such form here (the tokens of positive cosine with
+u_i form a hemisphere, not a range of one sort): it keeps the row blocks, O(N^2).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ._harmonics import harmonic_energy_sum
+
+SCALABLE_MIN_TOKENS = 4096  # from here on (d = 2, 3) the forms above replace the O(N^2) sums (docs/scaling.md)
+ENERGY_ATOL = 1e-13  # stated bound on |e^{-beta} E_beta - exact| of the harmonic energy
+ENERGY_BETA_MAX = 100.0  # above, the pair sums (F grows as beta: 489 features on S^1, 60,025 on S^2 at 100)
+
+
+def applies(x: torch.Tensor, dims: tuple[int, ...] = (2, 3)) -> bool:
+    """Whether tokens ``(..., N, d)`` take the forms above: d in ``dims``, N >= ``SCALABLE_MIN_TOKENS``, and no
+    gradient asked for (the forms return plain numbers; a loss such as ``nn.InteractionEnergy`` keeps the sums)."""
+    return x.shape[-1] in dims and x.shape[-2] >= SCALABLE_MIN_TOKENS and not x.requires_grad
+
+
+def _per_run(u: torch.Tensor, one) -> torch.Tensor:
+    """``one(run)`` for each run ``(N, d)`` of unit tokens ``u`` ``(..., N, d)``, as float64 ``(...)``."""
+    flat = u.to(torch.float64).reshape(-1, *u.shape[-2:])  # (G, N, d)
+    return torch.tensor([float(one(run)) for run in flat], dtype=torch.float64).reshape(u.shape[:-2])
+
+
+def scaled_energy(u: torch.Tensor, beta: float) -> torch.Tensor:
+    """e^{-beta} E_beta of unit tokens ``(..., N, d)``, d = 2, 3, from the harmonic sums: float64 ``(...)``, in
+    [0, 1/2] (rounding below 0 clamped)."""
+    return _per_run(u, lambda run: max(0.0, 0.5 * (1.0 - float(harmonic_energy_sum(run, beta)))))
+
+
+def cluster_count(u: torch.Tensor, threshold: float, pairs) -> torch.Tensor:
+    """Clusters of unit tokens ``(..., N, d)``: by the forms on S^1, on S^2 from ``GRID_MIN_COS``, else
+    ``pairs(u, threshold)`` (the breadth-first search)."""
+    if applies(u, (2,)):
+        return circle_components(u, threshold)
+    return sphere_components(u, threshold) if applies(u, (3,)) and threshold >= GRID_MIN_COS else pairs(u, threshold)
+
+
+def circle_components(u: torch.Tensor, threshold: float) -> torch.Tensor:
+    """Connected components of 'cos(u_i, u_j) > threshold' of unit tokens on S^1 ``(..., N, 2)``: int64 ``(...)``."""
+    return _per_run(u, lambda run: _circle_components(run, threshold)).to(torch.int64)
+
+
+def _circle_components(u: torch.Tensor, threshold: float) -> int:
+    v = u[torch.atan2(u[:, 1], u[:, 0]).argsort()]  # (N, 2) in angle order
+    linked = (v * v.roll(-1, 0)).sum(-1) > threshold  # (N,): each token with the next, the last with the first
+    return max(1, int((~linked).sum()))
+
+
+def circle_abs_cosine_sum(u: torch.Tensor) -> torch.Tensor:
+    """sum_{i != j} |<u_i, u_j>| of unit tokens on S^1 ``(..., N, 2)``: float64 ``(...)``."""
+    return _per_run(u, _circle_abs_sum)
+
+
+def _circle_abs_sum(u: torch.Tensor) -> float:
+    flip = (u[:, 1] < 0) | ((u[:, 1] == 0) & (u[:, 0] < 0))
+    w = torch.where(flip[:, None], -u, u)  # (N, 2): the axis of u_i, angle phi in [0, pi)
+    phi, order = torch.atan2(w[:, 1], w[:, 0]).sort()
+    w = w[order]
+    prefix = torch.cat([w.new_zeros(1, 2), w.cumsum(0)])  # (N + 1, 2)
+    lo = torch.searchsorted(phi, phi - math.pi / 2)  # first j with phi_j >= phi_i - pi/2
+    hi = torch.searchsorted(phi, phi + math.pi / 2, right=True)  # past the last j with phi_j <= phi_i + pi/2
+    inside = prefix[hi] - prefix[lo]  # (N, 2): sum of w_j with <w_i, w_j> >= 0
+    rows = (w * (2 * inside - prefix[-1])).sum(-1)  # (N,): sum_j |<u_i, u_j>|, the diagonal included
+    return float(rows.sum() - (w * w).sum())
+
+
+GRID_MIN_COS = 0.9  # S^2 clusters by cells for thresholds from here (link radius r <= 0.45); below, the BFS
+CELL_SHRINK = 1 - 1e-3  # a cell's diagonal is r (1 - 1e-3): its tokens' cosines exceed the threshold by ~2e-3 (1 - t)
+
+
+def sphere_components(u: torch.Tensor, threshold: float) -> torch.Tensor:
+    """Connected components of 'cos(u_i, u_j) > threshold' of unit tokens on S^2 ``(..., N, 3)``, threshold >=
+    ``GRID_MIN_COS``: int64 ``(...)``. Cubes of side h = r / sqrt(3) (shrunk by ``CELL_SHRINK``; r^2 = 2 (1 - t),
+    |u - v| < r <=> cos > t) hold tokens that are all linked; two cubes at most 2 apart per axis (r < 2 h) are
+    joined, by union-find, when the nearest pair across them (a k-d tree) has cosine > threshold. O(N log N)
+    for tokens spread or clustered; the pair of cubes is tested only while they are in different components."""
+    return _per_run(u, lambda run: _sphere_components(run.numpy(), threshold)).to(torch.int64)
+
+
+def _sphere_components(u, threshold: float) -> int:
+    import numpy as np
+    from scipy.spatial import cKDTree
+
+    h = math.sqrt(2 * (1 - threshold) / 3) * CELL_SHRINK
+    width = int(2 / h) + 8  # cube indices in [2, width - 3]: a neighbour's code never wraps
+    keys = np.floor(u / h).astype(np.int64) + width // 2  # (N, 3)
+    codes, cell = np.unique((keys[:, 0] * width + keys[:, 1]) * width + keys[:, 2], return_inverse=True)
+    order = np.argsort(cell, kind="stable")
+    starts = np.searchsorted(cell[order], np.arange(len(codes) + 1))  # tokens of cube c: order[starts[c]:...]
+    parent = list(range(len(codes)))
+
+    def root(c: int) -> int:
+        while parent[c] != c:
+            parent[c] = parent[parent[c]]
+            c = parent[c]
+        return c
+
+    trees: dict[int, cKDTree] = {}
+    steps = [(a * width + b) * width + c for a in range(-2, 3) for b in range(-2, 3) for c in range(-2, 3)]
+    for step in (s for s in steps if s > 0):  # each unordered pair of neighbouring cubes once
+        found = np.searchsorted(codes, codes + step).clip(max=len(codes) - 1)
+        for a in np.flatnonzero(codes[found] == codes + step).tolist():
+            b = int(found[a])
+            ra, rb = root(a), root(b)
+            if ra == rb:
+                continue
+            if starts[a + 1] - starts[a] > starts[b + 1] - starts[b]:
+                a, b = b, a  # query the smaller cube's tokens in the larger's tree
+            pa, pb = u[order[starts[a] : starts[a + 1]]], u[order[starts[b] : starts[b + 1]]]
+            if b not in trees:
+                trees[b] = cKDTree(pb)
+            nearest = trees[b].query(pa, k=1)[1]  # the nearest token is the largest cosine
+            if bool(((pa * pb[nearest]).sum(-1) > threshold).any()):
+                parent[ra] = rb
+    return sum(root(c) == c for c in range(len(codes)))
