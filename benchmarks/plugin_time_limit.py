@@ -41,7 +41,7 @@ NOISES.register("bench_gauss", Gauss, random=True)
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--layers", type=int, default=4000)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--out", type=Path)

@@ -106,7 +106,7 @@ def sphere_components(u: torch.Tensor, threshold: float) -> torch.Tensor:
 
 def _sphere_components(u, threshold: float) -> int:
     import numpy as np
-    from scipy.spatial import cKDTree
+    from scipy.spatial import KDTree
 
     h = math.sqrt(2 * (1 - threshold) / 3) * CELL_SHRINK
     width = int(2 / h) + 8  # cube indices in [2, width - 3]: a neighbour's code never wraps
@@ -122,7 +122,7 @@ def _sphere_components(u, threshold: float) -> int:
             c = parent[c]
         return c
 
-    trees: dict[int, cKDTree] = {}
+    trees: dict[int, KDTree] = {}
     steps = [(a * width + b) * width + c for a in range(-2, 3) for b in range(-2, 3) for c in range(-2, 3)]
     for step in (s for s in steps if s > 0):  # each unordered pair of neighbouring cubes once
         found = np.searchsorted(codes, codes + step).clip(max=len(codes) - 1)
@@ -135,7 +135,7 @@ def _sphere_components(u, threshold: float) -> int:
                 a, b = b, a  # query the smaller cube's tokens in the larger's tree
             pa, pb = u[order[starts[a] : starts[a + 1]]], u[order[starts[b] : starts[b + 1]]]
             if b not in trees:
-                trees[b] = cKDTree(pb)
+                trees[b] = KDTree(pb)
             nearest = trees[b].query(pa, k=1)[1]  # the nearest token is the largest cosine
             if bool(((pa * pb[nearest]).sum(-1) > threshold).any()):
                 parent[ra] = rb
