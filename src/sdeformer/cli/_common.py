@@ -245,7 +245,7 @@ def json_option() -> Any:
 
 def plugin_option() -> Any:
     """``--plugin FILE|MODULE`` (repeatable): a plugin whose import registers parts (docs/extending.md); loaded
-    with ``registry.load_plugins`` before the command reads its config, and on every Dask worker."""
+    with ``plugins.load_plugins`` before the command reads its config, and on every Dask worker."""
     return typer.Option(None, "--plugin", metavar="FILE", help="a module or .py file registering parts (repeatable)")
 
 

@@ -58,7 +58,7 @@ def simulate(
     from ..core._config_files import parse_assignments
     from ..core._validate import nonneg_float
     from ..experiments._simulate import check_fits, simulate as run
-    from ..registry import load_plugins
+    from ..plugins import load_plugins
 
     load_plugins(plugin or ())
     if bias_std is not None and ("su" in flags or "sw" in flags):

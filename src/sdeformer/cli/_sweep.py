@@ -74,7 +74,7 @@ def run_cmd(
     damaged parts are moved into OUT/damaged and rerun). One sweep at a time writes into OUT. Exit code 1 when
     every run that ran failed."""
     from ..core._validate import positive_int
-    from ..registry import load_plugins
+    from ..plugins import load_plugins
     from ..sweeps import _runner as runner, load_spec, make_executor
     from ..sweeps._limits import MAX_RUNS
     from ..sweeps._lock import writer
@@ -116,7 +116,7 @@ def status_cmd(
     json: bool = json_option(),
 ) -> None:
     """Done / failed / pending runs of the folder's spec."""
-    from ..registry import load_plugins
+    from ..plugins import load_plugins
     from ..sweeps import status
 
     load_plugins(plugin or ())
@@ -162,7 +162,7 @@ def plot_cmd(
     json: bool = json_option(),
 ) -> None:
     """Heat map or curves from the folder's table."""
-    from ..registry import load_plugins
+    from ..plugins import load_plugins
     from ..sweeps import read
 
     load_plugins(plugin or ())
