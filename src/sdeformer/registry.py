@@ -55,10 +55,6 @@ def _load(target: str) -> Any:
 _hook = functools.cache(_load)  # the plugin-support functions, resolved once
 
 
-def _entry_points() -> None:
-    _hook(_ENTRY_POINTS)()
-
-
 @dataclass(frozen=True)
 class Entry:
     """One registered part. ``target``: the class or ``"module:Class"``; ``reads``: the config fields its
@@ -121,20 +117,20 @@ class Registry:
         return entry
 
     def names(self) -> list[str]:
-        _entry_points()
+        _hook(_ENTRY_POINTS)()
         return list(self.entries)
 
     def __contains__(self, name: object) -> bool:
-        _entry_points()
+        _hook(_ENTRY_POINTS)()
         return name in self.entries
 
     def __iter__(self) -> Iterator[Entry]:
-        _entry_points()
+        _hook(_ENTRY_POINTS)()
         return iter(list(self.entries.values()))
 
     def __getitem__(self, name: str) -> Entry:
         """The entry ``name``; ConfigError (naming the registry's kind) for an unknown one."""
-        _entry_points()
+        _hook(_ENTRY_POINTS)()
         if name not in self.entries:
             raise ConfigError(self.kind, name, f"one of {self.names()}")
         return self.entries[name]
