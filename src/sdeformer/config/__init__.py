@@ -15,9 +15,9 @@ from .._lazy import lazy_exports
 
 if TYPE_CHECKING:  # the public names: the one re-export list (lazy_exports loads each on first use)
     from ..core._config_files import load_config_file, token_starts
-    from ._aliases import refuse_unread
     from ._batches import run_group, run_sweep, sweep_measure
     from ._blocks import batched_fields
     from ._model import DEFAULTS, DTYPES, LATER_FIELDS, NOISE_OFF, ModelConfig
+    from ._unread import refuse_unread
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, __file__)

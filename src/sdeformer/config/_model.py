@@ -24,10 +24,10 @@ from ..core._sphere import uniform_sphere
 from ..core._validate import bias_stds, seed as check_seed
 from ..dynamics import _species as species
 from ..noise._mlp import SAMPLING_MODES
-from ..params import ALIASES, FIELDS, IN_NAME, expand_shorthands
+from ..params import ALIASES, FIELDS, IN_NAME, expand_shorthands, in_name
 from ..registry import ATTENTIONS, NOISES, part_entry
 from . import _blocks as blocks
-from ._aliases import part_params, refuse_unread, route_aliases
+from ._unread import refuse_unread, unread
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16}
 # left out of to_dict at their defaults: the fields added after runs were recorded (their hashes stay unchanged)
@@ -97,7 +97,7 @@ class ModelConfig:
             su, sw = bias_stds(bias_std, self.su or None, self.sw or None)
             object.__setattr__(self, "su", su)
             object.__setattr__(self, "sw", sw)
-        route_aliases(self)
+        _route_aliases(self)
         for name, declared in FIELDS.items():  # the numbers: 64.0 -> 64, numpy scalars -> Python numbers
             if declared.rule and name != "seed":  # the seed is checked, not converted (check_seed below)
                 object.__setattr__(self, name, declared.check(name, getattr(self, name)))
@@ -110,7 +110,7 @@ class ModelConfig:
             object.__setattr__(self, "noise", FIELDS["noise"].default)
             object.__setattr__(self, "mlp", False)
         self._check_blocks()
-        object.__setattr__(self, "params", part_params(self, self.params))
+        object.__setattr__(self, "params", _part_params(self, self.params))
         check_architecture(self)
         species.check_species_noise(self)
         if self.sampling not in SAMPLING_MODES:
@@ -162,7 +162,7 @@ class ModelConfig:
                     raise ConfigError(key, data[key], f"give either {key} or {ALIASES[key]}, not both")
                 data[ALIASES[key]] = FIELDS[ALIASES[key]].check(key, data.pop(key))
             else:
-                params[key] = data.pop(key)  # written into the scheme's name by route_aliases
+                params[key] = data.pop(key)  # written into the scheme's name by _route_aliases
         for key in data:
             if key not in _KNOWN:
                 raise ConfigError("config key", key, f"unknown; allowed keys: {sorted(_KNOWN)} or KIND.NAME")
@@ -227,6 +227,52 @@ class ModelConfig:
 def _init_seed(seed: int) -> int:
     """Initial tokens and noise use different streams derived from the one config seed."""
     return (int(seed) * 2654435761 + 97531) % (2**63)
+
+
+def _part_params(cfg: ModelConfig, given: Any) -> tuple[tuple[str, Any], ...]:
+    """``given`` (a mapping or (KIND.NAME, value) pairs) checked against the declarations of ``cfg``'s parts
+    (``registry.Param``: type, range), as sorted pairs. Raises ConfigError naming the parameter."""
+    try:
+        pairs = dict(given)
+    except (TypeError, ValueError):
+        raise ConfigError("params", given, "a mapping of KIND.NAME to values") from None
+    out = {}
+    for key, value in pairs.items():
+        kind, _, name = str(key).partition(".")
+        declared = part_entry(cfg, kind).param(name) if name else None
+        if declared is None:
+            entry = part_entry(cfg, kind) if name else None
+            names = [f"{kind}.{p.name}" for p in entry.params] if entry else []
+            raise ConfigError(
+                "parameter", key, f"not declared by the {kind} {getattr(cfg, kind, '')!r}; declared: {names}"
+            )
+        out[key] = declared.check(key, value)
+    return tuple(sorted(out.items()))
+
+
+def _route_aliases(cfg: ModelConfig) -> None:
+    """The table's names among ``cfg.params`` (``params.ALIASES``) moved into the fields that store them:
+    ``noise.width`` into ``width``, ``norm.fraction`` after the scheme's name (``norm: mix:0.3``), so that a config
+    has one form and one hash whichever name set a value. Raises ConfigError when both names are given."""
+    try:
+        pairs = dict(cfg.params)
+    except (TypeError, ValueError):
+        raise ConfigError("params", cfg.params, "a mapping of KIND.NAME to values") from None
+    for key in [k for k in pairs if k in ALIASES]:
+        field, value = ALIASES[key], pairs.pop(key)
+        if field != IN_NAME:
+            if getattr(cfg, field) != FIELDS[field].default:
+                raise ConfigError(key, value, f"give either {key} or {field}, not both")
+            object.__setattr__(cfg, field, FIELDS[field].check(key, value))
+            continue
+        scheme, _, written = str(cfg.norm).partition(":")
+        if written:
+            raise ConfigError(key, value, f"give either {key} or norm {cfg.norm!r}, not both")
+        declared = part_entry(cfg, "norm").param(key.partition(".")[2])
+        if declared is None:
+            raise ConfigError(key, value, unread("norm", scheme))
+        object.__setattr__(cfg, "norm", f"{scheme}:{in_name(declared.check(key, value))}")
+    object.__setattr__(cfg, "params", tuple(pairs.items()))
 
 
 _KNOWN = frozenset({f.name for f in fields(ModelConfig)} | {"bias_std"})
