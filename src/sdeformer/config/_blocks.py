@@ -102,7 +102,7 @@ def noise_field(cfg: Any, overrides: Mapping[str, Any] | None = None, **options:
     field = NOISES.build(
         entry.name, Params(cfg, overrides, kind="noise", **(options if entry.name == cfg.noise else {}))
     )
-    return species_noise(cfg, field if cfg.share == 1.0 else PartialNoise(field, cfg.share))
+    return species_noise(field if cfg.share == 1.0 else PartialNoise(field, cfg.share), cfg.cross, cfg.cross_noise)
 
 
 def attention(cfg: Any, overrides: Mapping[str, Any] | None = None, seeds: Sequence[int] | None = None) -> Any:

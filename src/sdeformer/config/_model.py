@@ -112,7 +112,7 @@ class ModelConfig:
         self._check_blocks()
         object.__setattr__(self, "params", _part_params(self, self.params))
         check_architecture(self)
-        species.check_species_noise(self)
+        species.check_species_noise(self.cross_noise, self.cross)
         if self.sampling not in SAMPLING_MODES:
             raise ConfigError("sampling", self.sampling, f"one of {list(SAMPLING_MODES)}")
         if self.dtype not in DTYPES:
