@@ -17,7 +17,6 @@ if TYPE_CHECKING:  # the public names: the one re-export list (lazy_exports load
     from ..core._config_files import load_config_file, token_starts
     from ._batches import run_group, run_sweep, sweep_measure
     from ._blocks import batched_fields
-    from ._model import DEFAULTS, DTYPES, LATER_FIELDS, NOISE_OFF, ModelConfig
-    from ._unread import refuse_unread
+    from ._model import DEFAULTS, DTYPES, LATER_FIELDS, NOISE_OFF, ModelConfig, refuse_unread
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, __file__)

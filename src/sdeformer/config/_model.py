@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import InitVar, dataclass, fields
 from typing import Any
 
@@ -25,9 +25,8 @@ from ..core._validate import bias_stds, seed as check_seed
 from ..dynamics import _species as species
 from ..noise._mlp import SAMPLING_MODES
 from ..params import ALIASES, FIELDS, IN_NAME, expand_shorthands, in_name
-from ..registry import ATTENTIONS, NOISES, part_entry
+from ..registry import ATTENTIONS, NOISES, NORMS, part_entry
 from . import _blocks as blocks
-from ._unread import refuse_unread, unread
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16}
 # left out of to_dict at their defaults: the fields added after runs were recorded (their hashes stay unchanged)
@@ -270,9 +269,27 @@ def _route_aliases(cfg: ModelConfig) -> None:
             raise ConfigError(key, value, f"give either {key} or norm {cfg.norm!r}, not both")
         declared = part_entry(cfg, "norm").param(key.partition(".")[2])
         if declared is None:
-            raise ConfigError(key, value, unread("norm", scheme))
+            raise ConfigError(key, value, _unread("norm", scheme))
         object.__setattr__(cfg, "norm", f"{scheme}:{in_name(declared.check(key, value))}")
     object.__setattr__(cfg, "params", tuple(pairs.items()))
+
+
+def refuse_unread(cfg: ModelConfig, given: Iterable[str]) -> None:
+    """ConfigError, one line naming the part, for a field of the table among ``given`` set away from its default
+    that the chosen part does not read (``--width 8`` with the Gaussian noise): it would be ignored in silence."""
+    for key, field in ALIASES.items():
+        kind, _, name = key.partition(".")
+        if field == IN_NAME or field not in given or getattr(cfg, field) == FIELDS[field].default:
+            continue
+        entry = part_entry(cfg, kind)
+        if entry.param(name) is None and field not in entry.reads:
+            raise ConfigError(field, getattr(cfg, field), _unread(kind, entry.name))
+
+
+def _unread(kind: str, name: str) -> str:
+    entry = {"noise": NOISES, "attention": ATTENTIONS, "norm": NORMS}[kind][name]
+    reads = [f"{kind}.{p.name}" for p in entry.params]
+    return f"not read by {kind} {name!r} (it reads {', '.join(reads) if reads else 'no parameter'})"
 
 
 _KNOWN = frozenset({f.name for f in fields(ModelConfig)} | {"bias_std"})
