@@ -1,4 +1,4 @@
-"""GPU readiness: the engine (``dynamics._engine.run_group``, one batched run of B configs) at
+"""GPU readiness: the engine (``config.run_group``, one batched run of B configs) at
 N = 64 ... 65,536 tokens and B = 1 ... 8,192 runs, float32 and bfloat16, the counter RNG (``rng="counter"``,
 Philox for the whole batch) against the generator loop (``rng="generator"``, one ``torch.Generator`` call per
 run and draw), beside this device's matmul peak (a large fp32 and bf16 matmul) and memory bandwidth (a large
@@ -24,7 +24,7 @@ from pathlib import Path
 import torch
 
 from sdeformer.config import ModelConfig
-from sdeformer.dynamics._engine import run_group
+from sdeformer.config._batches import run_group
 from sdeformer.io._atomic import atomic_write_text
 from sdeformer.io._formats import write_json
 

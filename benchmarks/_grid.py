@@ -8,8 +8,8 @@ import torch
 import torch.nn.functional as F
 
 from sdeformer.config import ModelConfig
+from sdeformer.config._batches import run_sweep
 from sdeformer.core._activations import get_activation
-from sdeformer.dynamics._engine import run_sweep
 from sdeformer.experiments._grid import MLP_CHOICES, grid_configs
 from sdeformer.noise._mlp import MLPNoise, root_pays
 

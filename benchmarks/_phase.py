@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 
 from sdeformer.config import ModelConfig
-from sdeformer.dynamics._engine import sweep_measure
+from sdeformer.config._batches import sweep_measure
 from sdeformer.sweeps._observables import evaluate, parse_observables
 
 from ._timing import interleaved, ratio, spread

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from sdeformer.dynamics._engine import run_sweep
+from sdeformer.config._batches import run_sweep
 from sdeformer.experiments._grid import grid_configs
 from sdeformer.observables import interaction_energy, mean_cosine
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import torch
 
 from sdeformer.config import ModelConfig
-from sdeformer.dynamics._engine import build_batched
+from sdeformer.config._batches import build_batched
 from sdeformer.dynamics._loop import SaveAt
 
 from ._timing import conditions, finish, interleaved, ratio, spread

@@ -12,10 +12,9 @@ import pytest
 import torch
 
 from sdeformer.attention._alibi import ALiBiAttention
-from sdeformer.config import ModelConfig
+from sdeformer.config import ModelConfig, _batches as engine
 from sdeformer.core._errors import ConfigError
 from sdeformer.core._sphere import uniform_sphere
-from sdeformer.dynamics import _engine as engine
 from sdeformer.dynamics._discrete import StochasticTransformer
 from sdeformer.experiments._architectures import alibi as al
 from sdeformer.noise._mlp import MLPNoise

@@ -10,11 +10,10 @@ import torch
 
 from sdeformer.attention._softmax import SoftmaxAttention
 from sdeformer.attention._variants import CausalSoftmaxAttention
-from sdeformer.config import ModelConfig
+from sdeformer.config import ModelConfig, _batches as sweep
+from sdeformer.config._batches import run_group
 from sdeformer.core._errors import ConfigError
-from sdeformer.dynamics import _engine as sweep
 from sdeformer.dynamics._discrete import StochasticTransformer
-from sdeformer.dynamics._engine import run_group
 from sdeformer.io._hashing import config_hash
 from sdeformer.noise import PartialNoise
 from sdeformer.noise._mlp import MLPNoise

@@ -9,10 +9,10 @@ import torch
 
 from sdeformer import observables as dg
 from sdeformer.config import ModelConfig
+from sdeformer.config._batches import run_sweep
 from sdeformer.core import _memory as memory
 from sdeformer.core._activations import get_activation
 from sdeformer.core._shapes import broadcast_shape
-from sdeformer.dynamics._engine import run_sweep
 from sdeformer.sweeps import _observables as so
 
 

@@ -29,7 +29,7 @@ def test_a_batched_run_converts_with_its_dims_times_and_config():
 
 
 def test_the_runs_of_run_sweep_convert_as_one_dataset_with_the_varying_config_as_coordinates(tmp_path):
-    from sdeformer.dynamics._engine import run_sweep
+    from sdeformer.config._batches import run_sweep
 
     base = sdf.ModelConfig(tokens=4, dim=3, layers=4, width=16, dtype="float64")
     configs = [base.replace(beta=b, seed=s) for b in (1.0, 2.0) for s in (0, 1)]
@@ -78,7 +78,7 @@ def test_a_tuple_state_keeps_every_part():
 def test_every_batch_api_returns_runs_that_label_as_one_dataset(tmp_path):
     """``sweep_measure`` and ``run_jobs`` return the same ``Runs`` as ``run_sweep``: one entry per run in the input
     order, labelled by its config or job key, ``to_xarray()`` with dim ``run``."""
-    from sdeformer.dynamics._engine import run_sweep, sweep_measure
+    from sdeformer.config._batches import run_sweep, sweep_measure
     from sdeformer.sweeps import Job, run_jobs
 
     base = sdf.ModelConfig(tokens=4, dim=3, layers=4, width=16, dtype="float64")

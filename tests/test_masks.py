@@ -13,10 +13,9 @@ import pytest
 import torch
 
 from sdeformer.attention._masks import MaskedAttention, allowed, graph_adjacency, spectral_gap
-from sdeformer.config import ModelConfig
+from sdeformer.config import ModelConfig, _batches as engine
 from sdeformer.core._errors import ConfigError
 from sdeformer.core._sphere import project, uniform_sphere
-from sdeformer.dynamics import _engine as engine
 from sdeformer.dynamics._discrete import StochasticTransformer
 from sdeformer.experiments._architectures import checks as ac
 from sdeformer.sweeps import parse_spec, run

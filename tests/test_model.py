@@ -10,7 +10,7 @@ import torch
 import sdeformer as sdf
 from problems import antipodal_pair
 from sdeformer.config import ModelConfig
-from sdeformer.dynamics._engine import run_sweep
+from sdeformer.config._batches import run_sweep
 from sdeformer.observables import mean_abs_cosine, mean_cosine
 
 SPHERE_TOL = 1e-6

@@ -11,11 +11,10 @@ import torch
 from sdeformer import sweeps
 from sdeformer.attention._softmax import MultiHeadAttention, SoftmaxAttention
 from sdeformer.attention._variants import QK_KINDS, V_KINDS, RandomMatrixAttention, random_qk, random_value
-from sdeformer.config import ModelConfig
+from sdeformer.config import ModelConfig, _batches as engine
 from sdeformer.core._errors import ConfigError
 from sdeformer.core._rng import Streams
 from sdeformer.core._sphere import uniform_sphere
-from sdeformer.dynamics import _engine as engine
 from sdeformer.dynamics._discrete import StochasticTransformer
 from sdeformer.dynamics._loop import SaveAt
 from sdeformer.observables import pairwise_cosines

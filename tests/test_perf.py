@@ -17,10 +17,10 @@ from typer.testing import CliRunner
 import sdeformer
 from sdeformer.attention._softmax import SoftmaxAttention
 from sdeformer.config import ModelConfig
+from sdeformer.config._batches import run_sweep
 from sdeformer.contracts import RandomSource
 from sdeformer.core._rng import Streams
 from sdeformer.core._sphere import uniform_sphere
-from sdeformer.dynamics._engine import run_sweep
 from sdeformer.dynamics._sde import EulerMaruyama, LimitSDE
 from sdeformer.noise._fields import GaussianField, RandomFeatureField
 from sdeformer.noise._replay import ReplayedNoise

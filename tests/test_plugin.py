@@ -14,10 +14,10 @@ from typer.testing import CliRunner
 
 import sdeformer as sdf
 from sdeformer.cli import app
+from sdeformer.config._batches import run_sweep
 from sdeformer.contracts import PairCovariance
 from sdeformer.core import Streams
 from sdeformer.core._errors import ConfigError
-from sdeformer.dynamics._engine import run_sweep
 from sdeformer.dynamics._sde import LimitSDE, NoiseFreeSolver, make_solver
 from sdeformer.experiments._parts import parts_section
 from sdeformer.noise._fields import GaussianField

@@ -13,7 +13,7 @@ import torch
 
 import sdeformer as sdf
 from sdeformer import plugins
-from sdeformer.dynamics._engine import run_sweep
+from sdeformer.config._batches import run_sweep
 from sdeformer.registry import NOISES
 from sdeformer.testing import PartCheckError, check_part
 

@@ -7,9 +7,9 @@ import itertools
 import pytest
 
 import sdeformer as sdf
+from sdeformer.config._blocks import batched_fields
 from sdeformer.contracts import CAPABILITIES, missing
 from sdeformer.core._errors import ConfigError
-from sdeformer.dynamics._blocks import batched_fields
 from sdeformer.registry import ATTENTIONS, CAPABILITY_NAMES, NOISES, OBSERVABLES, SOLVERS
 
 

@@ -15,12 +15,11 @@ from typer.testing import CliRunner
 import sdeformer.experiments._simulate as sim
 from problems import Interrupted, interrupt_after
 from sdeformer.cli import app
-from sdeformer.config import ModelConfig
+from sdeformer.config import ModelConfig, _batches as engine
 from sdeformer.core._counter import CounterStreams
 from sdeformer.core._errors import ConfigError
 from sdeformer.core._rng import RNG_KINDS, Streams, make_streams
 from sdeformer.core._splitmix import SplitMixStreams
-from sdeformer.dynamics import _engine as engine
 from sdeformer.io._hashing import config_hash
 from sdeformer.sweeps._spec import parse_spec
 

@@ -11,11 +11,10 @@ import pytest
 import torch
 
 from sdeformer.attention._softmax import SoftmaxAttention
-from sdeformer.config import ModelConfig
+from sdeformer.config import ModelConfig, _blocks as blocks
 from sdeformer.core._errors import ConfigError
 from sdeformer.core._rng import Streams
 from sdeformer.core._sphere import project, uniform_sphere
-from sdeformer.dynamics import _blocks as blocks
 from sdeformer.dynamics._discrete import StochasticTransformer
 from sdeformer.dynamics._loop import SaveAt
 from sdeformer.dynamics._norms import NGPT, MixLN, PeriLN, PostLN, PreLN, SqrtScaling

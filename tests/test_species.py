@@ -11,10 +11,9 @@ import pytest
 import torch
 
 from sdeformer.attention._masks import MaskedAttention
-from sdeformer.config import ModelConfig
+from sdeformer.config import ModelConfig, _batches as engine
 from sdeformer.core._errors import ConfigError
 from sdeformer.core._sphere import uniform_sphere
-from sdeformer.dynamics import _engine as engine
 from sdeformer.dynamics._species import TwoSpecies, cross_energy, species_observables
 from sdeformer.noise._mlp import MLPNoise
 from sdeformer.sweeps import parse_spec, run

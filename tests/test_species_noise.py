@@ -13,11 +13,10 @@ import torch
 from typer.testing import CliRunner
 
 from sdeformer.cli import app
-from sdeformer.config import ModelConfig
+from sdeformer.config import ModelConfig, _batches as engine
 from sdeformer.core._errors import ConfigError
 from sdeformer.core._rng import Streams
 from sdeformer.core._sphere import uniform_sphere
-from sdeformer.dynamics import _engine as engine
 from sdeformer.dynamics._species import SpeciesNoise, TwoSpecies
 from sdeformer.io._hashing import config_hash
 from sdeformer.noise._mlp import MLPNoise

@@ -97,7 +97,7 @@ def test_schema_is_stable_and_one_line_reads_the_table(tmp_path, spec, one_threa
 
 
 def test_values_match_a_direct_run(tmp_path, spec, one_thread):
-    from sdeformer.dynamics._engine import run_group
+    from sdeformer.config._batches import run_group
     from sdeformer.observables import interaction_energy
 
     run(spec, tmp_path)

@@ -19,10 +19,10 @@ from typer.testing import CliRunner
 
 from sdeformer.attention._softmax import SoftmaxAttention
 from sdeformer.cli import app
+from sdeformer.config import _blocks as blocks
 from sdeformer.core._errors import ConfigError
 from sdeformer.core._kernel import kernel_theory
 from sdeformer.core._sphere import project
-from sdeformer.dynamics import _blocks as blocks
 from sdeformer.experiments import _phase as exp_phase
 from sdeformer.experiments._sync import check as sync
 from sdeformer.experiments._sync.architecture import (

@@ -19,12 +19,11 @@ if TYPE_CHECKING:  # the root's names: the README's example, the registries, the
     __version__: str
     from . import peers, real
     from .attention._softmax import SoftmaxAttention
-    from .config import ModelConfig
+    from .config import ModelConfig, run_sweep
     from .core._errors import ConfigError
     from .core._kernel import kernel_theory
     from .core._sphere import uniform_sphere
     from .dynamics._discrete import StochasticTransformer
-    from .dynamics._engine import run_sweep
     from .dynamics._loop import SaveAt, Trajectory
     from .dynamics._sde import LimitSDE, make_solver
     from .experiments._registry import EXPERIMENTS

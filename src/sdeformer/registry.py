@@ -15,24 +15,26 @@ The class must have ``from_config(params)`` (``params``: a ``Params`` view of th
 may be tensors) and every method of the contracts it claims; otherwise registration fails with one line naming
 the part and the missing method. The built-ins are declared at the bottom of this module (one line each) and
 checked when first built (``tests/test_registry.py`` builds them all).
+
+Plugin support sits above the registry (``plugins`` loads plugins and reads the entries to name a failing part;
+``_plugin_checks`` checks a plugin part's returns): the registry reaches it as it reaches the built-in parts, by
+``"module:function"`` at run time, and imports neither.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
-import importlib.util
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._plugin_checks import guard, is_plugin_part
 from .core._errors import ConfigError
 from .params import Param, Params, declared
-from .plugins import entry_point_plugins, load_plugins, loaded_plugins
 
 __all__ = ["ATTENTIONS", "NOISES", "NORMS", "OBSERVABLES", "SOLVERS", "Entry", "Param", "Params", "Registry"]
-__all__ += ["load_plugins", "loaded_plugins", "part_entry"]
+__all__ += ["part_entry"]
 
 Batched = tuple[str, ...] | Callable[[Any], tuple[str, ...]]
 # the keys of contracts.CAPABILITIES, written here so that registering needs no torch (a fast --help)
@@ -40,6 +42,17 @@ CAPABILITY_NAMES = (
     "noise", "variance", "limit", "one_point", "pair_covariance", "replayable", "attention", "scheme", "observable",
     "norm",
 )  # fmt: skip
+_ENTRY_POINTS = "sdeformer.plugins:entry_point_plugins"  # the installed packages' plugins, loaded at the first lookup
+_IS_PLUGIN, _GUARD = "sdeformer._plugin_checks:is_plugin_part", "sdeformer._plugin_checks:guard"
+
+
+def _load(target: str) -> Any:
+    """The object named by ``"module:name"`` (its module imported on first use)."""
+    module, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+_hook = functools.cache(_load)  # the plugin-support functions, resolved once
 
 
 @dataclass(frozen=True)
@@ -65,10 +78,7 @@ class Entry:
 
     def part(self) -> Any:
         """The implementing class (imported on first use for a ``"module:Class"`` target)."""
-        if isinstance(self.target, str):
-            module, _, attr = self.target.partition(":")
-            return getattr(importlib.import_module(module), attr)
-        return self.target
+        return _load(self.target) if isinstance(self.target, str) else self.target
 
     def batched_fields(self, cfg: Any) -> tuple[str, ...]:
         return self.batched(cfg) if callable(self.batched) else self.batched
@@ -107,20 +117,20 @@ class Registry:
         return entry
 
     def names(self) -> list[str]:
-        entry_point_plugins()
+        _hook(_ENTRY_POINTS)()
         return list(self.entries)
 
     def __contains__(self, name: object) -> bool:
-        entry_point_plugins()
+        _hook(_ENTRY_POINTS)()
         return name in self.entries
 
     def __iter__(self) -> Iterator[Entry]:
-        entry_point_plugins()
+        _hook(_ENTRY_POINTS)()
         return iter(list(self.entries.values()))
 
     def __getitem__(self, name: str) -> Entry:
         """The entry ``name``; ConfigError (naming the registry's kind) for an unknown one."""
-        entry_point_plugins()
+        _hook(_ENTRY_POINTS)()
         if name not in self.entries:
             raise ConfigError(self.kind, name, f"one of {self.names()}")
         return self.entries[name]
@@ -140,7 +150,8 @@ class Registry:
         """The part ``name`` built from ``params``: ``part().from_config(params)`` (its own parameters are read as
         ``KIND.NAME`` of this registry's kind); a plugin's part with its returns checked (``_plugin_checks``)."""
         params.kind, cls = params.kind or self.kind, self.check(self[name])
-        return guard(cls.from_config(params), self.kind, name) if is_plugin_part(cls) else cls.from_config(params)
+        part = cls.from_config(params)
+        return _hook(_GUARD)(part, self.kind, name) if _hook(_IS_PLUGIN)(cls) else part
 
     def check(self, entry: Entry) -> Any:
         """The entry's class, after checking that it has the registry's factory method and the methods of the

@@ -209,5 +209,5 @@ def job_options(executor_help: str) -> Callable[[Callable], Callable]:
 
 def plugin_option() -> Any:
     """``--plugin FILE|MODULE`` (repeatable): a plugin whose import registers parts (docs/extending.md); loaded
-    with ``registry.load_plugins`` before the command reads its config, and on every Dask worker."""
+    with ``plugins.load_plugins`` before the command reads its config, and on every Dask worker."""
     return typer.Option(None, "--plugin", metavar="FILE", help="a .py file or module registering parts (repeatable)")

@@ -32,7 +32,7 @@ def reproduce(
     """Run registered experiments into OUT/index.html: the paper's Table 1 and Figures 1-6 and the theorem checks
     by default; --plugin FILE registers experiments of your own (docs/extending.md).
     Damaged cached parts are moved into a damaged/ folder beside them, recomputed and listed at the end."""
-    from ..registry import load_plugins
+    from ..plugins import load_plugins
 
     load_plugins(plugin or ())  # before the name is looked up: a plugin's experiment is registered at its import
     from ..experiments._commands.options import executor

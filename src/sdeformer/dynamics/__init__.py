@@ -1,5 +1,7 @@
 """Dynamics: the one time loop (``loop``), the discrete model (THEORY section 1), the limit SDE and its solvers
-(THEORY section 3), couplings, the mean field as particles (THEORY section 4) and the batched engine."""
+(THEORY section 3), couplings and the mean field as particles (THEORY section 4). The time loop runs built parts
+(noise, attention, norm); a config's parts, and the batched runs of many configs, are built by
+``sdeformer.config``."""
 
 from __future__ import annotations
 
@@ -8,10 +10,8 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_exports
 
 if TYPE_CHECKING:  # the public names: the one re-export list (lazy_exports loads each on first use)
-    from ._blocks import batched_fields
     from ._coupling import depth_coupled, width_coupled
     from ._discrete import StochasticTransformer
-    from ._engine import run_group, run_sweep, sweep_measure
     from ._labels import Runs
     from ._loop import Observer, SaveAt, Trajectory, as_saveat, integrate
     from ._meanfield import run_clouds, sup_w2_sq

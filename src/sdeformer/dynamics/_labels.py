@@ -1,5 +1,5 @@
 """Labelled results: a run's saved states as an ``xarray.Dataset`` (docs/design.md, "Results and caching"), and
-``Runs``, the one result type of every batch API (``engine.run_sweep``, ``engine.sweep_measure``,
+``Runs``, the one result type of every batch API (``config.run_sweep``, ``config.sweep_measure``,
 ``sweeps.run_jobs``; a sweep folder opens as the same kind of Dataset with ``sweeps.open_sweep``).
 
 xarray is the ecosystem's convention for labelled N-d results (NetCDF or Zarr on disk); it is imported only
@@ -63,7 +63,7 @@ def _label_runs(ds: Any, labels: Sequence[Mapping[str, Any]]) -> Any:
 
 
 def runs_dataset(trajectories: Sequence[Any], configs: Sequence[Mapping[str, Any]]) -> Any:
-    """Trajectories of several runs (``engine.run_sweep``: one per config, the same saved times and state shape)
+    """Trajectories of several runs (``config.run_sweep``: one per config, the same saved times and state shape)
     as one ``xarray.Dataset``: ``x`` with dims time x run x token x dim, the config values that differ between
     the runs as coordinates along ``run``, those they share as attributes. Raises ValueError for runs saved at
     other times or with other shapes (label them one by one with ``Trajectory.to_xarray``)."""
@@ -97,7 +97,7 @@ def arrays_dataset(records: Sequence[Mapping[str, Any]], labels: Sequence[Mappin
 
 class Runs(list):
     """The result of a batch API, one entry per run in the input order (a list): a ``loop.Trajectory``
-    (``engine.run_sweep``) or a mapping of named arrays (``engine.sweep_measure``, ``sweeps.run_jobs``), with
+    (``config.run_sweep``) or a mapping of named arrays (``config.sweep_measure``, ``sweeps.run_jobs``), with
     what labels each run (``labels``: a config's values or a job's key). ``to_xarray()`` labels them as one
     ``xarray.Dataset`` with dim ``run`` (``runs_dataset`` or ``arrays_dataset``); ``stack()`` gives a mapping
     entry's arrays stacked along a first run axis."""

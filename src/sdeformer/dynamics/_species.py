@@ -53,21 +53,21 @@ class SpeciesNoise:
         return f"SpeciesNoise({self.field!r}, encoder={self.encoder})"
 
 
-def check_species_noise(cfg: Any) -> None:
-    """A config's ``cross_noise``: one of NOISE_MODES, and "own" only with two species (``cross`` = K > 0).
-    Raises ConfigError naming ``cross_noise``."""
-    if not isinstance(cfg.cross_noise, str) or cfg.cross_noise not in NOISE_MODES:
-        raise ConfigError("cross_noise", cfg.cross_noise, f"one of {list(NOISE_MODES)}")
-    if cfg.cross_noise == "own" and not cfg.cross:
-        raise ConfigError("cross_noise", cfg.cross_noise, "own noise needs two species: cross = K > 0 encoder tokens")
+def check_species_noise(mode: Any, encoder: int) -> None:
+    """A config's ``cross_noise`` (``mode``): one of NOISE_MODES, and "own" only with two species (``encoder`` =
+    K > 0 encoder tokens, the config's ``cross``). Raises ConfigError naming ``cross_noise``."""
+    if not isinstance(mode, str) or mode not in NOISE_MODES:
+        raise ConfigError("cross_noise", mode, f"one of {list(NOISE_MODES)}")
+    if mode == "own" and not encoder:
+        raise ConfigError("cross_noise", mode, "own noise needs two species: cross = K > 0 encoder tokens")
 
 
-def species_noise(cfg: Any, field: NoiseField | None) -> NoiseField | None:
-    """The noise of a config's layer: ``field`` itself, but split per species (``SpeciesNoise``) where the config
-    has two species (``cross`` = K > 0) with ``cross_noise = "own"``."""
-    if field is None or not cfg.cross or cfg.cross_noise == "shared":
+def species_noise(field: NoiseField | None, encoder: int, mode: str) -> NoiseField | None:
+    """The noise of a layer: ``field`` itself, but split per species (``SpeciesNoise``) where there are two
+    species (``encoder`` = K > 0 encoder tokens) with ``mode`` "own"."""
+    if field is None or not encoder or mode == "shared":
         return field
-    return SpeciesNoise(field, cfg.cross)
+    return SpeciesNoise(field, encoder)
 
 
 class TwoSpecies:

@@ -18,8 +18,8 @@ import numpy as np
 import torch
 
 from ..config import ModelConfig
+from ..config._batches import run_sweep
 from ..core._kernel import kernel_theory
-from ..dynamics._engine import run_sweep
 from ..io._report import Figure, Section
 from ..observables import FIGURE_CLUSTER_COS, cluster_count, interaction_energy, mean_abs_cosine, mean_cosine
 from ..plots._names import FIGURES

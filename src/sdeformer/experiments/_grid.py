@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from ..config import ModelConfig
-from ..dynamics._engine import sweep_measure
+from ..config._batches import sweep_measure
 from ..dynamics._loop import Trajectory
 from ..io._report import Figure, Section, Table
 from ..observables import (

@@ -158,7 +158,7 @@ class DaskExecutor:
                 self.client = Client(scheduler, timeout="10s")
             except (OSError, TimeoutError, ValueError) as exc:
                 raise ConfigError("scheduler", scheduler, f"cannot connect ({str(exc).splitlines()[0]})") from None
-        from ..registry import loaded_plugins
+        from ..plugins import loaded_plugins
         from ._worker import LoadPlugins
 
         self.client.register_plugin(LoadPlugins(loaded_plugins()))

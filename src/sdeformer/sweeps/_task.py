@@ -20,9 +20,8 @@ from typing import Any
 
 import torch
 
-from ..config import ModelConfig
+from ..config import ModelConfig, _batches as engine
 from ..core._threads import torch_threads
-from ..dynamics import _engine as engine
 from ..plugins import run_time_error
 from ._memory import run_bytes
 from ._observables import SweepObservable, evaluate

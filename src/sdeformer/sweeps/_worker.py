@@ -9,7 +9,7 @@ from distributed import WorkerPlugin
 
 class LoadPlugins(WorkerPlugin):
     """A Dask worker plugin: every worker, also one started later (a restart), loads the driver's plugins
-    (``registry.loaded_plugins``) and tunes its heap (``core._memory``) before its first task."""
+    (``plugins.loaded_plugins``) and tunes its heap (``core._memory``) before its first task."""
 
     name = "sdeformer-plugins"
 
@@ -18,7 +18,7 @@ class LoadPlugins(WorkerPlugin):
 
     def setup(self, worker: Any) -> None:
         from ..core._memory import keep_freed_memory
-        from ..registry import load_plugins
+        from ..plugins import load_plugins
 
         keep_freed_memory()
         load_plugins(self.plugins)

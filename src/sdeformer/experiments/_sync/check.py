@@ -78,7 +78,7 @@ def settings_units(settings: SyncSettings) -> int:
 
 def _model(s: SyncSettings, attention: Any) -> tuple[Any, Any]:
     """(the attention, the scheme or None for Post-LN) of the settings' parts (``attention`` replaces the first)."""
-    from ...dynamics import _blocks as blocks
+    from ...config import _blocks as blocks
 
     cfg = s.model()
     norm = blocks.norm(cfg)

@@ -1,7 +1,6 @@
-"""Validated, frozen configs for the discrete model (docs/design.md: one place for bad-input errors).
-
-``ModelConfig`` holds every parameter of THEORY section 1; ``load_config`` reads TOML or YAML and rejects
-keys that do not exist; ``ModelConfig.build()`` returns the model and its initial tokens.
+"""``ModelConfig``: the validated, frozen config of the discrete model (docs/design.md: one place for bad-input
+errors). It holds every parameter of THEORY section 1; ``build()`` returns the model from its parts
+(``blocks.parts``, the config-to-parts step); ``initial_tokens()`` its initial tokens.
 """
 
 from __future__ import annotations
@@ -15,22 +14,19 @@ from typing import Any
 
 import torch
 
-from .attention._harmonic import check_method
-from .attention._masks import ARCHITECTURE_DEFAULTS, check_architecture
-from .core._activations import get_activation
-from .core._config_files import (  # re-exported
-    file_tokens,
-    load_config_file as load_config_file,
-    token_starts as token_starts,  # re-exported: config.token_starts
-)
-from .core._errors import ConfigError
-from .core._rng import check_kind as check_rng
-from .core._sphere import uniform_sphere
-from .core._validate import bias_stds, seed as check_seed
-from .dynamics import _blocks as blocks, _species as species
-from .noise._mlp import SAMPLING_MODES
-from .params import ALIASES, FIELDS, IN_NAME, expand_shorthands, in_name
-from .registry import ATTENTIONS, NOISES, NORMS, part_entry
+from ..attention._harmonic import check_method
+from ..attention._masks import ARCHITECTURE_DEFAULTS, check_architecture
+from ..core._activations import get_activation
+from ..core._config_files import file_tokens
+from ..core._errors import ConfigError
+from ..core._rng import check_kind as check_rng
+from ..core._sphere import uniform_sphere
+from ..core._validate import bias_stds, seed as check_seed
+from ..dynamics import _species as species
+from ..noise._mlp import SAMPLING_MODES
+from ..params import ALIASES, FIELDS, IN_NAME, expand_shorthands, in_name
+from ..registry import ATTENTIONS, NOISES, NORMS, part_entry
+from . import _blocks as blocks
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16}
 # left out of to_dict at their defaults: the fields added after runs were recorded (their hashes stay unchanged)
@@ -115,7 +111,7 @@ class ModelConfig:
         self._check_blocks()
         object.__setattr__(self, "params", _part_params(self, self.params))
         check_architecture(self)
-        species.check_species_noise(self)
+        species.check_species_noise(self.cross_noise, self.cross)
         if self.sampling not in SAMPLING_MODES:
             raise ConfigError("sampling", self.sampling, f"one of {list(SAMPLING_MODES)}")
         if self.dtype not in DTYPES:

@@ -1,8 +1,9 @@
-"""Batched engine: many settings and seeds of equal shape as one tensor program (docs/design.md: shapes).
+"""Batched runs of configs: many settings and seeds of equal shape as one tensor program (docs/design.md: shapes).
 
 Settings that share everything but the seed and the parameters their parts declare batched form one group
 (``blocks.batched_fields``: the MLP noise's bias stds, softmax's beta and scale); its parts are built once
-(``blocks.parts``) and each group is one batched ``StochasticTransformer`` run with batch shape ``(G,)``,
+(``blocks.parts``, the config-to-parts step) and each group is one batched ``StochasticTransformer`` (the
+dynamics' time loop, which takes built parts and random streams, never a config) run with batch shape ``(G,)``,
 per-element noise laws and one random stream per element. Element k equals the unbatched run of
 ``configs[k]``: the same random numbers, so the same values up to floating-point rounding of the batched
 matmuls (``tests/test_model.py``).
@@ -24,12 +25,12 @@ import torch
 from ..core._errors import ConfigError
 from ..core._rng import make_streams
 from ..core._threads import warn_threads
+from ..dynamics._labels import Runs
+from ..dynamics._loop import TokenDynamics, Trajectory
 from . import _blocks as blocks
-from ._labels import Runs
-from ._loop import TokenDynamics, Trajectory
 
-if TYPE_CHECKING:  # the engine runs configs' built parts; it never imports the config module (docs/design.md)
-    from ..config import ModelConfig
+if TYPE_CHECKING:
+    from ._model import ModelConfig
 
 
 def group_key(cfg: ModelConfig) -> tuple:

@@ -1,14 +1,15 @@
-"""The parts of one generic layer named by a ``ModelConfig``, built from the registries (``registry``).
+"""The config-to-parts step, in one place: the parts of one generic layer named by a ``ModelConfig``, built from
+the registries (``registry``).
 
 ``x_i <- LN(LN(x_i + dt D_i(X)) + xi_i)`` (THEORY section 1; BEYOND section 0): ``cfg.noise`` names the field
 xi in ``registry.NOISES``, ``cfg.share`` = rho its sharing fraction (BEYOND section 1; rho = 1 builds the field
 itself, so the numbers are those of the common noise), ``cfg.attention`` the drift D in
 ``registry.ATTENTIONS`` (``cfg.causal`` a causal mask), ``cfg.norm`` where the layer normalizes around the two
 (``registry.NORMS``, BEYOND section 6; Post-LN as written). ``parts`` builds the three once; ``model`` hands
-them to the time loop. ``config.ModelConfig.build`` builds one run; ``engine.build_batched`` a batch of runs,
-with the fields of ``batched_fields`` as ``(G,)`` tensors. ``cfg.solver`` names an SDE scheme
-(``registry.SOLVERS``): ``model`` then builds that solver of the limit SDE (THEORY section 3), with the noise
-replaced by the limit field its registry entry declares (``noise_entry``).
+them to the time loop (``dynamics``, which takes built parts only). ``ModelConfig.build`` builds one run;
+``batches.build_batched`` a batch of runs, with the fields of ``batched_fields`` as ``(G,)`` tensors.
+``cfg.solver`` names an SDE scheme (``registry.SOLVERS``): ``model`` then builds that solver of the limit SDE
+(THEORY section 3), with the noise replaced by the limit field its registry entry declares (``noise_entry``).
 """
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ from typing import Any, NamedTuple
 import torch
 
 from ..core._errors import ConfigError
+from ..dynamics._discrete import StochasticTransformer
+from ..dynamics._sde import LimitSDE, make_solver
+from ..dynamics._species import species_noise
 from ..noise._partial import PartialNoise
 from ..params import ALIASES
 from ..registry import ATTENTIONS, NOISES, NORMS, SOLVERS, Entry, Params
-from ._species import species_noise
 
 
 def noise_entry(cfg: Any) -> Entry:
@@ -71,9 +74,6 @@ def parts(
 def model(cfg: Any, built: Parts) -> Any:
     """The model of ``cfg`` from its built parts: the discrete ``StochasticTransformer`` (THEORY section 1), or
     the solver ``cfg.solver`` of the limit SDE with ``cfg.layers`` steps (THEORY section 3)."""
-    from ._discrete import StochasticTransformer
-    from ._sde import LimitSDE, make_solver
-
     if not cfg.solver:
         return StochasticTransformer(cfg.layers, cfg.horizon, *built)
     return make_solver(LimitSDE(*built), cfg.layers, cfg.horizon, cfg.solver)
@@ -102,7 +102,7 @@ def noise_field(cfg: Any, overrides: Mapping[str, Any] | None = None, **options:
     field = NOISES.build(
         entry.name, Params(cfg, overrides, kind="noise", **(options if entry.name == cfg.noise else {}))
     )
-    return species_noise(cfg, field if cfg.share == 1.0 else PartialNoise(field, cfg.share))
+    return species_noise(field if cfg.share == 1.0 else PartialNoise(field, cfg.share), cfg.cross, cfg.cross_noise)
 
 
 def attention(cfg: Any, overrides: Mapping[str, Any] | None = None, seeds: Sequence[int] | None = None) -> Any:
