@@ -108,8 +108,9 @@ def train(
 ) -> Training:
     """Minimise ``loss(seed_k) + sum_name penalty[name] |parameters[name]|^2`` by ``steps`` steps of
     ``optimizer`` (``"adam"`` or ``"sgd"``, rate ``lr`` times ``decay`` ** k at step k); seed_k = seed + k
-    (``fresh_noise``) or seed. ``progress(k)`` after step k. Raises ConfigError for a bad argument, a parameter that is not a leaf
-    requiring grad, or a loss that is not a finite scalar (naming the step: a smaller ``lr`` may help)."""
+    (``fresh_noise``) or seed. ``progress(k)`` after step k. Raises ConfigError for a bad argument, a parameter
+    that is not a leaf requiring grad, or a loss that is not a finite scalar (naming the step: a smaller ``lr``
+    may help)."""
     penalty = dict(penalty or {})
     _check(parameters, steps, lr, optimizer, penalty)
     if not 0.0 < decay <= 1.0:
