@@ -223,3 +223,9 @@ EXPERIMENTS.register(
                _F + "_context_chaos:units", _F + "_context_chaos:SETTINGS", "context-chaos/context_chaos.json",
                _F + "_context_chaos:ContextChaosSettings.quick")
 )  # fmt: skip
+EXPERIMENTS.register(
+    Experiment("escape", _F + "_escape:report",
+               "a linear feed-forward map trained in the noisy model: escape from clustering (Isobe et al. 2026)",
+               "escape: the trained map's tokens leave the cluster near the final layers", ("field",),
+               _F + "_escape:units", _F + "_escape:SETTINGS", "escape/escape.json", _F + "_escape:EscapeSettings.quick")
+)  # fmt: skip

@@ -65,3 +65,23 @@ def context_chaos_figure(result: Any, path: Path) -> Path:
     ax.set_title("propagation of chaos in context length")
     ax.legend(fontsize=7)
     return save_figure(fig, path)
+
+
+def escape_figure(result: Any, path: Path) -> Path:
+    """The mean cosine per layer, trained and frozen map, with the seeds' 95 % intervals; the trained map's norm
+    per layer on a second axis; the peak layer's interval shaded."""
+    fig, ax = plt.subplots(figsize=(5.5, 4))
+    layer = np.asarray(result.layer)
+    for name, key, color in (("trained map", "cosine", "C0"), ("frozen map (W = 0)", "cosine_frozen", "C1")):
+        mean = np.asarray(getattr(result, key))
+        ax.plot(layer, mean, "o-", ms=3, color=color, label=name)
+        ax.fill_between(layer, getattr(result, key + "_lo"), getattr(result, key + "_hi"), color=color, alpha=0.25)
+    ax.axvspan(result.peak_lo, result.peak_hi, color="C0", alpha=0.1, label="trained peak layer, 95 %")
+    ax.set_xlabel("layer l")
+    ax.set_ylabel("mean pairwise cosine")
+    ax.legend(fontsize=7, loc="lower left")
+    norm = ax.twinx()
+    norm.bar(layer[1:], result.weight_norm, color="grey", alpha=0.3, width=0.6)
+    norm.set_ylabel("|W_l| (trained, bars)")
+    ax.set_title("training-induced escape from clustering")
+    return save_figure(fig, path)
