@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import json
 
 import pytest
 import torch
@@ -64,7 +65,19 @@ def test_check_holds_over_seeds_and_fails_the_frozen_map():
     assert result.holds
 
 
-def test_registered_with_its_settings():
-    exp = sdf.EXPERIMENTS["escape"]
-    assert "field" in exp.groups
-    assert [p.name for p in es.SETTINGS][:3] == ["dim", "tokens", "layers"]
+def test_command_json_names_and_a_bad_setting(tmp_path):
+    from typer.testing import CliRunner
+
+    from sdeformer.cli import app
+
+    assert "field" in sdf.EXPERIMENTS["escape"].groups
+    tiny = ["tokens=6", "layers=3", "horizon=3", "steps=2", "seeds=2", "paths=1", "eval_paths=1"]
+    args = ["escape", "--quick", "--json", "--out", str(tmp_path), *[a for t in tiny for a in ("--set", t)]]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout[result.stdout.index("{") :])
+    for name in ("peak", "turn_down", "frozen_peak", "frozen_turn_down"):
+        assert data[name + "_lo"] <= data[name] <= data[name + "_hi"], name
+    assert len(data["cosine"]) == len(data["cosine_frozen"]) == 4 and isinstance(data["escapes"], bool)
+    refused = CliRunner().invoke(app, ["escape", "--out", str(tmp_path / "x"), "--set", "share=2"])
+    assert refused.exit_code == 2 and "share" in refused.output and "Traceback" not in refused.output
