@@ -63,6 +63,8 @@ def test_check_holds_over_seeds_and_fails_the_frozen_map():
     result = es.run(SMALL)
     assert result.escapes and not result.frozen_escapes, (result.turn_down_lo, result.frozen_turn_down_hi)
     assert result.holds
+    assert result.leave_seeds == SMALL.seeds and result.frozen_leave_seeds == 0
+    assert result.leave > SMALL.layers - 2 and result.leave_lo > SMALL.layers / 2  # near the final layers
 
 
 def test_command_json_names_and_a_bad_setting(tmp_path):

@@ -11,7 +11,9 @@ per-layer linear map x -> W_l x (``sdeformer.train.LinearFeedForward``, W = 0 at
 on the loss "mean pairwise cosine of the final tokens" (the task wants the final tokens apart) plus
 ``penalty`` * dt * sum_l |W_l|^2. The mean pairwise cosine c_l of the tokens at each layer, averaged over
 ``eval_paths`` held-out noise paths, gives the peak layer l* = argmax_l c_l and the turn-down c_{l*} - c_L; both
-are averaged over ``seeds`` training seeds (each its own tokens and noise) with a 95 % t interval.
+are averaged over ``seeds`` training seeds (each its own tokens and noise) with a 95 % t interval, and so is the
+layer where the tokens leave the cluster (the first layer after l* whose cosine is below c_{l*} - ``drop``), over
+the seeds that leave.
 
 The check: the turn-down's interval lies above ``drop`` and the peak layer's below L (the cosine peaks inside and
 turns down). Its power: the wrong model, the map frozen at its start (W = 0: attention and noise alone, which
@@ -113,6 +115,11 @@ class EscapeResult(Result):
     frozen_turn_down_hi: float
     escapes: bool
     frozen_escapes: bool
+    leave: float | None
+    leave_lo: float | None
+    leave_hi: float | None
+    leave_seeds: int
+    frozen_leave_seeds: int
     figure: str = FIGURE
 
     @property
@@ -181,6 +188,16 @@ def _peaks(curves: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return curves.argmax(1).astype(float), curves.max(1) - curves[:, -1]
 
 
+def _leaves(curves: np.ndarray, drop: float) -> list[int]:
+    """Per seed that leaves: the first layer after the peak whose cosine is below c_{l*} - drop. ``(S, L + 1)``."""
+    out = []
+    for c in curves:
+        below = np.nonzero(c[c.argmax() :] < c.max() - drop)[0]
+        if len(below):
+            out.append(int(c.argmax() + below[0]))
+    return out
+
+
 def run(settings: EscapeSettings, advance=lambda _n: None) -> EscapeResult:
     """The experiment (module docstring); ``advance(1)`` after each training seed."""
     per = []
@@ -197,11 +214,14 @@ def run(settings: EscapeSettings, advance=lambda _n: None) -> EscapeResult:
     escapes = [st[4] > settings.drop and st[2] < top for st in stats]  # turn-down's lo > drop, peak's hi < L
     c, c_lo, c_hi = _interval(trained)
     f, f_lo, f_hi = _interval(frozen)
+    leaves = _leaves(trained, settings.drop)
+    leave = list(map(float, _interval(np.asarray(leaves, float)))) if len(leaves) > 1 else [None] * 3
     return EscapeResult(
         list(range(settings.layers + 1)), c.tolist(), c_lo.tolist(), c_hi.tolist(), f.tolist(), f_lo.tolist(),
         f_hi.tolist(), np.mean([p["norm"] for p in per], 0).tolist(),
         float(np.mean([p["loss_start"] for p in per])), float(np.mean([p["loss_end"] for p in per])),
-        pk, pk_lo, pk_hi, td, td_lo, td_hi, *frozen_stats, escapes[0], escapes[1],
+        pk, pk_lo, pk_hi, td, td_lo, td_hi, *frozen_stats, escapes[0], escapes[1], *leave, len(leaves),
+        len(_leaves(frozen, settings.drop)),
     )  # fmt: skip
 
 
@@ -229,7 +249,9 @@ def section(result: EscapeResult, folder: str = "escape") -> Section:
             f"the final tokens' mean cosine: the loss falls from {result.loss_start:.3f} to {result.loss_end:.3f}. "
             f"The mean cosine peaks at layer {result.peak:.1f} [{result.peak_lo:.1f}, {result.peak_hi:.1f}] of "
             f"{last} and turns down by {result.turn_down:.3f} [{result.turn_down_lo:.3f}, "
-            f"{result.turn_down_hi:.3f}] by the last layer: the check {verdict}. With the map frozen at its start "
+            f"{result.turn_down_hi:.3f}] by the last layer: the check {verdict}. "
+            + _leave_text(result)
+            + " With the map frozen at its start "
             f"the peak is at {result.frozen_peak:.1f} [{result.frozen_peak_lo:.1f}, {result.frozen_peak_hi:.1f}] "
             f"and the turn-down {result.frozen_turn_down:.3f} [{result.frozen_turn_down_lo:.3f}, "
             f"{result.frozen_turn_down_hi:.3f}]: the frozen map "
@@ -259,6 +281,14 @@ def section(result: EscapeResult, folder: str = "escape") -> Section:
         ],
         [Figure(Path(folder) / result.figure, "mean cosine per layer, trained and frozen, with the trained map")],
     )
+
+
+def _leave_text(result: EscapeResult) -> str:
+    if result.leave is None:
+        return f"The tokens leave the cluster in {result.leave_seeds} seed(s) (too few for an interval)."
+    return (f"The tokens leave the cluster (cosine below its peak minus the check's margin) at layer "
+            f"{result.leave:.1f} [{result.leave_lo:.1f}, {result.leave_hi:.1f}] (over the {result.leave_seeds} seeds "
+            f"that leave; with the map frozen, {result.frozen_leave_seeds} seeds leave).")  # fmt: skip
 
 
 def report(ctx: Context) -> list[Section]:
