@@ -229,3 +229,10 @@ EXPERIMENTS.register(
                "escape: the trained map's tokens leave the cluster near the final layers", ("field",),
                _F + "_escape:units", _F + "_escape:SETTINGS", "escape/escape.json", _F + "_escape:EscapeSettings.quick")
 )  # fmt: skip
+EXPERIMENTS.register(
+    Experiment("low-temperature", _F + "_low_temperature:report",
+               "large beta: W2 to the zero-temperature push-forward against beta (Alcalde et al. 2026; docs/field.md)",
+               "low temperature: W2 to the push-forward and the escape time against beta", ("field",),
+               _F + "_low_temperature:units", _F + "_low_temperature:SETTINGS", "low-temperature/low_temperature.json",
+               _F + "_low_temperature:LowTemperatureSettings.quick")
+)  # fmt: skip
