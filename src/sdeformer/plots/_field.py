@@ -107,6 +107,8 @@ def low_temperature_figure(result: Any, path: Path) -> Path:
     right.loglog(eb, result.escape_time[0] * np.log(eb) / np.log(eb[0]), ":", color="grey", label="~ log beta")
     right.set_xlabel("beta")
     right.set_ylabel("first t with W2(mu_t, mu_0) > eps")
+    for axis in (right.xaxis, right.yaxis):
+        axis.set_minor_formatter(plt.NullFormatter())
     right.legend(fontsize=7)
     fig.suptitle("low temperature: the token law stays near mu_0 (the zero-temperature push-forward)")
     return save_figure(fig, path)
