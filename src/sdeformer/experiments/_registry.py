@@ -245,5 +245,18 @@ EXPERIMENTS.register(
                _F + "_context_chaos:units", _F + "_context_chaos:SETTINGS", "context-chaos/context_chaos.json",
                _F + "_context_chaos:ContextChaosSettings.quick")
 )  # fmt: skip
+EXPERIMENTS.register(
+    Experiment("escape", _F + "_escape:report",
+               "a linear feed-forward map trained in the noisy model: escape from clustering (Isobe et al. 2026)",
+               "escape: the trained map's tokens leave the cluster near the final layers", ("field",),
+               _F + "_escape:units", _F + "_escape:SETTINGS", "escape/escape.json", _F + "_escape:EscapeSettings.quick")
+)  # fmt: skip
+EXPERIMENTS.register(
+    Experiment("low-temperature", _F + "_low_temperature:report",
+               "large beta: W2 to the zero-temperature push-forward against beta (Alcalde et al. 2026; docs/field.md)",
+               "low temperature: W2 to the push-forward and the escape time against beta", ("field",),
+               _F + "_low_temperature:units", _F + "_low_temperature:SETTINGS", "low-temperature/low_temperature.json",
+               _F + "_low_temperature:LowTemperatureSettings.quick")
+)  # fmt: skip
 
 from . import _commands  # noqa: E402, F401  (the commands that are experiments of their own register here)

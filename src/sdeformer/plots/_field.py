@@ -7,6 +7,7 @@ from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.ticker import NullFormatter
 
 from ._save import save_figure
 
@@ -64,4 +65,51 @@ def context_chaos_figure(result: Any, path: Path) -> Path:
     ax.set_ylabel("max over layers |x_l - x_l(infinite context)|")
     ax.set_title("propagation of chaos in context length")
     ax.legend(fontsize=7)
+    return save_figure(fig, path)
+
+
+def escape_figure(result: Any, path: Path) -> Path:
+    """The mean cosine per layer, trained and frozen map, with the seeds' 95 % intervals; the trained map's norm
+    per layer on a second axis; the peak layer's interval shaded."""
+    fig, ax = plt.subplots(figsize=(5.5, 4))
+    layer = np.asarray(result.layer)
+    for name, key, color in (("trained map", "cosine", "C0"), ("frozen map (W = 0)", "cosine_frozen", "C1")):
+        mean = np.asarray(getattr(result, key))
+        ax.plot(layer, mean, "o-", ms=3, color=color, label=name)
+        ax.fill_between(layer, getattr(result, key + "_lo"), getattr(result, key + "_hi"), color=color, alpha=0.25)
+    ax.axvspan(result.peak_lo, result.peak_hi, color="C0", alpha=0.1, label="trained peak layer, 95 %")
+    ax.set_xlabel("layer l")
+    ax.set_ylabel("mean pairwise cosine")
+    ax.legend(fontsize=7, loc="lower left")
+    norm = ax.twinx()
+    norm.bar(layer[1:], result.weight_norm, color="grey", alpha=0.3, width=0.6)
+    norm.set_ylabel("|W_l| (trained, bars)")
+    ax.set_title("training-induced escape from clustering")
+    return save_figure(fig, path)
+
+
+def low_temperature_figure(result: Any, path: Path) -> Path:
+    """Left: W2(mu_T, mu_0) against beta with the Laplace prediction and the bound's rate; right: the escape time
+    against beta with its first-order prediction. The fitted slopes' 95 % intervals in the legends (the runs are
+    deterministic quadratures: no error bars)."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.8))
+    beta = np.asarray(result.beta)
+    left.loglog(beta, result.w2, "o", ms=4,
+                label=f"W2: slope {result.slope:.3f} [{result.slope_lo:.3f}, {result.slope_hi:.3f}]")  # fmt: skip
+    left.loglog(beta, result.w2_predicted, "-", color="grey", label="Laplace: L dt kappa / ((1 + dt) beta)")
+    left.loglog(beta, result.w2[0] * (beta / beta[0]) ** -0.5, ":", color="grey", label="beta^(-1/2) (bound's rate)")
+    left.set_xlabel("beta")
+    left.set_ylabel("W2(mu_T, mu_0)")
+    left.legend(fontsize=7)
+    eb = np.asarray(result.escape_beta)
+    right.loglog(eb, result.escape_time, "o", ms=4, label=f"escape: slope {result.escape_slope:.3f} "
+                 f"[{result.escape_slope_lo:.3f}, {result.escape_slope_hi:.3f}]")  # fmt: skip
+    right.loglog(eb, result.escape_predicted, "-", color="grey", label="first order: eps beta (1 + dt) / kappa")
+    right.loglog(eb, result.escape_time[0] * np.log(eb) / np.log(eb[0]), ":", color="grey", label="~ log beta")
+    right.set_xlabel("beta")
+    right.set_ylabel("first t with W2(mu_t, mu_0) > eps")
+    for axis in (right.xaxis, right.yaxis):
+        axis.set_minor_formatter(NullFormatter())
+    right.legend(fontsize=7)
+    fig.suptitle("low temperature: the token law stays near mu_0 (the zero-temperature push-forward)")
     return save_figure(fig, path)

@@ -16,6 +16,8 @@ FIGURES: dict[str, dict[str, str]] = {
     "long-context": {"slope": "long_context.png"},
     "independent-noise": {"critical": "independent_noise.png"},
     "context-chaos": {"chaos": "context_chaos.png"},
+    "escape": {"escape": "escape.png"},
+    "low-temperature": {"distance": "low_temperature.png"},
     "beyond": {
         "checks": "checks.png",
         "partial_width": "partial_width.png",
