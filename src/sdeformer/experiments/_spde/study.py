@@ -23,7 +23,7 @@ from ...theory._spde.chaos import DEGREE as CHAOS_DEGREE
 from ...theory._spde.chaos_sphere import DEGREE as SPHERE_DEGREE
 from ...theory._spde.checks import measured_rates, moment_check
 from ...theory._spde.coupled import particle_convergence, record
-from .tables import SETTING, covariance_table, power_text, w2_table
+from .tables import SETTING, covariance_table, particle_field_table, power_text, w2_table
 
 BETAS = (1.0, 2.0, 5.0, 10.0, 20.0)
 MOMENT_KEYS = ("dim", "attention", "noise_scale", "k", "paths", "degrees", "z_max", "passes")  # the moment table
@@ -238,7 +238,7 @@ def section(report) -> Section:
     return Section(
         "The SPDE: density solver and particles on one noise path",
         paragraphs,
-        [_rate_table(report), dom, mom, covariance_table(report), w2_table(report), conv],
+        [_rate_table(report), dom, mom, covariance_table(report), w2_table(report), particle_field_table(report), conv],
         figs,
     )
 
@@ -277,4 +277,5 @@ def check_records(report) -> list[dict[str, Any]]:
         "error is not resolved by |z| <= 4.5 at these path counts",
     }
     sphere = [*getattr(report, "sphere", {}).get("w2", []), *getattr(report, "sliced", {}).get("w2", [])]
-    return [rates, moments, *getattr(report, "covariance", []), *report.chaos.get("w2", []), *sphere]
+    particle = report.chaos.get("particle_field", {}).get("records", [])  # ``chaos_particles``: a wrong particle field
+    return [rates, moments, *getattr(report, "covariance", []), *report.chaos.get("w2", []), *particle, *sphere]

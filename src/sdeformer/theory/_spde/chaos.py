@@ -232,16 +232,22 @@ def _solver(covariance: float = 1.0) -> DensitySolver:
     return DensitySolver(field, DEGREE, 20, 0.5, beta=2.0)
 
 
-def w2_check(quick: bool = False, seed: int = 0, runs: int = 32) -> dict:
+def w2_check(quick: bool = False, seed: int = 0, runs: int = 32, particle_field: bool = True) -> dict:
     """W_2^2 against N (10^2 .. 10^4; quick 10^2 .. 10^3) over ``runs`` noise paths for i.i.d. and QMC particles,
     and the same with the density's noise covariance x 0.8 .. 1.2 (a wrong model: the density of another
     equation on the same Brownian coefficients), judged by ``_chaos_power.power_records`` (the paired test at
-    the largest N; i.i.d. clouds also against r_d's slope)."""
+    the largest N; i.i.d. clouds also against r_d's slope). ``particle_field``: also the wrong particle field
+    over K seeds and the interaction part (``chaos_particles.particle_field_check``, under ``particle_field``)."""
     sizes = (100, 1000) if quick else (100, 1000, 10000)
     found = chaos_w2_models([_solver(), *(_solver(1 + s) for s in SIGNED)], sizes, runs, seed=seed)
     right, wrong = found[0].rows(), {s: c.rows() for s, c in zip(SIGNED, found[1:])}
     records = power_records("propagation_of_chaos", right, wrong)
-    return {"w2": records, "slope": {r["particles"]: r["slope"] for r in records}}
+    out = {"w2": records, "slope": {r["particles"]: r["slope"] for r in records}}
+    if particle_field:
+        from .chaos_particles import particle_field_check  # it builds on this module
+
+        out["particle_field"] = particle_field_check(quick, seed, runs)
+    return out
 
 
 def circle_table(sizes: Sequence[int] = (100, 1000, 10000, 100000), runs: int = 32, seed: int = 0) -> list[dict]:
