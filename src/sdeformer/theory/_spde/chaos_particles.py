@@ -60,6 +60,7 @@ class CloudRoles(DensitySolver):
 
     def map_points(self, x, attention, z, source):
         if attention is not self.particle_attention:  # the density's grid, first in every step: its drift
+            assert isinstance(attention, MeasureAttention)  # the density's (the solver's own)
             self._limit = MeasureAttention(attention.attention, attention.moments)  # at any points
             return super().map_points(x, attention, z, source)
         field, interacting = self.roles[self._next]
