@@ -78,8 +78,8 @@ def _spde_report(with_se: bool = True):
 
 def test_every_table_of_the_spde_part_carries_its_uncertainties():
     section = spde_study.section(_spde_report())
-    assert len(section.tables) == 6 and all(t.from_runs for t in section.tables)
-    assert [unqualified(t) for t in section.tables] == [[]] * 6
+    assert len(section.tables) == 7 and all(t.from_runs for t in section.tables)
+    assert [unqualified(t) for t in section.tables] == [[]] * 7
     html = "".join(_table_html(t) for t in section.tables)
     assert "0.03 (0.003)" in html  # the initial part with its s.e.
 
