@@ -18,13 +18,13 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from sdeformer.checks._spde.chaos import density_quantile
 from sdeformer.core._rng import Streams
 from sdeformer.spde._diagnostics import cloud_coefficients, low_mode_distance
 from sdeformer.spde._fields import mlp_noise
 from sdeformer.spde._initial import von_mises_fisher
 from sdeformer.spde._solver import DensitySolver
 from sdeformer.theory._coupled import Recorder
-from sdeformer.theory._spde.chaos import density_quantile
 
 STEPS, HORIZON, BETA = 20, 0.5, 2.0
 REFERENCE_K, REFINE = 48, 64

@@ -11,9 +11,9 @@ import argparse
 import json
 import time
 
+from sdeformer.checks._power import describe
 from sdeformer.core._threads import torch_threads
 from sdeformer.experiments._beyond.report import check_specs
-from sdeformer.theory._power import describe
 
 
 def main() -> None:

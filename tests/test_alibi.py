@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from sdeformer.attention._alibi import ALiBiAttention
+from sdeformer.checks._power import COMPUTED, SIZES, Plan
 from sdeformer.config import ModelConfig, _batches as engine
 from sdeformer.core._errors import ConfigError
 from sdeformer.core._sphere import uniform_sphere
@@ -20,7 +21,6 @@ from sdeformer.experiments._architectures import alibi as al
 from sdeformer.noise._mlp import MLPNoise
 from sdeformer.sweeps import parse_spec, run
 from sdeformer.theory import _retrieval as retrieval
-from sdeformer.theory._power import COMPUTED, SIZES, Plan
 
 F64 = torch.float64
 

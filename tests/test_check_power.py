@@ -10,15 +10,15 @@ import pytest
 import torch
 from scipy import stats
 
+from sdeformer.checks._partial import partial_model
+from sdeformer.checks._power import QUICK, SIGNED, SIZES, Plan
+from sdeformer.checks._quadratic import autocorrelation
+from sdeformer.checks._record import Check
+from sdeformer.checks._value import antipode_exponent
 from sdeformer.experiments._beyond.report import check_specs
 from sdeformer.practice._claims import holm, seeds_to_resolve, verdict, welch
 from sdeformer.theory import _montecarlo as mc, _quadrature as q
-from sdeformer.theory._checks import Check
-from sdeformer.theory._checks_partial import partial_model
-from sdeformer.theory._checks_quadratic import autocorrelation
-from sdeformer.theory._checks_value import antipode_exponent
 from sdeformer.theory._coupled import coupled, single
-from sdeformer.theory._power import QUICK, SIGNED, SIZES, Plan
 
 SPECS = check_specs(quick=True)
 

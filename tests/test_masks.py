@@ -13,13 +13,13 @@ import pytest
 import torch
 
 from sdeformer.attention._masks import MaskedAttention, allowed, graph_adjacency, spectral_gap
+from sdeformer.checks._power import COMPUTED
 from sdeformer.config import ModelConfig, _batches as engine
 from sdeformer.core._errors import ConfigError
 from sdeformer.core._sphere import project, uniform_sphere
 from sdeformer.dynamics._discrete import StochasticTransformer
 from sdeformer.experiments._architectures import checks as ac
 from sdeformer.sweeps import parse_spec, run
-from sdeformer.theory._power import COMPUTED
 
 F64 = torch.float64
 

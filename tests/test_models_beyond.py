@@ -9,10 +9,10 @@ import math
 import pytest
 import torch
 
+from sdeformer.checks._record import Check
 from sdeformer.core._sphere import uniform_sphere
 from sdeformer.experiments._beyond import report as beyond, science
 from sdeformer.observables import cluster_count
-from sdeformer.theory._checks import Check
 from sdeformer.theory._montecarlo import Estimate
 
 RECORD_KEYS = {

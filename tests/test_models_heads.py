@@ -6,15 +6,16 @@ import math
 import pytest
 import torch
 
+from sdeformer.checks import _heads as ch
+from sdeformer.checks._power import QUICK
 from sdeformer.core._errors import ConfigError
 from sdeformer.core._sphere import uniform_sphere
 from sdeformer.dynamics._discrete import StochasticTransformer
 from sdeformer.noise._heads import ResampledHeads
 from sdeformer.noise._sources import BulkSource
-from sdeformer.theory import _checks_heads as ch, _quadrature as q
+from sdeformer.theory import _quadrature as q
 from sdeformer.theory._moments import measured_pair_moments, predicted_pair_moments
 from sdeformer.theory._montecarlo import Estimate
-from sdeformer.theory._power import QUICK
 
 
 def test_bad_heads_is_config_error():

@@ -6,6 +6,8 @@ import math
 import pytest
 import torch
 
+from sdeformer.checks import _partial as checks
+from sdeformer.checks._power import QUICK
 from sdeformer.core._errors import ConfigError
 from sdeformer.core._kernel import kernel_theory
 from sdeformer.core._sphere import uniform_sphere
@@ -15,10 +17,9 @@ from sdeformer.noise._fields import GaussianField, RandomFeatureField
 from sdeformer.noise._mlp import MLPNoise
 from sdeformer.noise._partial import PartialNoise
 from sdeformer.noise._sources import BulkSource
-from sdeformer.theory import _checks_partial as checks, _quadrature as q
+from sdeformer.theory import _quadrature as q
 from sdeformer.theory._moments import measured_pair_moments, predicted_pair_moments
 from sdeformer.theory._montecarlo import Estimate, two_tokens
-from sdeformer.theory._power import QUICK
 
 QUADRATURE_TOL = 6e-4  # BEYOND 1 prints 3 digits
 BEYOND_GAPS = {

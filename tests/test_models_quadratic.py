@@ -7,15 +7,16 @@ import math
 import pytest
 import torch
 
+from sdeformer.checks import _quadratic as cq
+from sdeformer.checks._power import QUICK
 from sdeformer.core._errors import ConfigError
 from sdeformer.dynamics._discrete import StochasticTransformer
 from sdeformer.dynamics._sde import LimitSDE, make_solver
 from sdeformer.noise._quadratic import QuadraticForm
 from sdeformer.noise._sources import BulkSource
-from sdeformer.theory import _checks_quadratic as cq, _quadrature as q
+from sdeformer.theory import _quadrature as q
 from sdeformer.theory._moments import measured_pair_moments, predicted_pair_moments
 from sdeformer.theory._montecarlo import Estimate, two_tokens
-from sdeformer.theory._power import QUICK
 
 DRAWS = 100000
 

@@ -7,15 +7,16 @@ import math
 import pytest
 import torch
 
+from sdeformer.checks import _value as cv
+from sdeformer.checks._power import QUICK
 from sdeformer.core._errors import ConfigError
 from sdeformer.core._sphere import uniform_sphere
 from sdeformer.dynamics._discrete import StochasticTransformer
 from sdeformer.noise._sources import BulkSource
 from sdeformer.noise._value import ValueNoise
-from sdeformer.theory import _checks_value as cv, _quadrature as q
+from sdeformer.theory import _quadrature as q
 from sdeformer.theory._moments import measured_pair_moments, predicted_pair_moments
 from sdeformer.theory._montecarlo import Estimate, two_tokens
-from sdeformer.theory._power import QUICK
 
 BEYOND_P = {(5, 1.0): 0.021, (5, 2.0): 0.189, (5, 4.0): 0.331, (16, 2.0): 0.015, (16, 4.0): 0.203, (16, 8.0): 0.337}
 

@@ -10,6 +10,14 @@ import pytest
 import torch
 
 from sdeformer.attention._softmax import SoftmaxAttention
+from sdeformer.checks._norm_rates import (
+    TOLERANCE,
+    clustering_check,
+    predicted_law,
+    radius_check,
+    radius_constant,
+    radius_slope,
+)
 from sdeformer.core._errors import ConfigError
 from sdeformer.core._sphere import project, uniform_sphere
 from sdeformer.dynamics._discrete import StochasticTransformer
@@ -20,14 +28,6 @@ from sdeformer.dynamics._sde import LimitSDE, make_solver
 from sdeformer.experiments._sync.architecture import part_reasons
 from sdeformer.noise._fields import GaussianField
 from sdeformer.noise._mlp import MLPNoise
-from sdeformer.theory._norm_rates import (
-    TOLERANCE,
-    clustering_check,
-    predicted_law,
-    radius_check,
-    radius_constant,
-    radius_slope,
-)
 
 STATED = {  # scheme: (kind, constant) as the paper's theorem and BEYOND section 6 state them, V = I
     "post": (PostLN(), "exponential", 2.0),

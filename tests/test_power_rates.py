@@ -1,4 +1,4 @@
-"""Power as a probability (theory._power): catch rates over K independent seeds, both signs, size_80 and the
+"""Power as a probability (checks._power): catch rates over K independent seeds, both signs, size_80 and the
 smallest error caught, the computed rates where K re-runs cost too much, and the fields of checks.json. Planted
 checks with known answers: each test can fail."""
 
@@ -7,8 +7,7 @@ import random
 
 import pytest
 
-from sdeformer.theory._checks import Check
-from sdeformer.theory._power import (
+from sdeformer.checks._power import (
     QUICK,
     SIGNED,
     Judged,
@@ -18,6 +17,7 @@ from sdeformer.theory._power import (
     describe,
     size_80,
 )
+from sdeformer.checks._record import Check
 
 
 def _check(measured: float, tolerance: float = 0.1, se: float = 0.01, bound: str = "equal") -> Check:

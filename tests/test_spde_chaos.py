@@ -11,8 +11,7 @@ import pytest
 from scipy.optimize import linear_sum_assignment
 from scipy.special import iv
 
-from sdeformer.experiments._spde.study import check_records
-from sdeformer.theory._spde.chaos import (
+from sdeformer.checks._spde.chaos import (
     SUBLEVELS,
     _solver,
     chaos_w2,
@@ -22,6 +21,7 @@ from sdeformer.theory._spde.chaos import (
     w2_check,
     w2_circle,
 )
+from sdeformer.experiments._spde.study import check_records
 
 MODES = np.arange(33)
 
@@ -92,8 +92,8 @@ def test_every_spde_record_says_its_power(one_thread):
 def test_the_w2_density_is_resolved_on_every_path_and_an_unresolved_one_is_said(one_thread):
     """The W_2 check's density (degree ``DEGREE``) stays resolved at every step on all 32 paths; at degree 32 a
     path concentrates below resolution, its row says so, and a record built on it cannot hold."""
+    from sdeformer.checks._spde.chaos_power import _unresolved, falls as _falls
     from sdeformer.spde._solver import DensitySolver
-    from sdeformer.theory._spde.chaos_power import _unresolved, falls as _falls
 
     right = chaos_w2(_solver(), (50, 100), 32, saves=1).rows()[0]
     assert right["resolved_paths"] == 32 and right["max_tail_share"] < 1e-3
@@ -106,7 +106,7 @@ def test_the_w2_density_is_resolved_on_every_path_and_an_unresolved_one_is_said(
 def test_the_paired_test_catches_only_a_density_farther_from_the_same_clouds():
     """Planted rows: a wrong density whose per-path distances equal the right one's is never caught (no
     size_80); one farther by 3 s.e. on every path is caught with P = Phi(z - 3) from its paired mean and s.e."""
-    from sdeformer.theory._spde.chaos_power import power_records
+    from sdeformer.checks._spde.chaos_power import power_records
 
     row = {"particles": "qmc", "N": [100, 1000], "paths": 4, "slope": -2.0, "slope_ci": [-2.1, -1.9],
            "dynamics_slope": -2.0, "dynamics_slope_ci": [-2.1, -1.9], "bound_slope": -0.5,

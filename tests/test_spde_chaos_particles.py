@@ -9,14 +9,14 @@ from types import SimpleNamespace
 import numpy as np
 import torch
 
+from sdeformer.checks._power import Plan
+from sdeformer.checks._spde.chaos import DEGREE, _solver
+from sdeformer.checks._spde.chaos_particles import CloudRoles, _coupling, particle_field_check
 from sdeformer.core._rng import Streams
 from sdeformer.experiments._spde.study import check_records
 from sdeformer.experiments._spde.tables import particle_field_table
 from sdeformer.io._report import _table_html
 from sdeformer.spde._initial import sample_vmf, von_mises_fisher
-from sdeformer.theory._power import Plan
-from sdeformer.theory._spde.chaos import DEGREE, _solver
-from sdeformer.theory._spde.chaos_particles import CloudRoles, _coupling, particle_field_check
 
 
 def test_roles_leave_the_right_cloud_and_density_unchanged_and_the_limit_flow_is_the_density_map(one_thread):

@@ -9,10 +9,7 @@ import pytest
 
 pytest.importorskip("ot")
 
-from sdeformer.spde._fields import mlp_noise
-from sdeformer.spde._initial import von_mises_fisher
-from sdeformer.spde._solver import DensitySolver
-from sdeformer.theory._spde.chaos_sphere import (
+from sdeformer.checks._spde.chaos_sphere import (
     chaos_w2_sphere,
     chaos_w2_sphere_models,
     density_atoms,
@@ -21,6 +18,9 @@ from sdeformer.theory._spde.chaos_sphere import (
     vmf_points,
     w2_sphere,
 )
+from sdeformer.spde._fields import mlp_noise
+from sdeformer.spde._initial import von_mises_fisher
+from sdeformer.spde._solver import DensitySolver
 
 
 def _solver(steps: int = 4, covariance: float = 1.0) -> DensitySolver:
@@ -100,7 +100,7 @@ def test_the_sphere_check_of_reproduce_spde_judges_its_wrong_models(one_thread):
     """Every sphere record names W_2 and its slope, reports its resolution and its wrong models' slopes (noise
     covariance x 0.8 .. 1.2, run on the sphere) with the paired test, and gives ``smallest_error_caught`` or a
     measured reason; it says 'holds' only with a wrong model caught."""
-    from sdeformer.theory._spde.chaos_sphere import sphere_check
+    from sdeformer.checks._spde.chaos_sphere import sphere_check
 
     out = sphere_check(quick=True, runs=2)
     assert set(out["slope"]) == {"iid", "qmc"}

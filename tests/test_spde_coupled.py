@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 import torch
 
+from sdeformer.checks._spde.coupled import particle_convergence
 from sdeformer.spde._diagnostics import TAIL_TOL, low_mode_distance, resolution, tail_share
 from sdeformer.spde._fields import mlp_noise
 from sdeformer.spde._initial import von_mises_fisher
 from sdeformer.spde._solver import DensitySolver
-from sdeformer.theory._spde.coupled import particle_convergence
 
 
 def test_particles_converge_to_the_density_at_rate_n_to_minus_half():
@@ -61,7 +61,7 @@ def test_the_flag_is_evaluated_at_every_step():
     """record() keeps the tail share of every step; the verdict from it trips at a step (possibly between saved
     times), no later than the saved-times verdict, and while it says resolved the first 8 modes agree with a
     degree-96 run on the same path to 1e-5 (the calibration of TAIL_TOL, docs/spde.md section 6)."""
-    from sdeformer.theory._spde.coupled import record
+    from sdeformer.checks._spde.coupled import record
 
     field = mlp_noise(2, "relu", su=0.5, sw=0.5, modes=3)
     coarse, fine = (DensitySolver(field, m, 40, 1.0, beta=2.0) for m in (24, 96))
@@ -91,11 +91,11 @@ def test_sphere_particles_converge_to_the_density():
 def test_a_standalone_particle_run_sees_the_same_noise_path():
     """LimitSDE + make_solver on the density's field, with the run's seed, draw the same B^k as the coupled
     run: the clouds agree to round-off; another seed gives another path."""
+    from sdeformer.checks._spde.coupled import record
     from sdeformer.core._rng import Streams
     from sdeformer.dynamics._sde import LimitSDE, make_solver
     from sdeformer.spde._diagnostics import cloud_coefficients
     from sdeformer.spde._initial import sample_vmf
-    from sdeformer.theory._spde.coupled import record
 
     s = DensitySolver(mlp_noise(2, "relu", su=0.5, sw=0.5, modes=3), 8, 10, 0.5, beta=2.0)
     x0 = sample_vmf(2, 40, 1.0, Streams(4, ()))

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from sdeformer.theory._power import SIZES
-from sdeformer.theory._spde.covariance import covariance_check, covariance_scale
+from sdeformer.checks._power import SIZES
+from sdeformer.checks._spde.covariance import covariance_check, covariance_scale
 
 
 def test_the_reading_recovers_the_covariance_scale_and_the_coupling_resolves_the_step_bias(one_thread):

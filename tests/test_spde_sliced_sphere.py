@@ -1,4 +1,4 @@
-"""The spherical sliced W_2 of propagation of chaos on the sphere (``theory._spde.sliced_sphere``,
+"""The spherical sliced W_2 of propagation of chaos on the sphere (``checks._spde.sliced_sphere``,
 docs/spde.md section 9): each slice of the density exact from its coefficients, each slice's W_2 equal to POT's on
 the same great circle, the pole rule's frames orthonormal, and the check judged with its wrong models."""
 
@@ -9,9 +9,8 @@ import math
 import numpy as np
 import pytest
 
-from sdeformer.spde._initial import von_mises_fisher
-from sdeformer.theory._spde.chaos_sphere import _solver, density_atoms, vmf_points
-from sdeformer.theory._spde.sliced_sphere import (
+from sdeformer.checks._spde.chaos_sphere import _solver, density_atoms, vmf_points
+from sdeformer.checks._spde.sliced_sphere import (
     chaos_sliced_models,
     frames,
     slice_angles,
@@ -19,6 +18,7 @@ from sdeformer.theory._spde.sliced_sphere import (
     sliced_check,
     sliced_w2,
 )
+from sdeformer.spde._initial import von_mises_fisher
 
 AXIS = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]])  # the great circle with pole e_1
 

@@ -6,12 +6,12 @@ import math
 import pytest
 import torch
 
+from sdeformer.checks._spde.checks import measured_rates, moment_check, rates_pass
 from sdeformer.core._rng import Streams
 from sdeformer.spde._fields import CircleNoise, SpectralField, mlp_noise
 from sdeformer.spde._initial import von_mises_fisher
 from sdeformer.spde._solver import DensitySolver
 from sdeformer.spde._theory import dominant_mode, linear_rates
-from sdeformer.theory._spde.checks import measured_rates, moment_check, rates_pass
 
 DIMS = (2, 3)
 SMALL = {2: 16, 3: 6}  # degrees small enough for fast tests

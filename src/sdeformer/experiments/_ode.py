@@ -20,10 +20,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ..checks._power import deterministic
 from ..core._validate import fits_in_memory
 from ..io._report import Figure, Section, Table
 from ..plots._names import FIGURES
-from ..theory._power import deterministic
 from ._ode_settings import OdeSettings
 from ._registry import Context
 from ._results import Result, read_cached_json, write_cached_json

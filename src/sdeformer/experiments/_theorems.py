@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..checks._power import describe
 from ..io._report import Figure, Section, Table
 from ..plots._names import FIGURES, SYNC_PANELS
-from ..theory._power import describe
 from . import _lyapunov as lyapunov, _phase as phase
 from ._rates import measure as rates
 from ._sync import check as sync
@@ -53,7 +53,7 @@ class TheoremResults:
 
 
 def _sync_power(r: sync.SyncResult) -> str:
-    """The sync record's power in words (``theory._power.describe``) and its reason."""
+    """The sync record's power in words (``checks._power.describe``) and its reason."""
     record = sync.check_record(r, r.measured_rate_se.get("sde"))
     return f"{describe(record)}: {record['reason']}; {r.power_text}"
 

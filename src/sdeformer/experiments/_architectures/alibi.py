@@ -1,7 +1,7 @@
 """The ALiBi check of report part ``architectures`` (BEYOND section 7): the retrieval profile of causal ALiBi on
 the circle, measured by the exact estimator (``theory._retrieval.measure``) and predicted, and the check of its
 recency turn-over time, whose wrong models (the ALiBi lambda x 0.8 .. 1.2) are re-run and judged with their
-own tolerance (``theory._checks.Check.with_catch``).
+own tolerance (``checks._record.Check.with_catch``).
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ import numpy as np
 import torch
 
 from ...attention._alibi import ALiBiAttention
+from ...checks._power import Plan
+from ...checks._record import SIGMAS, Check
 from ...dynamics._discrete import StochasticTransformer
 from ...theory import _retrieval as retrieval
-from ...theory._checks import SIGMAS, Check
-from ...theory._power import Plan
 
 F64 = torch.float64
 BOOTSTRAP = 200  # resamples of the runs for the s.e. of a crossing time

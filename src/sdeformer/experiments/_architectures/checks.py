@@ -1,10 +1,10 @@
 """The measurements and theory checks of report part ``architectures`` (BEYOND sections 7-10), one function per
-part; ``experiments._architectures.report`` sizes, runs and reports them. Each check is a ``theory._checks.Check``
+part; ``experiments._architectures.report`` sizes, runs and reports them. Each check is a ``checks._record.Check``
 (predicted and its source, measured, standard error, tolerance and its rule, the measured discretization bias)
 with a power record: a stated wrong input (``wrong``: a wrong prediction the measurement must reject), and the
 prediction moved by -+10 % and -+20 % for a deterministic check; the ALiBi crossing and the noisy graph rate
 re-run their wrong models (lambda, the noise covariance x 0.8 .. 1.2), each judged with its own tolerance, their
-power computed from the +-20 % models and confirmed by one re-run (``theory._power``).
+power computed from the +-20 % models and confirmed by one re-run (``checks._power``).
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ import torch
 
 from ...attention._masks import MaskedAttention, graph_adjacency, spectral_gap
 from ...attention._softmax import SoftmaxAttention
+from ...checks._power import REPORT, Plan
+from ...checks._record import SIGMAS, Check, Power
 from ...core._kernel import kernel_theory
 from ...core._sphere import project
 from ...dynamics._discrete import StochasticTransformer
@@ -27,8 +29,6 @@ from ...metastability import cluster_energy, equal_clusters_energy, geometric_ti
 from ...noise._mlp import MLPNoise
 from ...noise._scaled import Scaled
 from ...observables import FIGURE_CLUSTER_COS, interaction_energy
-from ...theory._checks import SIGMAS, Check, Power
-from ...theory._power import REPORT, Plan
 
 F64 = torch.float64
 

@@ -3,7 +3,7 @@ masks against their spectral gaps, the metastable energy staircase with and with
 species of tokens.
 
 ``run(out, quick=False, seed=0)`` returns an ``ArchitecturesResult`` and, with ``out``, writes
-``out/checks.json`` (one ``theory._checks.Check`` record per check, with its power record) and
+``out/checks.json`` (one ``checks._record.Check`` record per check, with its power record) and
 ``out/architectures.json``; the caller draws the figures (``plots._architectures.architecture_figures``) and
 renders ``sections(result)``. Sizes: ``PLAN[quick]`` (the full plan: a few minutes on 2 idle cores).
 """
@@ -14,12 +14,12 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from ...checks._power import COMPUTED, describe
 from ...core._threads import torch_threads
 from ...io._formats import write_json
 from ...io._report import Figure, Section, Table
 from ...observables import FIGURE_CLUSTER_COS
 from ...plots._names import FIGURES as PLOT_NAMES
-from ...theory._power import COMPUTED, describe
 from .._results import Result
 from . import alibi as al, checks as ac
 
@@ -263,7 +263,7 @@ def sections(result: ArchitecturesResult, folder: str = "architectures") -> list
 
 
 def _smallest(c: dict) -> str:
-    """The power record in words (``theory._power.describe``), with the reason where none is caught."""
+    """The power record in words (``checks._power.describe``), with the reason where none is caught."""
     return describe(c) + (f": {c['reason']}" if c.get("reason") else "")
 
 

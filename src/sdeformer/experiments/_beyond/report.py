@@ -3,7 +3,7 @@ power, and the new measurements (partial noise with attention on, the four noise
 diagrams).
 
 ``run(out, quick=False)`` returns a ``BeyondResult`` and writes ``out/beyond/checks.json`` (one record per
-check, ``theory._checks.Check.record``: model, setting, quantity, predicted and its source, measured and its
+check, ``checks._record.Check.record``: model, setting, quantity, predicted and its source, measured and its
 standard error, tolerance and its rule, step bias, bound, power and powers (the perturbations of -20 .. +20 %
 on the first seed, the wrong model's measurement and own tolerance, whether it was caught), catch_rate over
 catch_seeds seeds, size_80, smallest_error_caught, false_alarm_rate, sign_only (false: every check tests a
@@ -21,16 +21,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...checks import (
+    _heads as checks_heads,
+    _partial as checks_partial,
+    _quadratic as checks_quadratic,
+    _value as checks_value,
+)
+from ...checks._power import QUICK, REPORT, describe
+from ...checks._record import Check
 from ...core._threads import torch_threads
 from ...io._formats import write_json
-from ...theory import (
-    _checks_heads as checks_heads,
-    _checks_partial as checks_partial,
-    _checks_quadratic as checks_quadratic,
-    _checks_value as checks_value,
-)
-from ...theory._checks import Check
-from ...theory._power import QUICK, REPORT, describe
 from ...theory._quadrature import value_noise_beta_c
 from .._results import Result
 from . import science
@@ -193,7 +193,7 @@ def write(result: BeyondResult, folder: Path) -> None:
 
 
 def _power(c: dict) -> str:
-    """The power record in words (``theory._power.describe``), with the seed-1 wrong model of the largest size
+    """The power record in words (``checks._power.describe``), with the seed-1 wrong model of the largest size
     and the reason where no size is caught with probability >= 0.8."""
     p = c["power"]
     if p is None:

@@ -20,6 +20,11 @@ from typing import Any
 
 import numpy as np
 
+from ...checks._spde.chaos import w2_check
+from ...checks._spde.chaos_sphere import sphere_check
+from ...checks._spde.coupled import record
+from ...checks._spde.covariance import covariance_records
+from ...checks._spde.sliced_sphere import sliced_check
 from ...core._rng import Streams
 from ...io._claims import claim_run_folder
 from ...io._damage import recover
@@ -36,11 +41,6 @@ from ...spde._diagnostics import (
     tail_share,
 )
 from ...spde._initial import sample_vmf, von_mises_fisher
-from ...theory._spde.chaos import w2_check
-from ...theory._spde.chaos_sphere import sphere_check
-from ...theory._spde.coupled import record
-from ...theory._spde.covariance import covariance_records
-from ...theory._spde.sliced_sphere import sliced_check
 from .._results import Result, cached_stage
 from . import study as study
 from .settings import SpdeSettings
@@ -184,10 +184,10 @@ class SpdeReport(Result):
     resolution: dict[str, Any]
     showcase: dict[str, str]
     quick: bool
-    chaos: dict[str, Any] = field(default_factory=dict)  # ``theory.w2_check``: ``w2`` rows, fitted ``slope``
-    sphere: dict[str, Any] = field(default_factory=dict)  # ``theory._spde.chaos_sphere.sphere_check``: the same on S^2
-    covariance: list[dict[str, Any]] = field(default_factory=list)  # ``theory._spde.covariance`` check records
-    sliced: dict[str, Any] = field(default_factory=dict)  # ``theory._spde.sliced_sphere.sliced_check``: S^2 to N = 10^5
+    chaos: dict[str, Any] = field(default_factory=dict)  # ``checks.w2_check``: ``w2`` rows, fitted ``slope``
+    sphere: dict[str, Any] = field(default_factory=dict)  # ``checks._spde.chaos_sphere.sphere_check``: the same on S^2
+    covariance: list[dict[str, Any]] = field(default_factory=list)  # ``checks._spde.covariance`` check records
+    sliced: dict[str, Any] = field(default_factory=dict)  # ``checks._spde.sliced_sphere.sliced_check``: S^2 to N = 10^5
 
 
 def run_and_write(out: Path, quick: bool = False, seed: int = 0) -> SpdeReport:

@@ -10,6 +10,11 @@ from typing import Any
 
 import numpy as np
 
+from ...checks._power import deterministic
+from ...checks._spde.chaos import DEGREE as CHAOS_DEGREE
+from ...checks._spde.chaos_sphere import DEGREE as SPHERE_DEGREE
+from ...checks._spde.checks import measured_rates, moment_check
+from ...checks._spde.coupled import particle_convergence, record
 from ...io._formats import write_npz
 from ...io._report import Figure, Section, Table
 from ...plots._names import FIGURES as PLOT_NAMES
@@ -18,11 +23,6 @@ from ...spde._fields import mlp_noise
 from ...spde._initial import von_mises_fisher
 from ...spde._solver import DensitySolver
 from ...spde._theory import dominant_mode
-from ...theory._power import deterministic
-from ...theory._spde.chaos import DEGREE as CHAOS_DEGREE
-from ...theory._spde.chaos_sphere import DEGREE as SPHERE_DEGREE
-from ...theory._spde.checks import measured_rates, moment_check
-from ...theory._spde.coupled import particle_convergence, record
 from .tables import SETTING, covariance_table, particle_field_table, power_text, w2_table
 
 BETAS = (1.0, 2.0, 5.0, 10.0, 20.0)
@@ -245,12 +245,12 @@ def section(report) -> Section:
 
 def check_records(report) -> list[dict[str, Any]]:
     """The SPDE part's ``checks.json``: each check with the quantity it is about and its power,
-    its ``catch_rate`` at -+10, -+20 % (``theory._power``), ``size_80`` and ``smallest_error_caught``, and a
+    its ``catch_rate`` at -+10, -+20 % (``checks._power``), ``size_80`` and ``smallest_error_caught``, and a
     ``reason`` where none is caught with probability >= 0.8.
     Rates (1 % relative tolerance, deterministic): the theory moved by s is rejected when s exceeds 1 % plus the
     largest measured error. Moments (|z| <= Z_TOL): the wrong models it is tested against are the Laplacian
     counted twice and the Stratonovich form read as Ito, not a 10-20 % covariance error; the covariance read from
-    the degree energies carries it (``theory._spde.covariance``). W_2 (``theory._spde``): ``chaos.w2_check``,
+    the degree energies carries it (``checks._spde.covariance``). W_2 (``checks._spde``): ``chaos.w2_check``,
     ``chaos_sphere.sphere_check`` and ``sliced_sphere.sliced_check``."""
     worst = max(r["rel_error"] for r in report.rates)
     catch = deterministic(lambda s: abs(s) > RATE_RTOL + worst, "prediction moved, this tolerance").fields()

@@ -8,21 +8,21 @@ import inspect
 import sys
 
 from ... import __version__
+from ...checks._power import describe
+from ...checks._spde import chaos, chaos_particles, chaos_sphere, covariance, sliced_sphere
 from ...io._report import Table
-from ...theory._power import describe
-from ...theory._spde import chaos, chaos_particles, chaos_sphere, covariance, sliced_sphere
 
 SETTING = "a setting"  # why a table column needs no uncertainty
 
 
 def power_text(record: dict) -> str:
-    """The power column: size_80 and the catch rates with K (``theory._power.describe``), and the reason where
+    """The power column: size_80 and the catch rates with K (``checks._power.describe``), and the reason where
     no size is caught with probability >= 0.8."""
     return describe(record) + (f": {record['reason']}" if record.get("reason") else "")
 
 
 def covariance_table(report) -> Table:
-    """The noise covariance scale read from E_l against 1 (``theory._spde.covariance``), the wrong models' readings
+    """The noise covariance scale read from E_l against 1 (``checks._spde.covariance``), the wrong models' readings
     with their own tolerances, and the smallest error caught."""
     rows = []
     for r in getattr(report, "covariance", []):
@@ -73,7 +73,7 @@ def w2_table(report) -> Table:
 
 
 def particle_field_table(report) -> Table:
-    """The wrong particle field (``theory._spde.chaos_particles``): per kind, the paired test's catch rates over K
+    """The wrong particle field (``checks._spde.chaos_particles``): per kind, the paired test's catch rates over K
     seeds at the largest N, and per N the carried initial error beside the interaction part."""
     found = report.chaos.get("particle_field", {})
     parts = {r["particles"]: r for r in found.get("interaction", [])}

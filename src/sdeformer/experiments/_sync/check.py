@@ -44,13 +44,13 @@ from typing import Any
 
 import numpy as np
 
+from ...checks._record import Check, power_fields
 from ...core._rng import derive_seeds
 from ...core._sphere import uniform_sphere
 from ...core._threads import single_threaded
 from ...io._cache import write_cached_npz
 from ...io._formats import read_npz, write_json
 from ...observables import exponential_rate
-from ...theory._checks import Check, power_fields
 from .architecture import kernel_reasons, part_reasons
 from .eps import attention_eps, resolution_floor
 from .result import VERDICTS, SyncPower, SyncResult
@@ -223,7 +223,7 @@ def rate_errors(result: SyncResult, energies: dict[str, np.ndarray]) -> dict[str
 
 def check_record(result: SyncResult, rate_se: float | None = None) -> dict[str, Any]:
     """The sync check's record of ``checks.json``: an upper bound on E E_beta (THEORY section 5), one-sided and
-    not tight. Its power (``theory._power``): the bound's rate moved by -+10, -+20 %, caught with the probability
+    not tight. Its power (``checks._power``): the bound's rate moved by -+10, -+20 %, caught with the probability
     that the SDE's fitted rate (N(rate, ``rate_se``^2), the jackknife s.e.) exceeds it; a moved bound the
     measured rate stays far below is never caught (no size_80: verdict "not resolved" where the bound held,
     ``bound_verdict`` the setting's verdict as in sync.json). Its other wrong model, the noise covariance cut

@@ -155,7 +155,7 @@ def radius_constant(norm: Normalization, scale: float = 1.0) -> float:
 def radius_check(norm: Normalization, scale: float = 1.0) -> dict:
     """The radius growth rate against ``radius_constant`` (``TOLERANCE``, deterministic), and its power: the
     model re-run with V x (1 + size) (Pre-, Mix-LN: the constant moves with it) or, where the scale drops out
-    (Peri-LN), the prediction moved by the size, both signs (``theory._power.deterministic``: catch rates 0 or 1,
+    (Peri-LN), the prediction moved by the size, both signs (``checks._power.deterministic``: catch rates 0 or 1,
     ``size_80``, ``smallest_error_caught``)."""
     predicted, measured = radius_constant(norm, scale), radius_slope(norm, scale)
 

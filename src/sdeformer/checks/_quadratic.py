@@ -17,9 +17,9 @@ from ..dynamics._discrete import StochasticTransformer
 from ..noise._quadratic import QuadraticForm, forcing_rate_bound
 from ..noise._scaled import Scaled
 from ..observables import exponential_rate
-from . import _montecarlo as mc, _quadrature as q
-from ._checks import Check, CheckRun, measured
+from ..theory import _montecarlo as mc, _quadrature as q
 from ._power import REPORT, Plan
+from ._record import Check, CheckRun, measured
 
 DELTA = 0.05  # absorption criterion: a pair is decided when |u| >= 1 - DELTA
 SAVE_EVERY = 0.25  # the forcing check's distances at these time steps

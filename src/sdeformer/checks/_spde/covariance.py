@@ -13,7 +13,7 @@ the covariance scale ``s`` (the field's covariance is ``s`` times the model's) f
 per path (so its standard error over the paths counts every correlation), degrees 1..``DEGREES`` at ``SAVES``
 times. The density runs at h and h/2 on one Brownian path (``theory._coupled``: the coarse step is fed the
 normalised sums of two fine steps' draws), so the step bias is measured with a small standard error, and the
-tolerance is ``theory._checks.measured``'s. Its wrong models, the solver with the noise covariance x 0.8 ..
+tolerance is ``checks._record.measured``'s. Its wrong models, the solver with the noise covariance x 0.8 ..
 x 1.2, are re-run the same way on their own noise and judged with their own tolerance (``Check.with_catch``:
 computed from the +-20 % models and confirmed by one re-run at report size, where K re-runs of 3200 paths cost
 too much; counted over K seeds on request).
@@ -31,10 +31,10 @@ from ...spde._fields import mlp_noise
 from ...spde._initial import von_mises_fisher
 from ...spde._solver import DensitySolver
 from ...spde._theory import second_moments
-from .._checks import Check, measured
-from .._coupled import Recorder, Summed
-from .._montecarlo import Estimate
+from ...theory._coupled import Recorder, Summed
+from ...theory._montecarlo import Estimate
 from .._power import COMPUTED, Plan
+from .._record import Check, measured
 
 STEPS, HORIZON, SAVES, DEGREES = 20, 1.0, 4, 4  # coarse steps (h = 1/20), horizon, saved times, degrees 1..4
 CASES = {2: 24, 3: 8}  # the density's degree per dimension (noise alone, ReLU sU = sW = 0.5, 2 modes, amp. 0.5)

@@ -1,7 +1,7 @@
 """The record of a theory check of BEYOND sections 1-4, with its power as a probability.
 
 A ``Check`` carries the prediction and its source, the measurement with its standard error, the tolerance
-and how it was set, and its power record (``theory._power``): the same check (same prediction) run on wrong
+and how it was set, and its power record (``checks._power``): the same check (same prediction) run on wrong
 models, the quantity the check is about perturbed by the signed relative sizes ``_power.SIGNED`` (+-10 %,
 +-20 %), each wrong model re-run as the model under test with its **own** tolerance (its own standard errors
 and step bias: a wrong implementation brings its own), on K independent seeds (``with_catch``): the catch rate
@@ -27,8 +27,8 @@ import torch
 
 from ..contracts import RandomSource
 from ..noise._sources import Antithetic
-from ._coupled import Paired, coupled
-from ._montecarlo import Estimate, Model, Normals, Statistic
+from ..theory._coupled import Paired, coupled
+from ..theory._montecarlo import Estimate, Model, Normals, Statistic
 from ._power import QUICK, SIGNED, SIZES, Catch, Judged, Plan, computed, confirm, counted, deterministic
 
 SIGMAS = 3.0  # standard errors in a tolerance

@@ -11,9 +11,9 @@ import torch
 
 from ..dynamics._discrete import StochasticTransformer
 from ..noise._value import ValueNoise
-from . import _montecarlo as mc, _quadrature as q
-from ._checks import Check, CheckRun, measured
+from ..theory import _montecarlo as mc, _quadrature as q
 from ._power import REPORT, Plan
+from ._record import Check, CheckRun, measured
 
 DELTA = 0.05  # absorption criterion: a pair is decided when |u| >= 1 - DELTA
 

@@ -20,8 +20,8 @@ from statistics import NormalDist
 
 import numpy as np
 
-from .._checks import SIGMAS
 from .._power import SIGNED, Catch, size_80
+from .._record import SIGMAS
 
 BASIS = (
     f"computed: paired test at the largest N over the noise paths, P = Phi(mean D / s.e. - {SIGMAS:g}), D = sup_t "

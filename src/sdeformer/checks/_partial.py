@@ -11,9 +11,9 @@ from ..dynamics._sde import LimitSDE, make_solver
 from ..noise._fields import GaussianField
 from ..noise._mlp import MLPNoise
 from ..noise._partial import PartialNoise
-from . import _montecarlo as mc, _quadrature as q
-from ._checks import Check, CheckRun, measured
+from ..theory import _montecarlo as mc, _quadrature as q
 from ._power import REPORT, Plan
+from ._record import Check, CheckRun, measured
 
 SOURCE = "BEYOND 1: quadrature of the stationary density p(u) ~ b^-2 exp(int 2a/b^2)"
 

@@ -14,9 +14,9 @@ import torch
 from ..core._sphere import uniform_sphere
 from ..dynamics._discrete import StochasticTransformer
 from ..noise._heads import ResampledHeads
-from . import _montecarlo as mc, _quadrature as q
-from ._checks import Check, CheckRun, measured
+from ..theory import _montecarlo as mc, _quadrature as q
 from ._power import REPORT, Plan
+from ._record import Check, CheckRun, measured
 
 
 def mean_overlap(x: torch.Tensor) -> torch.Tensor:
