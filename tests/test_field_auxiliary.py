@@ -63,6 +63,9 @@ def test_the_maximiser_is_a_fixed_point_with_the_largest_energy():
     collapsed = c.expand(n, d)  # the point mass: a lower energy once the positions turn
     assert float(part.energy(collapsed)) < 0.5 * e_max
     assert float(PositionalAttention(2.0, 1.0, 0.0).energy(collapsed)) == pytest.approx(e_max)
+    half = PositionalAttention(1.0, 1.0, 0.5).maximiser(torch.tensor([1.0, 0.0], dtype=torch.float64), 64)
+    # the half circle's mean: |sum_{i < N} e^{i pi i / N}| / N = 1 / (N sin(pi / 2N))
+    assert abs(float(half.mean(0).norm()) - 1 / (64 * math.sin(math.pi / 128))) < 1e-14
 
 
 def test_the_part_through_a_config_and_its_parameter():
@@ -74,13 +77,15 @@ def test_the_part_through_a_config_and_its_parameter():
         {"attention": "positional", "attention.frequency": 0.5, "tokens": 8, "dim": 3, "layers": 4, "mlp": False}
     )
     assert cfg.value("attention.frequency") == 0.5
+    x = cfg.build().run(torch.nn.functional.normalize(torch.randn(8, 3), dim=-1)).x  # (saves, N, d)
+    assert x.shape[-2:] == (8, 3) and torch.isfinite(x).all()
     check_part(PositionalAttention(1.0, 1.0, 0.5), entry="attention:positional")
     with pytest.raises(ConfigError, match="frequency"):
         sdf.ModelConfig.from_mapping({"attention": "positional", "attention.frequency": -1.0})
 
 
 def test_quick_run_against_independent_numbers():
-    s = aux.AuxiliarySettings(dim_first=2, dim_last=3, tokens=24, seeds=4, horizon=40.0, layers=160, every=4)
+    s = aux.AuxiliarySettings(dim_first=2, dim_last=3, tokens=16, seeds=3, horizon=40.0, layers=120, every=3)
     result = aux.run(s)
     assert result.holds, (result.w2_final_max, result.rate, result.dirac_lo, result.w2_off_final_lo)
     # on the circle the push-forward of N equally spaced positions: theta_i + phi_i = c for every token
@@ -103,7 +108,7 @@ def test_command_json_names_and_a_bad_setting(tmp_path):
 
     from sdeformer.cli import app
 
-    tiny = ["dim_last=2", "tokens=16", "seeds=3", "horizon=30", "layers=120", "every=4"]
+    tiny = ["dim_last=2", "tokens=12", "seeds=3", "horizon=30", "layers=90", "every=3"]
     args = ["auxiliary", "--quick", "--json", "--out", str(tmp_path), *[a for t in tiny for a in ("--set", t)]]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
