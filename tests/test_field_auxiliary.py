@@ -118,3 +118,12 @@ def test_command_json_names_and_a_bad_setting(tmp_path):
     refused = CliRunner().invoke(app, ["auxiliary", "--out", str(tmp_path / "x"), "--set", "dim_first=3",
                                        "--set", "dim_last=2"])  # fmt: skip
     assert refused.exit_code == 2 and "dim_last" in refused.output and "Traceback" not in refused.output
+
+
+@pytest.mark.slow
+def test_common_noise_breaks_the_push_forward():
+    """Beyond the paper: with the common MLP noise the tokens stay away from the push-forward (no claim; the
+    setting's verdict is reported, and it fails)."""
+    s = aux.AuxiliarySettings(dim_first=2, dim_last=2, tokens=12, seeds=3, horizon=30.0, layers=90, every=3, noise=0.3)
+    result = aux.run(s)
+    assert not result.agrees and result.w2_final["2"] > 1e-3 and result.noise == 0.3

@@ -39,6 +39,7 @@ from ._common import cached
 
 FIGURE = FIGURES["auxiliary"]["pushforward"]  # the plots own the name
 RATE_TOL = 0.02  # relative: the fitted decay rate against ln(1 + dt) / dt
+NOISE_WIDTH = 256  # the MLP noise's width m with the setting ``noise`` > 0 (common noise: beyond the paper)
 FLOOR, CEILING = 1e-11, 1e-4  # the W2 window of the rate fit (the linear regime, above float64's floor)
 
 
@@ -56,6 +57,7 @@ class AuxiliarySettings:
     frequency: float = 1.0
     every: int = 10
     tol: float = 1e-6
+    noise: float = 0.0
     seed: int = 0
 
     @classmethod
@@ -74,6 +76,7 @@ SETTINGS = (
     Param("frequency", float, AuxiliarySettings.frequency, low=0.05, high=8.0, doc="f: turns over the positions"),
     Param("every", int, AuxiliarySettings.every, low=1, doc="save every this many layers"),
     Param("tol", float, AuxiliarySettings.tol, low=1e-12, high=0.5, doc="W2 tolerance at T"),
+    Param("noise", float, AuxiliarySettings.noise, low=0.0, high=2.0, doc="common MLP noise su = sw (0: the paper's)"),
 )
 """The experiment's declared settings (``sdeformer auxiliary --set NAME=VALUE``)."""
 
@@ -109,6 +112,7 @@ class AuxiliaryResult(Result):
     point_mass_rejected: bool
     off_fails: bool
     figure: str = FIGURE
+    noise: float = 0.0  # the common MLP noise's su = sw (0: the paper's noise-free setting)
 
     @property
     def holds(self) -> bool:
@@ -135,16 +139,19 @@ def mean_interval(values: list[float]) -> tuple[float, float, float]:
 
 def trajectories(s: AuxiliarySettings, d: int, frequency: float):
     """``(saves, K, N, d)`` tokens of the noise-free model with the positional attention at ``frequency`` (0: off)
-    from K uniform starts (seeded by the settings' seed and d: the same starts for both frequencies)."""
+    from K uniform starts (seeded by the settings' seed and d: the same starts for both frequencies), with common
+    MLP noise su = sw = ``noise`` where it is > 0 (one stream per start, the same paths for both frequencies)."""
     import torch
 
     from ...attention._positional import PositionalAttention
     from ...dynamics._discrete import StochasticTransformer
+    from ...noise._mlp import MLPNoise
 
     g = torch.Generator().manual_seed(1000 * s.seed + d)
     x0 = torch.nn.functional.normalize(torch.randn(s.seeds, s.tokens, d, generator=g, dtype=torch.float64), dim=-1)
-    model = StochasticTransformer(s.layers, s.horizon, None, PositionalAttention(s.beta, 1.0, frequency))
-    return model.run(x0, saveat=s.every).x
+    noise = MLPNoise(width=NOISE_WIDTH, su=s.noise, sw=s.noise) if s.noise > 0 else None  # beyond the paper
+    model = StochasticTransformer(s.layers, s.horizon, noise, PositionalAttention(s.beta, 1.0, frequency))
+    return model.run(x0, seed=1000 * s.seed + d, saveat=s.every).x
 
 
 def fitted_c(part, xs):
@@ -236,7 +243,7 @@ def _result(s, dims, t, out, example) -> AuxiliaryResult:
         w2_final={k: float(np.exp(np.log(np.maximum(f, 1e-300)).mean())) for k, f in final.items()},
         w2_final_max={k: float(f.max()) for k, f in final.items()},
         example_angle=angle, example_angle_off=angle_off, example_predicted=predicted, example_position=position,
-        agrees=agrees, point_mass_rejected=rejected, off_fails=off_fails,
+        agrees=agrees, point_mass_rejected=rejected, off_fails=off_fails, noise=s.noise,
     )  # fmt: skip
 
 
