@@ -168,7 +168,6 @@ def fitted_c(part, xs):
 def distances(s: AuxiliarySettings, xs) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """For tokens ``(saves, K, N, d)``: W2 to the predicted push-forward at the fitted c ``(K, saves)``, the final W2 to
     the nearest point mass and the push-forward's own ``(K,)``, and the final energy ratio ``(K,)``."""
-
     from ...attention._positional import PositionalAttention
 
     part = PositionalAttention(s.beta, 1.0, s.frequency)
@@ -193,7 +192,7 @@ def decay_rate(t: np.ndarray, w2: np.ndarray) -> float:
 def run(s: AuxiliarySettings, advance=lambda _n: None) -> AuxiliaryResult:
     """The experiment (module docstring); ``advance(1)`` after each d and model."""
     dims = list(range(s.dim_first, s.dim_last + 1))
-    t = np.arange(0, s.layers + 1, s.every)[: s.layers // s.every + 1] * (s.horizon / s.layers)
+    t = np.arange(0, s.layers + 1, s.every) * (s.horizon / s.layers)  # the saved depths (every divides layers)
     out: dict[str, dict[str, object]] = {}
     example: list[list[float]] = []
     for d in dims:
@@ -254,8 +253,8 @@ def settings_for(quick: bool, changes: dict[str, object] | None = None) -> Auxil
     s = dataclasses.replace(base, **(changes or {}))  # type: ignore[arg-type]
     if s.dim_last < s.dim_first:
         raise ConfigError("dim_last", s.dim_last, f"at least dim_first = {s.dim_first}")
-    if s.every > s.layers // 4:
-        raise ConfigError("every", s.every, f"at most layers / 4 = {s.layers // 4} (a curve to fit)")
+    if s.every > s.layers // 4 or s.layers % s.every:
+        raise ConfigError("every", s.every, f"a divisor of layers = {s.layers}, at most layers / 4 (a curve to fit)")
     return s
 
 
