@@ -234,10 +234,11 @@ ATTENTIONS.register(
     "l2", _A + "_variants:L2Attention", reads=("beta", "attention_scale", "causal"), causal=True,
     doc="L2 (distance) attention, logits -beta |x_i - x_j|^2 / 2 (BEYOND section 5)",
 )  # fmt: skip
-ATTENTIONS.register(
-    "sinkhorn", _A + "_variants:SinkhornAttention", reads=("beta", "attention_scale"),
-    doc="doubly stochastic (Sinkhorn) attention (BEYOND section 5)",
-)  # fmt: skip
+ATTENTIONS.register("sinkhorn", _A + "_variants:SinkhornAttention", reads=("beta", "attention_scale"),
+                    doc="doubly stochastic (Sinkhorn) attention (BEYOND section 5)")  # fmt: skip
+ATTENTIONS.register("positional", _A + "_positional:PositionalAttention", reads=("beta", "attention_scale"),
+                    batched=("beta", "attention_scale"), doc="softmax on R_i x_i: positions as auxiliary variables",
+                    params=(Param("frequency", float, 1.0, low=0.0, doc="turns of R over the positions"),))  # fmt: skip
 
 
 def _fixed_beta_scale(cfg: Any) -> None:

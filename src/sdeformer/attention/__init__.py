@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # the public names: the one re-export list (lazy_exports load
         graph_adjacency,
         spectral_gap,
     )
+    from ._positional import PositionalAttention
     from ._softmax import (
         MultiHeadAttention,
         NoAttention,

@@ -258,5 +258,12 @@ EXPERIMENTS.register(
                _F + "_low_temperature:units", _F + "_low_temperature:SETTINGS", "low-temperature/low_temperature.json",
                _F + "_low_temperature:LowTemperatureSettings.quick")
 )  # fmt: skip
+EXPERIMENTS.register(
+    Experiment("auxiliary", _F + "_auxiliary_report:report",
+               "positions as auxiliary variables: the token law is their push-forward (Imaizumi et al. 2026)",
+               "auxiliary variables: W2 to the push-forward of the positions' law", ("field",),
+               _F + "_auxiliary:units", _F + "_auxiliary:SETTINGS", "auxiliary/auxiliary.json",
+               _F + "_auxiliary:AuxiliarySettings.quick")
+)  # fmt: skip
 
 from . import _commands  # noqa: E402, F401  (the commands that are experiments of their own register here)
