@@ -141,6 +141,11 @@ def test_a_planted_peers_folder_is_refused_and_runs_nothing(tmp_path, monkeypatc
     monkeypatch.delenv("SDEFORMER_PEERS")
     with pytest.raises(pytest.skip.Exception, match="SDEFORMER_PEERS is not set"):
         peer("dotm")  # no default folder
+    from benchmarks import _peers as bench  # the peers benchmark: the same check before it reads any copy
+
+    with pytest.raises(ConfigError, match=r"kinetic.py \(sha256 .*\) does not match the snapshot of dotm"):
+        bench.verified(tmp_path / "peers")
+    assert not marker.exists()
 
 
 def test_the_snapshot_hashes_are_recorded_for_every_script_run():
