@@ -468,7 +468,7 @@ PEER_REFUSED = {  # the command -> the option its one line names (before: a trac
     "glpr --maxtime 1e17 --beta 1 --batch 4 --tokens 4": "--maxtime",  # before: 1.6e18 steps accepted
     "simuformer --dim 1 --batch 2 --tokens 4 --betas 1": "--dim",  # before: 'x0=(2, 4, 1)'
     "simuformer --tokens 1 --batch 2 --betas 1": "--tokens",  # before: a table of zeros
-    "bruno --part pde --points 100000000": "points",  # before: an allocator traceback after 35 s
+    "bruno --part pde --points 100000000": "--points",  # before: an allocator traceback after 35 s
 }
 
 
