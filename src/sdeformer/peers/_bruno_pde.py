@@ -168,8 +168,9 @@ MAX_ROWS = 10**7  # rows of one published table (the notebook's: 39,788 at beta 
 
 def plan(beta=None, as_published: bool = False, points: int = POINTS, maxtime=None, seed: int = SEED) -> Plan:
     """The run's size (``peers._progress.Plan``): per beta the published table's rows after the first (int(T /
-    dt) - 1 steps; memory: the tables, kept for ``write``, and one copy; more than ``MAX_ROWS`` refused naming
-    --maxtime), or the density solver's ``STEPS`` (memory: its complex moments and temporaries)."""
+    dt) - 1 steps; memory: the tables, kept for ``write``, one copy, and twice torch's conv1d column buffer, M (M +
+    1) float64 a step, measured; more than ``MAX_ROWS`` refused naming --maxtime), or the density solver's
+    ``STEPS`` (memory: its complex moments and temporaries)."""
     betas, n_points = _betas(beta, maxtime, as_published), _points(points)
     top = max(betas)
     if not as_published:
@@ -185,7 +186,8 @@ def plan(beta=None, as_published: bool = False, points: int = POINTS, maxtime=No
         raise ConfigError("--maxtime", maxtime, f"at most {MAX_ROWS:.0e} rows of dt = {dt:.3g} (0.02 dx)")
     if min(rows) < 2:
         raise ConfigError("--maxtime", maxtime, f"at least two rows of dt = {dt:.3g} (0.02 dx)")
-    memory = 8 * (n_points - 1) * (sum(rows) + max(rows))
+    m = n_points - 1
+    memory = 8 * m * (sum(rows) + max(rows)) + 2 * 8 * m * (m + 1)  # + conv1d's column buffer, 8 M (M + 1) a step
 
     def published_rows(n: int) -> None:  # n steps: n + 1 rows
         published(top, n_points, (n + 1.5) * dt, seed)

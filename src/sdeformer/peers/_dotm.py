@@ -107,19 +107,19 @@ def run(part: str = "staircase", beta=None, as_published: bool = False, ds: floa
 
 
 def plan(part: str = "staircase", beta=None, ds: float = 1e-3, **_options) -> Plan:
-    """The run's size (``peers._progress.Plan``): kinetic.py's 4000 steps (memory: the trajectory, its transpose
-    and its list of floats), or per beta of the staircase at most ``PATH_BOUND / ds`` arclength steps (it ends
-    when the tokens merge)."""
+    """The run's size (``peers._progress.Plan``): kinetic.py's 4000 steps (memory: a torch tensor per saved state,
+    the trajectory and its nested list of Python floats: 5.3 MB measured), or per beta of the staircase at most
+    ``PATH_BOUND / ds`` arclength steps (it ends when the tokens merge)."""
     if part == "kinetic":
         b = KINETIC["beta"] if beta is None else float(np.atleast_1d(beta)[0])
         steps = round(KINETIC["horizon"] / KINETIC["dt"])
-        memory = (2 * 8 + 32) * (steps + 1) * len(Z0) * 2  # float64 twice, a Python float each
+        memory = (steps + 1) * (600 + len(Z0) * (2 * (2 * 8 + 32) + 72))  # a tensor per state; 2 floats, a list
         return Plan((steps,), lambda n: kinetic(b, n * KINETIC["dt"]), memory, ("part", part))
     if part != "staircase":
         raise ConfigError("part", part, "kinetic or staircase")
     betas = [float(b) for b in np.atleast_1d(BETAS if beta is None else beta)]
     bound = math.ceil(PATH_BOUND / ds)
-    memory = 8 * bound * len(Z0) * 2 * 2  # its saved states and their list, per beta at a time
+    memory = 2048 * bound  # a tensor per saved state, its log time, energy and count (1.2 MB measured, 3 betas)
     top = max(betas)
 
     def trial(n: int) -> None:
