@@ -83,3 +83,16 @@ def check_shape(path: Path, theirs: Any, ours: Any) -> None:
     mine, found = tuple(np.shape(ours)), tuple(getattr(theirs, "shape", np.shape(theirs)))
     if mine != found:
         raise ConfigError("compare", str(path), f"a table of shape {mine} (betas x checkpoints); this one is {found}")
+
+
+def check_regular(path: Path) -> None:
+    """ConfigError naming ``compare`` unless ``path`` is a regular file: a FIFO would block its read, a device
+    (``/dev/zero``) never end (checked by ``stat``, before it is opened)."""
+    import stat
+
+    try:
+        mode = Path(path).stat().st_mode
+    except OSError as exc:
+        raise ConfigError("compare", str(path), f"cannot be read ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(mode):
+        raise ConfigError("compare", str(path), "not a regular file (a folder, a FIFO or a device)")

@@ -141,7 +141,7 @@ def seconds_text(s: float) -> str:
     if not math.isfinite(s):
         return "? s"
     if s < 1:
-        return "under 1 s"
+        return "a second or less"
     if s < 120:
         return f"{s:.0f} s"
     if s < 7200:

@@ -95,6 +95,10 @@ def peer(s: dict[str, Any]) -> dict:
     if seed is not None and not 0 <= seed < 2**64:  # torch's generator seeds
         raise ConfigError("seed", seed, "an integer in [0, 2^64)")
     check_beta(name, beta)
+    if s["compare"] is not None:  # a FIFO or a device: refused before the run, never opened
+        from ...peers._files import check_regular
+
+        check_regular(s["compare"])
     from rich.console import Console
 
     err = Console(stderr=True)
