@@ -578,3 +578,13 @@ def test_a_fifo_or_a_device_given_as_a_file_option_is_refused_unopened(case, tmp
             unblock.cancel()
         assert res.exit_code == 2 and "not a regular file" in one_line(res), res.output
     assert not (tmp_path / "out").exists()
+
+
+def test_a_compare_file_beyond_any_peers_size_is_refused_unread(tmp_path):
+    from sdeformer.peers._files import COMPARE_MAX_BYTES, check_regular
+
+    big = tmp_path / "big.npy"
+    with open(big, "wb") as f:  # sparse: no disk used
+        f.truncate(COMPARE_MAX_BYTES + 1)
+    with pytest.raises(ConfigError, match=r"invalid compare=.*larger than 4 GiB"):
+        check_regular(big)
