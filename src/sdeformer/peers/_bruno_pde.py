@@ -163,7 +163,7 @@ def _betas(beta, maxtime, as_published: bool) -> list[float]:
     return [float(b) for b in np.atleast_1d(BETAS if beta is None else beta)]
 
 
-MAX_ROWS = 10**7  # rows of one published table (the notebook's: 39,788 at beta 5)
+MAX_ROWS = 10**7  # rows of one published table (the notebook's: 39,784 at beta 5)
 
 
 def plan(beta=None, as_published: bool = False, points: int = POINTS, maxtime=None, seed: int = SEED) -> Plan:
