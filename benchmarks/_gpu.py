@@ -2,7 +2,8 @@
 N = 64 ... 65,536 tokens and B = 1 ... 8,192 runs, float32 and bfloat16, the counter RNG (``rng="counter"``,
 Philox for the whole batch) against the generator loop (``rng="generator"``, one ``torch.Generator`` call per
 run and draw), beside this device's matmul peak (a large fp32 and bf16 matmul) and memory bandwidth (a large
-copy), both measured here.
+copy), both measured here; then issue 42's harmonic attention, observables and token-blocked MLP field
+(``_gpu_scaling``). Without CUDA, ``--device cuda`` skips in one line and writes nothing.
 
 ``python -m benchmarks gpu OUT [--device cuda] [--tiny] [--budget-gb G] [--max-seconds S]`` writes
 ``OUT/gpu.json`` and ``OUT/gpu.md``; ``benchmarks/gpu.sh OUT`` runs it on a GPU (sized for < 8 minutes on one
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -28,6 +30,7 @@ from sdeformer.config._batches import run_group
 from sdeformer.io._atomic import atomic_write_text
 from sdeformer.io._formats import write_json
 
+from ._gpu_scaling import bench_scaling, table as scaling_table
 from ._timing import conditions, machine
 
 FULL = {"tokens": (64, 256, 1024, 4096, 16384, 65536), "batches": (1, 8, 64, 512, 4096, 8192), "dim": 64}
@@ -173,8 +176,12 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--tiny", action="store_true", help="a few tokens and runs (CPU check of the script)")
     parser.add_argument("--budget-gb", type=float, default=None, help="memory per setting [60%% of free GPU, 1 CPU]")
     parser.add_argument("--max-seconds", type=float, default=360.0, help="time for the grid after the peaks")
+    parser.add_argument("--scaling-seconds", type=float, default=90.0, help="time for issue 42's parts after it")
     args = parser.parse_args(argv)
     device = torch.device(args.device)
+    if device.type == "cuda" and not torch.cuda.is_available():  # this machine: skipped, nothing written
+        print(f"gpu benchmark skipped: --device {args.device} but torch sees no CUDA device", file=sys.stderr)
+        return {"skipped": "no CUDA device"}
     torch.set_num_threads(1 if device.type == "cpu" else torch.get_num_threads())
     if args.budget_gb is not None:
         budget = args.budget_gb * 2**30
@@ -182,9 +189,10 @@ def main(argv: list[str] | None = None) -> dict:
         budget = 0.6 * torch.cuda.mem_get_info(device)[0] if device.type == "cuda" else 2**30
     before = conditions()
     result = bench_gpu(device, args.tiny, budget, args.max_seconds)
+    result["scaling"] = bench_scaling(device, args.tiny, args.scaling_seconds)  # issue 42's items 1-4
     result["conditions"] = {"before": before, "after": conditions(), "pid": os.getpid()}
     write_json(args.out / "gpu.json", result, checksum=True)
-    atomic_write_text(args.out / "gpu.md", table(result))
+    atomic_write_text(args.out / "gpu.md", table(result) + scaling_table(result["scaling"]))
     return result
 
 

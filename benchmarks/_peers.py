@@ -4,11 +4,12 @@ interleaved A B A B over rounds (``timing.interleaved``), and the per-layer over
 
 The peers' scripts are third-party code, run (announced) from scratch copies that the benchmark does not ship and
 that only the user names: ``--peers DIR`` or ``SDEFORMER_PEERS`` (no default: a world-writable default such as /tmp
-would run whatever anyone put there) holds ``dotm/`` (HugoKoubbi/2024-transformers-dotm), ``litm/``
-(borjanG/2026-lost-in-the- middle), ``simuformer/`` (nikitus20/simuformer), ``glpr/`` (borjanG/2023-transformers-
-rotf) and ``bruno/`` (gbruno16/transformers-metastability, its notebook's cells 1 and 15 run unchanged); a peer
-whose copy is absent is skipped with a message. Only the scripts' computations are timed (their plotting sections
-are cut off; dotm's staircase runs ``time_rescale_3`` at one beta to the collapse).
+would run whatever anyone put there; every file is checked against the snapshot's sha256 first, ``verified``)
+holds ``dotm/`` (HugoKoubbi/2024-transformers-dotm), ``litm/`` (borjanG/2026-lost-in-the-middle), ``simuformer/``
+(nikitus20/simuformer), ``glpr/`` (borjanG/2023-transformers-rotf) and ``bruno/`` (gbruno16/transformers-
+metastability, its notebook's cells 1 and 15 run unchanged); a peer whose copy is absent is skipped with a
+message. Only the scripts' computations are timed (their plotting sections are cut off; dotm's staircase runs
+``time_rescale_3`` at one beta to the collapse).
 
     python -m benchmarks peers --peers DIR [--rounds 3] [--only NAME] [--out benchmarks/results/peers.json]
 
@@ -29,6 +30,7 @@ import torch
 
 from sdeformer.attention._softmax import SoftmaxAttention
 from sdeformer.attention._variants import UnnormalizedAttention
+from sdeformer.core._errors import ConfigError
 from sdeformer.dynamics._discrete import StochasticTransformer
 from sdeformer.dynamics._loop import SaveAt
 from sdeformer.dynamics._sde import GeodesicEuler, LimitSDE
@@ -292,6 +294,17 @@ def bench_peers(rounds: int = 3, only: str = "") -> dict:
     return out
 
 
+def verified(folder: Path) -> None:
+    """ConfigError unless every peer's copy under ``folder`` holds only the snapshot's files (their sha256 in
+    docs/peers.md, "Snapshot hashes"; ``tools/peer_harness/process.verify``): a planted file is never read."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+    from peer_harness.process import verify
+
+    for name in ("litm", "dotm", "bruno", "simuformer", "glpr"):
+        if (folder / name).is_dir():
+            verify(name, folder / name)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
@@ -301,6 +314,10 @@ def main() -> None:
     args = parser.parse_args()
     if args.peers is None or not args.peers.is_dir():
         parser.exit(2, "error: --peers DIR (or SDEFORMER_PEERS): the folder of the peers' scratch copies\n")
+    try:  # every copy checked against the snapshot's sha256 before any of it is read, as tools/run_peer.py does
+        verified(args.peers)
+    except ConfigError as exc:
+        parser.exit(2, f"error: {exc}\n")
     set_peers(args.peers)
     print(f"running the peers' own scripts (third-party code) from {args.peers}", file=sys.stderr)
     torch.set_num_threads(1)

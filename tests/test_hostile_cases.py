@@ -468,7 +468,7 @@ PEER_REFUSED = {  # the command -> the option its one line names (before: a trac
     "glpr --maxtime 1e17 --beta 1 --batch 4 --tokens 4": "--maxtime",  # before: 1.6e18 steps accepted
     "simuformer --dim 1 --batch 2 --tokens 4 --betas 1": "--dim",  # before: 'x0=(2, 4, 1)'
     "simuformer --tokens 1 --batch 2 --betas 1": "--tokens",  # before: a table of zeros
-    "bruno --part pde --points 100000000": "points",  # before: an allocator traceback after 35 s
+    "bruno --part pde --points 100000000": "--points",  # before: an allocator traceback after 35 s
 }
 
 
@@ -546,3 +546,45 @@ def test_spde_noise_scale_overflow_and_an_experiments_own_default_folder():
     ode = __import__("typer").main.get_command(app).commands["ode"].build()  # generated: cli._generate
     default = next(p.default for p in ode.params if p.name == "out")
     assert default == Path("results") / "ode"  # before: results/, the demo's page
+
+
+FILE_OPTIONS = {  # every file option not covered above (x0, mask, --text, --plugin): before, a FIFO hung
+    "simulate --config": ["simulate", "--config", "FILE"],
+    "sweep run SPEC": ["sweep", "run", "FILE", "--out", "OUT"],
+    "peer --compare": ["peer", "litm", "--compare", "FILE"],
+    "probe --file": ["probe", "--file", "FILE"],
+}
+
+
+@pytest.mark.parametrize("case", list(FILE_OPTIONS))
+def test_a_fifo_or_a_device_given_as_a_file_option_is_refused_unopened(case, tmp_path):
+    """A FIFO (which blocks its reader: before, these commands hung) and a device (/dev/null here; /dev/zero was read
+    until memory ran out) are one line, exit 2, before anything opens them. A regression fails, never hangs: the
+    FIFO is unblocked after 20 s. Wrong model it fails: a check of the size only (a FIFO and a device have 0)."""
+    import os
+    import threading
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for path in (fifo, Path("/dev/null")):
+        unblock = threading.Timer(20, lambda: open(fifo, "w").close())
+        unblock.start()
+        try:
+            args = [
+                str(path) if a == "FILE" else str(tmp_path / "out") if a == "OUT" else a for a in FILE_OPTIONS[case]
+            ]
+            res = CliRunner().invoke(app, args)
+        finally:
+            unblock.cancel()
+        assert res.exit_code == 2 and "not a regular file" in one_line(res), res.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_compare_file_beyond_any_peers_size_is_refused_unread(tmp_path):
+    from sdeformer.peers._files import COMPARE_MAX_BYTES, check_regular
+
+    big = tmp_path / "big.npy"
+    with open(big, "wb") as f:  # sparse: no disk used
+        f.truncate(COMPARE_MAX_BYTES + 1)
+    with pytest.raises(ConfigError, match=r"invalid compare=.*larger than 4 GiB"):
+        check_regular(big)

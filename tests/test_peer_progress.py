@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
 from typer.testing import CliRunner
 
 from sdeformer.cli import app
-from sdeformer.peers import _progress, run
+from sdeformer.peers import _estimate, _progress, run
 
 SMALL = {  # a phase diagram of a second or so: its step counts and costs, not its science
     "simuformer": {"batch": 8, "tokens": 8, "dim": 4, "heads": 2, "betas": 3, "maxtime": 3.0},
@@ -23,8 +24,7 @@ def test_the_estimates_step_count_is_the_runs_and_progress_counts_to_it(name, mo
     (glpr's shrinks by sqrt(beta) e^{beta - 1/2}); progress reaches 100 % exactly at the last step. Wrong models it
     fails: a total of betas x the largest beta's steps (glpr), a step counted twice or not at all, a line past 100 %."""
     monkeypatch.setattr(_progress, "EVERY_S", 0.0)  # a line per step
-    s = __import__(f"sdeformer.peers._{name}", fromlist=["settings"]).settings(**SMALL[name])
-    per_beta = _progress.phase_steps(name, s, _progress.betas_of(name, s, None))
+    per_beta = _estimate.plan(name, None, SMALL[name]).runs
     lines: list[str] = []
     with _progress.reporting(name, sum(per_beta), lines.append):
         run(name, **SMALL[name])
@@ -40,7 +40,8 @@ def test_the_time_estimate_is_within_a_factor_of_the_run(monkeypatch):
     options = {"batch": 16, "tokens": 16, "dim": 4, "heads": 2, "betas": 2, "maxtime": 20.0}
     ratios, total = [], 0
     for _ in range(2):
-        total, seconds = _progress.estimate("simuformer", None, options)
+        p = _estimate.plan("simuformer", None, options)
+        total, seconds = sum(p.runs), _estimate.estimate(p)
         began = time.perf_counter()
         run("simuformer", **options)
         ratios.append(seconds / (time.perf_counter() - began))
@@ -63,19 +64,54 @@ def test_peer_prints_the_estimate_then_progress_and_refuses_past_its_bounds(monk
     assert res.exit_code == 2 and "invalid --maxtime=1000000000.0: at most 1e+07 steps a run" in res.stderr
 
 
-PRESETS = {  # the presets of a fixed size: their total announced as they start (``_progress.expect``)
-    "litm": ({"part": "particles"}, 4000),
-    "dotm": ({"part": "kinetic"}, 4000),  # kinetic.py: T = 400 at dt = 0.1
-    "bruno": ({"part": "pde", "as_published": True, "points": 101, "maxtime": 0.05}, 2 * 38),  # two betas' rows
-}
+PRESETS = {  # every preset, each part, at a size of a second or less: (options, progress lines expected)
+    "litm particles": ("litm", ["--part", "particles"], "exact"),
+    "litm threshold": ("litm", [], "none"),  # t_crit in closed form: no time loop, no progress line
+    "dotm kinetic": ("dotm", ["--part", "kinetic"], "exact"),
+    "dotm staircase": ("dotm", ["--beta", "500"], "bound"),  # ends when its tokens merge: at most its bound
+    "bruno particles": ("bruno", ["--beta", "20"], "exact"),
+    "bruno pde": ("bruno", ["--part", "pde", "--beta", "5"], "exact"),
+    "bruno published pde": ("bruno", ["--part", "pde", "--as-published", "--points", "101", "--maxtime", "0.05"],
+                            "exact"),
+    "simuformer": ("simuformer", ["--batch", "8", "--tokens", "8", "--dim", "4", "--betas", "2", "--maxtime", "2"],
+                   "exact"),
+    "glpr": ("glpr", ["--batch", "8", "--tokens", "8", "--betas", "2", "--betamax", "3", "--maxtime", "0.1"], "exact"),
+}  # fmt: skip
 
 
-@pytest.mark.parametrize("name", list(PRESETS))
-def test_a_fixed_presets_total_is_announced_as_it_starts(name, monkeypatch):
-    """Wrong models it fails: no total (lines without a share), bruno's first row counted (it is u0, not a step)."""
-    monkeypatch.setattr(_progress, "EVERY_S", 0.0)
-    options, steps = PRESETS[name]
-    lines: list[str] = []
-    with _progress.reporting(name, None, lines.append):
-        run(name, **options)
-    assert len(lines) == steps and lines[-1].startswith(f"peer {name}: 100 % ({steps:,} / {steps:,} steps)")
+@pytest.mark.parametrize("case", list(PRESETS))
+def test_every_preset_prints_its_estimate_before_its_first_progress_line(case, monkeypatch):
+    """Issue 41 item 8: every preset (the fixed ones too: litm's particles, dotm's kinetic run and staircase,
+    bruno's particles and PDEs) prints its size and memory, then its time estimate, before any progress line;
+    the total it announces is the steps the run counts (progress ends at exactly 100 %), or bounds them (dotm's
+    staircase). Wrong models it fails: a fixed preset without an estimate (before: litm, dotm, bruno), a total
+    that is not the run's (bruno's first PDE row counted: it is u0, not a step), the estimate after the run."""
+    monkeypatch.setattr(_progress, "EVERY_S", 0.0)  # a progress line per step
+    name, args, kind = PRESETS[case]
+    res = CliRunner().invoke(app, ["peer", name, *args, "--json"])
+    assert res.exit_code == 0, res.output
+    lines = [line for line in res.stderr.splitlines() if line.startswith(f"peer {name}: ")]
+    at = next(i for i, line in enumerate(lines) if " (from two short calibrated runs; progress every" in line)
+    assert "MiB" in lines[at - 1]  # the size and memory line, then the estimate
+    found = re.search(r" for (?:at most )?([\d,]+) ", lines[at])
+    assert found, lines[at]
+    total = int(found.group(1).replace(",", ""))
+    progress = lines[at + 1 :]
+    if kind == "none":
+        assert not progress
+    elif kind == "bound":
+        counted = int(progress[-1].split(": ")[1].split()[0].replace(",", ""))
+        assert 0 < counted <= total and len(progress) == counted
+    else:
+        assert len(progress) == total and progress[-1].startswith(f"peer {name}: 100 % ({total:,} / {total:,} steps)")
+
+
+def test_a_fixed_preset_is_refused_past_its_bounds_before_any_calibration():
+    """--max-memory and the published PDE's row bound refuse in one line naming the option, before the
+    calibrated runs (no estimate line). Wrong model it fails: a bound checked only when the run allocates."""
+    res = CliRunner().invoke(app, ["--max-memory", "1K", "peer", "litm", "--part", "particles"])
+    assert res.exit_code == 2 and "(SDEFORMER_MAX_MEMORY / --max-memory)" in res.stderr
+    assert "invalid part='particles'" in res.stderr and "calibrated" not in res.stderr
+    res = CliRunner().invoke(app, ["peer", "bruno", "--part", "pde", "--as-published", "--maxtime", "1e9"])
+    assert res.exit_code == 2 and "invalid --maxtime=1000000000.0: at most 1e+07 rows" in res.stderr
+    assert "calibrated" not in res.stderr

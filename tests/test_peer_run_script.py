@@ -141,6 +141,11 @@ def test_a_planted_peers_folder_is_refused_and_runs_nothing(tmp_path, monkeypatc
     monkeypatch.delenv("SDEFORMER_PEERS")
     with pytest.raises(pytest.skip.Exception, match="SDEFORMER_PEERS is not set"):
         peer("dotm")  # no default folder
+    from benchmarks import _peers as bench  # the peers benchmark: the same check before it reads any copy
+
+    with pytest.raises(ConfigError, match=r"kinetic.py \(sha256 .*\) does not match the snapshot of dotm"):
+        bench.verified(tmp_path / "peers")
+    assert not marker.exists()
 
 
 def test_the_snapshot_hashes_are_recorded_for_every_script_run():
@@ -209,8 +214,8 @@ def test_a_script_past_its_time_limit_is_stopped_with_its_children(tmp_path):
     scratch.mkdir()
     marker = f"w41-limit-{os.getpid()}-{time.monotonic_ns()}"
     (folder / "fake.py").write_text(child(marker) + "import time\ntime.sleep(60)\n")
-    with pytest.raises(ConfigError, match="invalid timeout=2.0: fake.py ran past it"):  # not its 60 s sleep's end
-        run_script(folder, Job({"script": "fake.py"}, ()), scratch, timeout=2.0)
+    with pytest.raises(ConfigError, match="invalid timeout=8.0: fake.py ran past it"):  # not its 60 s sleep's end
+        run_script(folder, Job({"script": "fake.py"}, ()), scratch, timeout=8.0)  # 8 s: start-up at load 14
     assert (scratch / "child.started").exists() and _marked_gone(marker)
 
 

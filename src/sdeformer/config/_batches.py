@@ -25,6 +25,7 @@ import torch
 from ..core._errors import ConfigError
 from ..core._rng import make_streams
 from ..core._threads import warn_threads
+from ..core._validate import device as check_device
 from ..dynamics._labels import Runs
 from ..dynamics._loop import TokenDynamics, Trajectory
 from . import _blocks as blocks
@@ -60,6 +61,7 @@ def run_group(
     """Run configs that share a ``group_key`` as one batched run: ``x`` is ``(S, G, N, d)``, G = len(configs).
     Warns once when torch's threads exceed the cores this process may use (``core._threads.warn_threads``)."""
     warn_threads()
+    device = check_device("device", device)  # one line for a device this machine lacks, or meta
     keys = {group_key(c) for c in configs}
     if len(keys) != 1:
         raise ConfigError(

@@ -16,8 +16,10 @@ CONFIG_MAX_BYTES = 1_000_000  # a config holds a few dozen parameters; anything 
 
 
 def _read_text(path: Path) -> str:
-    """The file's UTF-8 text; ConfigError if it is missing, larger than 1 MB or not text."""
+    """The file's UTF-8 text; ConfigError if it is missing, not a regular file, larger than 1 MB or not text."""
     try:
+        if not stat.S_ISREG(path.stat().st_mode):  # a FIFO would block, /dev/zero never end: never opened
+            raise ConfigError("config", str(path), "not a regular file (a folder, a FIFO or a device)")
         if path.stat().st_size > CONFIG_MAX_BYTES:
             raise ConfigError("config", str(path), f"larger than {CONFIG_MAX_BYTES // 1000} kB; not a config file")
         data = path.read_bytes()

@@ -152,10 +152,15 @@ def device(name: str, value: object) -> torch.device:
         raise ConfigError(name, value, "a torch device such as 'cpu' or 'cuda'") from None
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise ConfigError(name, value, "CUDA is not available on this machine; use 'cpu'")
+    if dev.type == "cuda" and (dev.index or 0) >= torch.cuda.device_count():
+        raise ConfigError(name, value, f"one of this machine's {torch.cuda.device_count()} CUDA devices")
     if dev.type == "mps" and not torch.backends.mps.is_available():
         raise ConfigError(name, value, "MPS is not available on this machine; use 'cpu'")
     if dev.type == "meta":  # shapes without numbers: a run, a draw or an observable needs values
-        raise ConfigError(name, value, "a device that holds numbers ('cpu', 'cuda'); 'meta' tensors have none")
+        raise ConfigError(
+            name, value, "a device that holds numbers ('cpu', 'cuda'); 'meta' tensors have none (a dry run: "
+            "sdeformer simulate --device meta)"
+        )  # fmt: skip
     return dev
 
 

@@ -29,7 +29,7 @@ from ..attention._harmonic import FEATURE_BUDGET, picks_harmonic
 from ..config import ModelConfig
 from ..core._errors import ConfigError
 from ..core._rng import StreamSource, make_streams
-from ..core._validate import finite_state, fits_in_memory
+from ..core._validate import device as check_device, finite_state, fits_in_memory
 from ..dynamics._loop import SaveAt
 from ..io._checksums import checksum_path
 from ..io._claims import claim_run_folder, write_run_metadata
@@ -119,10 +119,10 @@ def _observables(xs: torch.Tensor, beta: float) -> dict[str, np.ndarray]:
     parts: dict[str, list[np.ndarray]] = {k: [] for k in METRICS}
     for chunk in xs.split(METRIC_CHUNK):
         n2 = chunk.shape[-2] >= 2
-        parts["energy"].append(interaction_energy(chunk.double(), beta).numpy())
-        parts["mean_cos"].append(mean_cosine(chunk).double().numpy() if n2 else np.ones(len(chunk)))
-        parts["mean_abs_cos"].append(mean_abs_cosine(chunk).double().numpy() if n2 else np.ones(len(chunk)))
-        parts["clusters"].append(cluster_count(chunk, FIGURE_CLUSTER_COS).numpy())
+        parts["energy"].append(_np(interaction_energy(chunk.double(), beta)))  # on the states' device, then copied
+        parts["mean_cos"].append(_np(mean_cosine(chunk).double()) if n2 else np.ones(len(chunk)))
+        parts["mean_abs_cos"].append(_np(mean_abs_cosine(chunk).double()) if n2 else np.ones(len(chunk)))
+        parts["clusters"].append(_np(cluster_count(chunk, FIGURE_CLUSTER_COS)))
     return {k: np.concatenate(v) for k, v in parts.items()}
 
 
@@ -151,8 +151,8 @@ class _Segments:
 
 
 def _np(x: torch.Tensor) -> np.ndarray:
-    """``x`` as numpy (bfloat16, which numpy lacks, widened exactly to float32)."""
-    return (x.float() if x.dtype == torch.bfloat16 else x).numpy()
+    """``x`` as numpy, copied to the CPU (bfloat16, which numpy lacks, widened exactly to float32)."""
+    return (x.float() if x.dtype == torch.bfloat16 else x).cpu().numpy()
 
 
 def _load_checkpoint(
@@ -184,28 +184,32 @@ def simulate(
     progress: Callable[[int], None] | None = None,
     *,
     force: bool = False,
+    device: str | torch.device = "cpu",
 ) -> SimulateResult:
-    """Run ``cfg`` (THEORY section 1); if ``out`` is given, write (and resume) a run directory.
+    """Run ``cfg`` (THEORY section 1) on ``device``; if ``out`` is given, write (and resume) a run directory. On a
+    GPU the draws are made there (its generators: other numbers than the CPU's), the observables too; each
+    segment's saved states and observables are copied to the CPU (docs/scaling.md, "Devices").
 
     Raises ConfigError before any work when the run cannot fit in memory (with the estimate), when ``out`` is
     not writable, holds another config's run or one made from other input files (unless ``force``), or another
     command is writing there (``io._lock``), and during the run when the tokens become NaN (naming the layer and
     the likely parameter)."""
+    device = check_device("device", device)
     check_fits(cfg)
     if out is None:
-        return _simulate(cfg, None, progress, False)
+        return _simulate(cfg, None, progress, False, device)
     with folder_lock(out, "simulate run"):  # one writer at a time
-        return _simulate(cfg, Path(out), progress, force)
+        return _simulate(cfg, Path(out), progress, force, device)
 
 
 def _simulate(
-    cfg: ModelConfig, out: Path | None, progress: Callable[[int], None] | None, force: bool
+    cfg: ModelConfig, out: Path | None, progress: Callable[[int], None] | None, force: bool, device: torch.device
 ) -> SimulateResult:
     key = config_hash(cfg.to_dict())
     if out is not None and not claim_run_folder(out, cfg.to_dict(), force=force):
         for stale in ("checkpoint.npz", "segments", "summary.json"):
             shutil.rmtree(out / stale) if (out / stale).is_dir() else (out / stale).unlink(missing_ok=True)
-    model, x = cfg.build(), cfg.initial_tokens()
+    model, x = cfg.build(), cfg.initial_tokens(device)
     streams, segments = make_streams(cfg.rng, cfg.seed, (), x.device), _Segments(out)
     ckpt = out / "checkpoint.npz" if out is not None else None
     state = _load_checkpoint(ckpt, key, streams, segments) if ckpt is not None else None
@@ -214,7 +218,7 @@ def _simulate(
         segments.append([0], x[None], cfg.beta)
     else:
         start, x = state
-        x = x.to(cfg.torch_dtype)
+        x = x.to(device=device, dtype=cfg.torch_dtype)
     if progress and start:
         progress(start)
     hint = _nan_hint(cfg)

@@ -79,7 +79,11 @@ def write(name: str, result: dict, folder: Path) -> list[Path]:
 
 
 def compare(name: str, result: dict, path: Path) -> dict:
-    """Cells equal / total and the largest difference against the file the peer's script wrote at ``path``."""
+    """Cells equal / total and the largest difference against the file the peer's script wrote at ``path`` (a
+    regular file: a FIFO or a device is refused before it is opened)."""
+    from ._files import check_regular
+
+    check_regular(Path(path))
     return module(name).compare(result, Path(path))
 
 

@@ -22,6 +22,7 @@ so its cost is the path length over ``ds``, independent of beta.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -77,10 +78,12 @@ def arclength_flow(
     merge: float = 1e-2,
     max_steps: int = 1_000_000,
     save_every: int = 1,
+    progress: Callable[[int], None] | None = None,
 ) -> ArclengthRun:
     """The flow of ``kernel`` attention (``"usa"``: unnormalized, ``"softmax"``) with V = I from the unit tokens
     ``x0`` ``(N, d)`` (float64), stepped by arclength ``ds`` (module docstring) until one cluster is left or
-    ``max_steps``. Raises ConfigError for a bad kernel, step, merge distance or token array."""
+    ``max_steps``; ``progress(k)`` after each step. Raises ConfigError for a bad kernel, step, merge distance or
+    token array."""
     beta, ds, merge = positive_float("beta", beta), positive_float("ds", ds), positive_float("merge", merge)
     if kernel not in KERNELS:
         raise ConfigError("kernel", kernel, f"one of {list(KERNELS)}")
@@ -111,4 +114,6 @@ def arclength_flow(
         log_t = float(np.logaddexp(log_t, math.log(ds) - math.log(speed) - log_scale))
         x = _merge(project(x + (ds / speed) * v), merge)
         steps += 1
+        if progress is not None:
+            progress(steps)
     return ArclengthRun(np.array(logs), np.array(energies), np.array(counts), torch.stack(states), done, steps)

@@ -30,10 +30,11 @@ from ..dynamics._sde import GeodesicEuler, LimitSDE
 from ..io._atomic import atomic_write_text
 from ..observables import exponential_rate
 from ._bruno_pde import compare as compare_pde, write_tables
-from ._progress import step as count_step
+from ._progress import Plan, step as count_step
 
 BETAS = (1.0, 2.0, 5.0, 10.0, 20.0)
 LINEAR = 0.1  # |mu_k| below this: the linear regime the rate is fitted in
+STEPS = 100  # Euler steps of a particle run
 RESOLVED = 0.5  # modes with gamma_k >= this times the largest grow visibly above the sampling noise 1 / sqrt(N)
 
 
@@ -44,7 +45,7 @@ def rates(beta: float, modes: int = 10, as_published: bool = False) -> np.ndarra
     return out / math.pi if as_published else out
 
 
-def measure(beta: float, tokens: int = 1000, modes: int = 10, seed: int = 0, steps: int = 100) -> np.ndarray:
+def measure(beta: float, tokens: int = 1000, modes: int = 10, seed: int = 0, steps: int = STEPS) -> np.ndarray:
     """Each resolved mode's growth rate ``(modes,)`` (nan for the others: gamma_k < ``RESOLVED`` max gamma, lost
     in the sampling noise) from ``tokens`` particles at uniform i.i.d. angles (``seed``), run for 4 / max gamma_k
     (the dominant mode grows by e^4) in ``steps`` steps. A mode that is the product of two growing ones (k = i + j)
@@ -103,6 +104,30 @@ def run(
             }
         )
     return {"peer": "bruno", "part": "particles", "as_published": as_published, "tokens": tokens, "runs": rows}
+
+
+def plan(beta=None, tokens: int = 1000, modes: int = 10, seed: int = 0, part: str = "particles", **options) -> Plan:
+    """The run's size (``peers._progress.Plan``): per beta ``STEPS`` steps of ``tokens`` particles (memory: the
+    saved states, the modes' complex (S, modes, N) exponentials and three temporaries, and the (N, N) weights of
+    every step: freed, but the allocator may keep them, 0.02-0.6 GB measured for 100 steps at N = 1000), or the
+    PDE's (``_bruno_pde.plan``)."""
+    if part == "pde":
+        from ._bruno_pde import plan as pde
+
+        return pde(beta, seed=seed, **options)
+    if part != "particles":
+        raise ConfigError("part", part, "particles or pde")
+    if set(options) - {"as_published"}:
+        raise ConfigError(next(iter(set(options) - {"as_published"})), "given", "an option of --part pde")
+    betas = [float(b) for b in np.atleast_1d(BETAS if beta is None else beta)]
+    states = STEPS + 1
+    memory = 8 * states * tokens * 2 + 3 * 16 * states * modes * tokens + 8 * tokens * tokens * states
+    top = max(betas)
+
+    def trial(n: int) -> None:
+        measure(top, tokens, modes, seed, steps=n)
+
+    return Plan((STEPS,) * len(betas), trial, memory, ("beta", betas))
 
 
 def write(result: dict, folder: Path) -> list[Path]:

@@ -32,7 +32,7 @@ from ..core._errors import ConfigError
 from ..core._validate import fits_in_memory, nonneg_float, positive_float, positive_int
 from ..io._atomic import atomic_write_bytes
 from ..observables import exponential_rate
-from ._progress import expect, step as count_step
+from ._progress import Plan, step as count_step
 
 BETAS = (5.0, 7.0)  # the notebook's PDE cells
 HORIZONS = {5.0: 0.5, 7.0: 0.08}  # their T
@@ -43,12 +43,17 @@ EQUAL = 1e-12  # cells equal: the notebook's rows are float32, so any change of 
 
 def start(n_points: int = POINTS, sigma: float = SIGMA, seed: int = SEED) -> tuple[torch.Tensor, torch.Tensor]:
     """The notebook's grid ``(M,)`` and u0 ``(M,)`` (float64; its noise drawn in float32, as the notebook draws)."""
-    n_points = positive_int("n_points", n_points)
-    if n_points < 4:
-        raise ConfigError("n_points", n_points, "at least 4 (3 grid points)")
+    n_points = _points(n_points)
     x = torch.linspace(0, 2 * math.pi, n_points, dtype=torch.float64)[:-1]
     noise = torch.randn(len(x), generator=torch.Generator().manual_seed(int(seed)))  # float32
     return x, 1 / (2 * math.pi) * torch.ones_like(x) + nonneg_float("sigma", sigma) * noise
+
+
+def _points(n_points: int) -> int:
+    n_points = positive_int("n_points", n_points)
+    if n_points < 4:
+        raise ConfigError("n_points", n_points, "at least 4 (3 grid points)")
+    return n_points
 
 
 def rates(beta: float, modes: int = SHOWN) -> np.ndarray:
@@ -122,7 +127,7 @@ def measure(beta: float, n_points: int = POINTS, sigma: float = SIGMA, seed: int
     x, u = start(n_points, sigma, seed)
     c0 = solver.basis.moments(torch.stack([x.cos(), x.sin()], -1), u * float(x[1] - x[0]))  # u dx at the points
     with torch.inference_mode():
-        run = solver.run(c0.to(torch.complex128))
+        run = solver.run(c0.to(torch.complex128), progress=count_step)
     c, t = run.x[:, 1 : SHOWN + 1].numpy(), run.t.numpy()  # (S, SHOWN)
     cos = [exponential_rate(t, np.abs(c[:, m].real)) for m in range(SHOWN)]
     sin = [exponential_rate(t, np.abs(c[:, m].imag)) for m in range(SHOWN)]
@@ -143,17 +148,51 @@ def run(beta=None, as_published: bool = False, n_points: int = POINTS, maxtime=N
     """Per beta (default the notebook's 5 and 7): gamma_k and the measured rates of the cos and sin parts of modes
     1..8, of the corrected PDE by the density solver (default) or of the notebook's published Lax-Friedrichs scheme
     (``as_published``, with its table ``U``)."""
-    if maxtime is not None and not as_published:
-        raise ConfigError(
-            "maxtime", maxtime, "the published scheme's T: with --as-published (the solver runs 1 / gamma)"
-        )
-    rows, betas = [], [float(b) for b in np.atleast_1d(BETAS if beta is None else beta)]
-    if as_published and positive_int("n_points", n_points) >= 4:  # the progress lines' total: each table's rows
-        expect(sum(int(horizon(b, maxtime) / (COURANT * 2 * math.pi / (n_points - 1))) - 1 for b in betas))  # T/dt
+    rows, betas = [], _betas(beta, maxtime, as_published)
     for b in betas:
         measured = published(b, n_points, maxtime, seed) if as_published else measure(b, n_points, seed=seed)
         rows.append({"beta": b, "gamma": rates(b).tolist(), **measured})
     return {"peer": "bruno", "part": "pde", "as_published": as_published, "n_points": n_points, "runs": rows}
+
+
+def _betas(beta, maxtime, as_published: bool) -> list[float]:
+    if maxtime is not None and not as_published:
+        raise ConfigError(
+            "maxtime", maxtime, "the published scheme's T: with --as-published (the solver runs 1 / gamma)"
+        )
+    return [float(b) for b in np.atleast_1d(BETAS if beta is None else beta)]
+
+
+MAX_ROWS = 10**7  # rows of one published table (the notebook's: 39,784 at beta 5)
+
+
+def plan(beta=None, as_published: bool = False, points: int = POINTS, maxtime=None, seed: int = SEED) -> Plan:
+    """The run's size (``peers._progress.Plan``): per beta the published table's rows after the first (int(T /
+    dt) - 1 steps; memory: the tables, kept for ``write``, one copy, and twice torch's conv1d column buffer, M (M +
+    1) float64 a step, measured; more than ``MAX_ROWS`` refused naming --maxtime), or the density solver's
+    ``STEPS`` (memory: its complex moments and temporaries)."""
+    betas, n_points = _betas(beta, maxtime, as_published), _points(points)
+    top = max(betas)
+    if not as_published:
+        memory = 3 * 16 * n_points * (2 * MODES + 1)
+
+        def trial(n: int) -> None:
+            measure(top, n_points, seed=seed, steps=n)
+
+        return Plan((STEPS,) * len(betas), trial, memory, ("--points", n_points))
+    dt = COURANT * 2 * math.pi / (n_points - 1)  # torch.linspace's step, as ``start`` makes the grid
+    rows = [int(horizon(b, maxtime) / dt) for b in betas]
+    if max(rows) > MAX_ROWS:
+        raise ConfigError("--maxtime", maxtime, f"at most {MAX_ROWS:.0e} rows of dt = {dt:.3g} (0.02 dx)")
+    if min(rows) < 2:
+        raise ConfigError("--maxtime", maxtime, f"at least two rows of dt = {dt:.3g} (0.02 dx)")
+    m = n_points - 1
+    memory = 8 * m * (sum(rows) + max(rows)) + 2 * 8 * m * (m + 1)  # + conv1d's column buffer, 8 M (M + 1) a step
+
+    def published_rows(n: int) -> None:  # n steps: n + 1 rows
+        published(top, n_points, (n + 1.5) * dt, seed)
+
+    return Plan(tuple(r - 1 for r in rows), published_rows, memory, ("--points", n_points))
 
 
 def write_tables(result: dict, folder: Path) -> list[Path]:

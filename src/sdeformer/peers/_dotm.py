@@ -30,7 +30,7 @@ from ..metastability import plateaus, saddle_level
 from . import cells
 from ._arclength import arclength_flow
 from ._files import load_array
-from ._progress import expect, step as count_step
+from ._progress import Plan, step as count_step
 
 Z0 = [  # kinetic.py's start (n = 5, d = 2)
     [0.99806638, 0.06215705],
@@ -42,6 +42,8 @@ Z0 = [  # kinetic.py's start (n = 5, d = 2)
 BETAS = (500.0, 1000.0, 1500.0, 2000.0, 3000.0, 4000.0)
 START_BETA, START_C = 2000.0, (0.0, 0.5, 2.0, 4.0, 7.0)
 PEER_LR, PEER_ITER = 1e-5, 1_000_000
+KINETIC = {"beta": 4.0, "horizon": 400.0, "dt": 0.1}  # kinetic.py's run: 4000 steps
+PATH_BOUND = 0.8  # the staircase's path to one cluster from its start (0.475 - 0.735 measured, beta 2 - 9000)
 
 
 def staircase_start() -> torch.Tensor:
@@ -51,13 +53,12 @@ def staircase_start() -> torch.Tensor:
     return torch.stack([angles.cos(), angles.sin()], -1)
 
 
-def kinetic(beta: float = 4.0, horizon: float = 400.0, dt: float = 0.1) -> np.ndarray:
+def kinetic(beta: float = 4.0, horizon: float = KINETIC["horizon"], dt: float = KINETIC["dt"]) -> np.ndarray:
     """kinetic.py's trajectory ``(n, steps + 1, d)``."""
     layers = round(horizon / dt)
     if not math.isclose(layers * dt, horizon):
         raise ConfigError("dt", dt, f"a divisor of the horizon {horizon:g}")
     model = StochasticTransformer(layers, horizon, None, SoftmaxAttention(beta))
-    expect(layers)  # the progress lines' total
     with torch.inference_mode():  # no autograd bookkeeping: a quarter of a small layer's cost
         # a batch of one (equal to the unbatched run bit for bit): a (1, n, d) state needs no views a layer
         x = model.run(torch.tensor(Z0, dtype=torch.float64).unsqueeze(0), progress=count_step).x[:, 0]  # (S, n, d)
@@ -66,7 +67,7 @@ def kinetic(beta: float = 4.0, horizon: float = 400.0, dt: float = 0.1) -> np.nd
 
 def staircase(beta: float, ds: float = 1e-3, merge: float = 1e-2) -> dict:
     """One beta of staircase.py, by arclength: saddles, levels, plateaus, path length, clusters."""
-    r = arclength_flow(staircase_start(), beta, ds=ds, merge=merge)
+    r = arclength_flow(staircase_start(), beta, ds=ds, merge=merge, progress=count_step)
     sizes = []
     for x in r.states:  # the saddles visited, in order (cluster sizes of each saved state)
         s = tuple(sorted(np.unique((x @ x.T > 1 - merge * merge / 2).numpy(), axis=0).sum(1).tolist(), reverse=True))
@@ -103,6 +104,28 @@ def run(part: str = "staircase", beta=None, as_published: bool = False, ds: floa
             steps = math.ceil(row["path_length"] / (PEER_LR * math.log(row["beta"])))
             row["peer_nan_after"] = min(steps, PEER_ITER)
     return out
+
+
+def plan(part: str = "staircase", beta=None, ds: float = 1e-3, **_options) -> Plan:
+    """The run's size (``peers._progress.Plan``): kinetic.py's 4000 steps (memory: a torch tensor per saved state,
+    the trajectory and its nested list of Python floats: 5.3 MB measured), or per beta of the staircase at most
+    ``PATH_BOUND / ds`` arclength steps (it ends when the tokens merge)."""
+    if part == "kinetic":
+        b = KINETIC["beta"] if beta is None else float(np.atleast_1d(beta)[0])
+        steps = round(KINETIC["horizon"] / KINETIC["dt"])
+        memory = (steps + 1) * (600 + len(Z0) * (2 * (2 * 8 + 32) + 72))  # a tensor per state; 2 floats, a list
+        return Plan((steps,), lambda n: kinetic(b, n * KINETIC["dt"]), memory, ("part", part))
+    if part != "staircase":
+        raise ConfigError("part", part, "kinetic or staircase")
+    betas = [float(b) for b in np.atleast_1d(BETAS if beta is None else beta)]
+    bound = math.ceil(PATH_BOUND / ds)
+    memory = 2048 * bound  # a tensor per saved state, its log time, energy and count (1.2 MB measured, 3 betas)
+    top = max(betas)
+
+    def trial(n: int) -> None:
+        arclength_flow(staircase_start(), top, ds=ds, max_steps=n)
+
+    return Plan((bound,) * len(betas), trial, memory, ("beta", betas), exact=False)
 
 
 def _clusters(x: np.ndarray, threshold: float = 0.999) -> int:

@@ -83,3 +83,21 @@ def check_shape(path: Path, theirs: Any, ours: Any) -> None:
     mine, found = tuple(np.shape(ours)), tuple(getattr(theirs, "shape", np.shape(theirs)))
     if mine != found:
         raise ConfigError("compare", str(path), f"a table of shape {mine} (betas x checkpoints); this one is {found}")
+
+
+COMPARE_MAX_BYTES = 4 * 2**30  # the largest file a peer's script writes: bruno's notebook U, 3.2 GB at its size
+
+
+def check_regular(path: Path) -> None:
+    """ConfigError naming ``compare`` unless ``path`` is a regular file of at most ``COMPARE_MAX_BYTES``: a FIFO
+    would block its read, a device (``/dev/zero``) never end (checked by ``stat``, before it is opened)."""
+    import stat
+
+    try:
+        info = Path(path).stat()
+    except OSError as exc:
+        raise ConfigError("compare", str(path), f"cannot be read ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise ConfigError("compare", str(path), "not a regular file (a folder, a FIFO or a device)")
+    if info.st_size > COMPARE_MAX_BYTES:
+        raise ConfigError("compare", str(path), f"larger than {COMPARE_MAX_BYTES // 2**30} GiB: no peer writes one")

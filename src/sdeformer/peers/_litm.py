@@ -33,7 +33,7 @@ from ..io._atomic import atomic_write_bytes
 from ..theory._retrieval import threshold
 from . import cells
 from ._files import load_array
-from ._progress import expect, step as count_step
+from ._progress import Plan, step as count_step
 
 CURVE = [0.1 * j for j in range(1, 49)]  # the peer's threshold curve grid
 FILE = "u_shape_numerology_lambda1_tcrit.dat"
@@ -49,16 +49,20 @@ def clusters_start(tokens: int, seed: int) -> np.ndarray:
     return np.mod(centers[labels] + np.random.default_rng(seed).normal(0.0, 0.075, size=tokens), 2 * math.pi)
 
 
-def particles(beta: float = 1.0, scheme: str = "rk4") -> dict:
-    """The peer's particle run; the angles at its snapshot times ``(51, N)`` and the final ones."""
+STEPS = round(PARTICLES["horizon"] / PARTICLES["dt"])  # 4000
+
+
+def particles(beta: float = 1.0, scheme: str = "rk4", steps: int | None = None) -> dict:
+    """The peer's particle run; the angles at its snapshot times ``(51, N)`` and the final ones. ``steps``: only
+    that many steps of its dt (the time estimate's calibrated runs)."""
     p = PARTICLES
     theta = torch.tensor(clusters_start(p["tokens"], p["seed"]))
     x0 = torch.stack([theta.cos(), theta.sin()], -1)  # (N, 2)
-    steps = round(p["horizon"] / p["dt"])
+    horizon = p["horizon"] if steps is None else steps * p["dt"]
+    steps = STEPS if steps is None else steps
     sde = LimitSDE(None, PositionalALiBiAttention(beta, p["lam"]))
-    solver = make_solver(sde, steps, p["horizon"], scheme)  # rk4, geodesic (angle-Euler) or projected
-    every = steps // (SNAPSHOTS - 1)
-    expect(steps)  # the progress lines' total
+    solver = make_solver(sde, steps, horizon, scheme)  # rk4, geodesic (angle-Euler) or projected
+    every = max(1, steps // (SNAPSHOTS - 1))
     x = solver.run(x0, saveat=SaveAt(every=every), progress=count_step).x  # (51, N, 2)
     angles = torch.remainder(torch.atan2(x[..., 1], x[..., 0]), 2 * math.pi)
     return {"times": [0.2 * k for k in range(SNAPSHOTS)], "angles": angles.tolist(), "scheme": scheme}
@@ -76,13 +80,9 @@ def run(
     """t_crit at each ``beta`` in the paper's time and in sdeformer's softmax time, the peer's curve, and the
     ALiBi slope per token (sdeformer's ``alibi``) of the peer's ``lam`` at ``tokens`` positions; ``part=
     "particles"``: the particle run (``particles``, its beta: the first of ``beta``, else 1)."""
-    if part == "particles":
-        if scheme not in ("geodesic", "rk4", "projected"):
-            raise ConfigError("scheme", scheme, "geodesic, rk4 or projected")
+    if _part(part, scheme) == "particles":
         first = float(np.atleast_1d(beta)[0]) if beta is not None else PARTICLES["beta"]
         return {"peer": "litm", "part": part, "beta": first, **particles(first, scheme)}
-    if part != "threshold":
-        raise ConfigError("part", part, "threshold or particles")
     betas = [float(b) for b in np.atleast_1d(beta)]
     rows = [
         {
@@ -101,6 +101,27 @@ def run(
         "curve": curve,
         "alibi_slope_per_token": lam / tokens,
     }
+
+
+def _part(part: str, scheme: str) -> str:
+    if part not in ("threshold", "particles"):
+        raise ConfigError("part", part, "threshold or particles")
+    if part == "particles" and scheme not in ("geodesic", "rk4", "projected"):
+        raise ConfigError("scheme", scheme, "geodesic, rk4 or projected")
+    return part
+
+
+def plan(beta=None, part: str = "threshold", scheme: str = "rk4", **_options) -> Plan:
+    """The run's size (``peers._progress.Plan``): the particles' 4000 steps (memory: the 51 saved states and the
+    solver's stages, float64), or the threshold's t_crit root finds (each beta's two and the curve's 48)."""
+    if _part(part, scheme) == "particles":
+        first = float(np.atleast_1d(beta)[0]) if beta is not None else PARTICLES["beta"]
+        memory = 8 * 2 * PARTICLES["tokens"] * (SNAPSHOTS + 8) + 8 * PARTICLES["tokens"] ** 2  # + the weights
+        return Plan((STEPS,), lambda n: particles(first, scheme, steps=n), memory, ("part", part))
+    betas = [float(b) for b in np.atleast_1d((1.0, 2.0, 3.0) if beta is None else beta)]
+    top = max(betas)
+    roots = 2 * len(betas) + len(CURVE)
+    return Plan((roots,), lambda n: [threshold(top, 1.0, 8.0, 20) for _ in range(n)], unit="t_crit root finds")
 
 
 def write(result: dict, folder: Path) -> list[Path]:

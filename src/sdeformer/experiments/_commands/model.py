@@ -22,6 +22,7 @@ SIMULATE = (
     Param("param", list[str], None, doc="a parameter a part declares (repeatable), e.g. noise.fraction=0.3"),
     Param("out", Path, None, doc="run directory (resumable; tied to the config)"),
     Param("force", bool, False, doc="overwrite a run directory that holds another config's run"),
+    Param("device", str, "cpu", doc="cpu, cuda, cuda:K or mps; meta: a dry run (shapes and memory, nothing run)"),
 )
 SPDE = (
     *params_of(SpdeSettings),
@@ -51,11 +52,14 @@ def show_kernel(summary: dict, s: dict[str, Any]) -> None:
 
 
 def simulate(s: dict[str, Any]) -> Any:
+    from rich.console import Console
+
     from ...config import ModelConfig, load_config_file
     from ...core._config_files import parse_assignments
     from ...core._validate import nonneg_float
     from ...io._progress import progress_bar
     from ...params import FIELDS
+    from .._device import dry_run, notice, run_device
     from .._simulate import FIGURE, check_fits, simulate as run
 
     flags = {k: s[k] for k in FIELDS if s[k] is not None}  # the config fields given as options
@@ -75,9 +79,14 @@ def simulate(s: dict[str, Any]) -> Any:
     ignored = [name for name, off in changed if off]
     if not cfg.mlp and ignored:  # mlp = false turns every noise model off: its options would be ignored
         raise ConfigError(ignored[0], getattr(cfg, ignored[0]), "has no effect with --no-mlp (the noise is off)")
+    device = run_device("--device", s["device"], dry_run=True)
+    if device.type == "meta":  # the dry run: nothing allocated, nothing written
+        return dry_run(cfg)
     check_fits(cfg)  # before the progress bar starts
+    if device.type != "cpu":
+        Console(stderr=True).print(notice("simulate", device), highlight=False, soft_wrap=True)
     with progress_bar(cfg.layers, "simulate", enabled=not s["json"]) as advance:
-        result = run(cfg, out, progress=advance, force=s["force"])
+        result = run(cfg, out, progress=advance, force=s["force"], device=device)
     if out is not None:  # the experiment computes, the plots draw its result
         from ...plots._paper import energy_plot
 

@@ -8,7 +8,8 @@ each names the CLI option, in one line, exit 2.
 - the phase diagrams (simuformer, glpr): ``--dim`` >= 2 (tokens on the sphere S^{d-1}), ``--tokens`` >= 2 (a pair),
   glpr's ``--betamin`` > 0 (its step takes sqrt(beta)), and at most ``MAX_STEPS`` steps per run (``--maxtime`` /
   the step: glpr's exp / N step shrinks by sqrt(beta) e^{beta - 1/2});
-- ``size_line``: the run's size in one line (runs, steps per run, memory), printed before it starts.
+- ``size_line``: the run's size in one line (runs, steps per run, memory), printed before it starts; every
+  other preset's from its plan (``peers._estimate.plan``: runs, steps, memory, refused past ``--max-memory``).
 """
 
 from __future__ import annotations
@@ -94,6 +95,10 @@ def peer(s: dict[str, Any]) -> dict:
     if seed is not None and not 0 <= seed < 2**64:  # torch's generator seeds
         raise ConfigError("seed", seed, "an integer in [0, 2^64)")
     check_beta(name, beta)
+    if s["compare"] is not None:  # a FIFO or a device: refused before the run, never opened
+        from ...peers._files import check_regular
+
+        check_regular(s["compare"])
     from rich.console import Console
 
     err = Console(stderr=True)
@@ -104,9 +109,14 @@ def peer(s: dict[str, Any]) -> dict:
         shape = tuple(r.get(k, 1) for k in ("batch", "tokens", "dim", "heads"))
         memory = bound("batch/tokens/dim/heads", shape, peer_bytes(name, r))
         err.print(size_line(name, r, beta, steps, memory), highlight=False, soft_wrap=True)
-    from ...peers._progress import run_reported  # the estimate, then progress lines, on stderr
+    from ...peers._estimate import plan, run_reported  # the estimate, then progress lines, on stderr
 
-    result = run_reported(name, beta or None, given, lambda line: err.print(line, highlight=False))
+    p = plan(name, beta or None, given)  # every preset's size, refused past its bounds before any calibration
+    if name not in ("simuformer", "glpr"):
+        memory = bound(*p.sized_by, p.memory)
+        size = f"{len(p.runs)} run{'s' * (len(p.runs) > 1)} of {'up to ' * (not p.exact)}{max(p.runs):,} {p.unit}"
+        err.print(f"peer {name}: {size}, about {memory / 2**20:.3g} MiB", highlight=False, soft_wrap=True)
+    result = run_reported(name, beta or None, given, lambda line: err.print(line, highlight=False, soft_wrap=True), p)
     if s["out"] is not None:
         result["files"] = [str(p) for p in peers.write(name, result, s["out"])]
     if s["compare"] is not None:

@@ -29,6 +29,7 @@ def probe(s: dict[str, Any]) -> dict:
     from ...io._formats import write_json
     from ...practice._claims import claim_record
     from ...practice._probe import DEFAULT_TEXT, probe as run, probe_settings, record_settings
+    from ...real._inputs import read_text
     from .bounds import bound, probe_bytes
 
     text, file, scales, out = s["text"], s["file"], s["scale"], s["out"]
@@ -42,7 +43,7 @@ def probe(s: dict[str, Any]) -> dict:
     positive_float("dt", o.dt)  # the noise's settings, before the model loads
     positive_int("width", o.width)
     get_activation(o.activation)
-    body = file.read_text(encoding="utf-8") if file is not None else (DEFAULT_TEXT if text is None else text)
+    body = read_text(file, "file") if file is not None else (DEFAULT_TEXT if text is None else text)  # regular UTF-8
     bound("samples/width", (o.samples, o.width), probe_bytes(len(body), positive_int("samples", o.samples), o.width))
     if out is not None:  # before the model loads: the file is tied to the settings its record keeps
         claim_record(out, probe_settings(body, scales, **options), record_settings, "probe", force=s["force"])

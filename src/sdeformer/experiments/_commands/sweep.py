@@ -17,6 +17,7 @@ RUN = (
     Param("threads", int, None, doc="torch threads of the local executor (default 1)"),
     Param("retry_failed", bool, False, doc="rerun the runs recorded with status=error"),
     Param("max_runs", int, None, doc="refuse a spec of more runs (points x seeds) [1000000, sweeps._limits.MAX_RUNS]"),
+    Param("device", str, None, doc="cpu, cuda or cuda:K: where the runs are simulated [the spec's device:, cpu]"),
     force("write into OUT when it holds a sweep of another spec (its runs are kept) or other files"),
     *jobs("local (one process, batched) or dask"),
 )
@@ -81,15 +82,24 @@ def show_plot(result: dict, _s: dict[str, Any]) -> None:
 def run(s: dict[str, Any]) -> dict:
     """The run's counts (``sweeps._runner.run``); the spec is checked and sized before the folder is made, and one
     sweep at a time writes into OUT (its writer lock)."""
+    import dataclasses
+
     from ...core._validate import positive_int
     from ...io._progress import progress_bar
     from ...sweeps import _runner as runner, load_spec, make_executor
     from ...sweeps._limits import MAX_RUNS
     from ...sweeps._lock import writer
+    from .._device import SWEEP_TYPES, notice, run_device
 
     out, max_runs = s["out"], s["max_runs"]
     parsed = load_spec(s["spec"], MAX_RUNS if max_runs is None else positive_int("max_runs", max_runs))
+    if s["device"] is not None:  # the option over the spec's device: (docs/scaling.md, "Devices")
+        parsed = dataclasses.replace(parsed, device=str(run_device("--device", s["device"], types=SWEEP_TYPES)))
     runner.check_fits(parsed)  # before the folder is made
+    if parsed.device != "cpu":
+        from rich.console import Console
+
+        Console(stderr=True).print(notice("sweep", parsed.device), highlight=False, soft_wrap=True)
     with writer(out):
         planned = runner.plan(parsed, out, s["retry_failed"], s["force"])
         with (
