@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import stat
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from pathlib import Path
 from typing import Any
 
@@ -69,7 +69,7 @@ def check_file(path: Path, claims) -> None:
         raise Damaged(path, f"no {checksum_path(path).name}: its content cannot be verified")
 
 
-def check_part(path: Path, schema_metadata: dict[bytes, bytes] | None, keys: set[tuple[str, int]], claims) -> None:
+def check_part(path: Path, schema_metadata: dict[bytes, bytes] | None, keys: Set[tuple[str, int]], claims) -> None:
     """``Damaged`` unless the part at ``path`` (its schema metadata, the run keys of its rows) belongs to the
     folder whose ``folder_claims`` are ``claims`` (see the module docstring)."""
     meta = schema_metadata or {}
