@@ -68,7 +68,7 @@ def test_rows_by_column_are_the_former_rows(failing, one_thread):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # s = 8 saturates: the run warns
         states = [_recorded(r, res) for r, res in zip(task.runs, _simulate(task.runs))]
-    states = [RuntimeError(f"boom {i}\nmore") if i in failing else s for i, s in enumerate(states)]
+    states: list = [RuntimeError(f"boom {i}\nmore") if i in failing else s for i, s in enumerate(states)]
     ok = [i for i, s in enumerate(states) if not isinstance(s, BaseException)]
     values = {}
     if ok:
