@@ -119,7 +119,7 @@ def measure(runs: int, executor: Any, folder: Path, batch: int | str = "auto") -
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--runs", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--batch", default="auto", help="runs per task: auto (default) or a count (1: a part per run)")
