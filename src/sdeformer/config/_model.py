@@ -183,8 +183,10 @@ class ModelConfig:
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as a dict; the fields of ``DEFAULTS`` only when not at their defaults, so the config hashes
-        of runs made before those fields existed are unchanged; the parts' own parameters as ``KIND.NAME`` keys."""
-        d = dataclasses.asdict(self)
+        of runs made before those fields existed are unchanged; the parts' own parameters as ``KIND.NAME`` keys.
+        Shallow (the fields are int, float, str, bool and the ``params`` pairs): ``asdict``'s deep copy was a third
+        of a tiny sweep task's CPU, through ``group_key`` (docs/specs.md, "Resuming large sweeps")."""
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         d.update(d.pop("params"))
         return {k: v for k, v in d.items() if k not in DEFAULTS or v != DEFAULTS[k]}
 

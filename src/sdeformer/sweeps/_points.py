@@ -91,9 +91,10 @@ def points(spec: Spec) -> list[dict[str, Any]]:
     return out
 
 
-def expand(spec: Spec) -> list[Run]:
-    """Every run of the spec (points x seeds), point-major. Raises ConfigError for an invalid point."""
-    runs = []
+def expand_points(spec: Spec) -> list[tuple[str, ModelConfig, tuple[int, ...]]]:
+    """(config hash, config, recorded layers) of every point, in spec order, its config's seed not yet derived.
+    Raises ConfigError for an invalid point."""
+    out = []
     seen: set[str] = set()
     for values in points(spec):
         config = ModelConfig.from_mapping(values, strict=False)  # the spec checks what its parts read (spec)
@@ -103,5 +104,15 @@ def expand(spec: Spec) -> list[Run]:
         if h in seen:
             raise ConfigError("axes", values, "two points give the same config (e.g. bias_std with su or sw)")
         seen.add(h)
-        runs.extend(Run(h, r, config.with_seed(run_seed(r, h)), layers) for r in spec.seeds)
-    return runs
+        out.append((h, config, layers))
+    return out
+
+
+def make_run(h: str, replicate: int, config: ModelConfig, layers: tuple[int, ...]) -> Run:
+    """The run of replicate seed ``replicate`` at the point ``(h, config, layers)`` (``expand_points``)."""
+    return Run(h, replicate, config.with_seed(run_seed(replicate, h)), layers)
+
+
+def expand(spec: Spec) -> list[Run]:
+    """Every run of the spec (points x seeds), point-major. Raises ConfigError for an invalid point."""
+    return [make_run(h, r, config, layers) for h, config, layers in expand_points(spec) for r in spec.seeds]

@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import stat
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,12 @@ def claim_hash(claim: dict[str, Any]) -> str:
 
 def task_id(keys: Sequence[tuple[str, int]]) -> str:
     """A task's id, its part's name: the digest of its runs' keys ``(config_hash, replicate)`` in order."""
-    return hashlib.sha256(repr([(str(h), int(r)) for h, r in keys]).encode()).hexdigest()[:16]
+    return _digest([(str(h), int(r)) for h, r in keys])
+
+
+def _digest(keys: list[tuple[str, int]]) -> str:
+    """``task_id`` of keys already ``(str, int)``."""
+    return hashlib.sha256(repr(keys).encode()).hexdigest()[:16]
 
 
 def stamp(spec: str, keys: Sequence[tuple[str, int]]) -> dict[bytes, bytes]:
@@ -69,9 +74,11 @@ def check_file(path: Path, claims) -> None:
         raise Damaged(path, f"no {checksum_path(path).name}: its content cannot be verified")
 
 
-def check_part(path: Path, schema_metadata: dict[bytes, bytes] | None, keys: set[tuple[str, int]], claims) -> None:
-    """``Damaged`` unless the part at ``path`` (its schema metadata, the run keys of its rows) belongs to the
-    folder whose ``folder_claims`` are ``claims`` (see the module docstring)."""
+def check_part(
+    path: Path, schema_metadata: dict[bytes, bytes] | None, keys: Collection[tuple[str, int]], claims
+) -> None:
+    """``Damaged`` unless the part at ``path`` (its schema metadata, the run keys of its rows, distinct) belongs to
+    the folder whose ``folder_claims`` are ``claims`` (see the module docstring)."""
     meta = schema_metadata or {}
     if SPEC_KEY not in meta or KEYS_KEY not in meta:
         if claims is None or claims[1]:
@@ -84,7 +91,7 @@ def check_part(path: Path, schema_metadata: dict[bytes, bytes] | None, keys: set
         stamped = [(str(h), int(r)) for h, r in json.loads(meta[KEYS_KEY])]
     except (ValueError, TypeError):
         raise Damaged(path, "its run keys cannot be read") from None
-    if task_id(stamped) != path.stem.removeprefix("part-"):
+    if _digest(stamped) != path.stem.removeprefix("part-"):
         raise Damaged(path, "holds the runs of another part (its name is not its runs' digest)")
-    if not keys <= set(stamped):
+    if list(keys) != stamped and not set(keys) <= set(stamped):  # a task writes its runs in its stamp's order
         raise Damaged(path, "holds rows of runs its stamp does not list")

@@ -30,7 +30,7 @@ from ..io._inputs import input_digests
 from . import _limits as limits, _table as table
 from ._executors import LocalExecutor
 from ._lock import LOCK_FILE, writer
-from ._points import Run, expand
+from ._points import Run, expand_points, make_run
 from ._provenance import SPEC_FILE, claim_hash, folder_claims
 from ._spec import Spec, parse_spec
 from ._task import Task, make_tasks
@@ -89,24 +89,27 @@ def check_fits(spec: Spec) -> None:
 
 @dataclass(frozen=True)
 class Plan:
-    """The runs of a spec, those still to run and their tasks."""
+    """The number of runs of a spec, those still to run and their tasks."""
 
-    runs: list[Run]
+    total: int
     todo: list[Run]
     tasks: list[Task]
 
 
 def plan(spec: Spec, out: str | Path, retry_failed: bool = False, force: bool = False) -> Plan:
     """Check the spec fits, claim ``out`` for it, move damaged parts aside and list what is left to run: runs
-    not recorded (and failed ones if asked). The caller holds ``lock.writer(out)``."""
+    not recorded (and failed ones if asked). The caller holds ``lock.writer(out)``. A recorded run costs a key
+    and a dict look-up: only the runs to do get their config and seed (docs/specs.md, "Resuming large sweeps")."""
     out = Path(out)
     check_fits(spec)
-    runs = expand(spec)  # every point valid before the folder is claimed
+    points = expand_points(spec)  # every point valid before the folder is claimed
     _prepare(out, spec, force)
-    table.compact(out)
-    recorded = table.run_status(table.load(out, move=True)[0])
-    todo = [r for r in runs if r.key not in recorded or (retry_failed and recorded[r.key] == "error")]
-    return Plan(runs, todo, make_tasks(todo, spec.batch, spec.device, claim_hash(_claim(spec))))
+    done = table.recorded(out)
+    skip = {"done"} if retry_failed else {"done", "error"}
+    todo = [make_run(h, r, c, k) for h, c, k in points for r in spec.seeds if done.get((h, r)) not in skip]
+    return Plan(
+        len(points) * len(spec.seeds), todo, make_tasks(todo, spec.batch, spec.device, claim_hash(_claim(spec)))
+    )
 
 
 def run(
@@ -137,10 +140,11 @@ def run(
             counts["error"] += summary["error"]
             if progress is not None:
                 progress(summary["runs"])
-        table.compact(out)
+        if p.tasks:  # nothing written: nothing to compact
+            table.compact(out)
     return {
-        "runs": len(p.runs),
-        "skipped": len(p.runs) - len(p.todo),
+        "runs": p.total,
+        "skipped": p.total - len(p.todo),
         "ran": len(p.todo),
         **counts,
         "tasks": len(p.tasks),
@@ -175,7 +179,7 @@ def status(out: str | Path) -> dict[str, Any]:
     """Runs of the saved spec that are done, failed (status=error) or pending, the first error messages, the
     damaged parts found now (left out: their runs are pending) and those moved aside earlier (``damaged/``)."""
     spec = load_saved_spec(out)
-    keys = [r.key for r in expand(spec)]
+    keys = [(h, r) for h, _, _ in expand_points(spec) for r in spec.seeds]
     df, damaged = table.load(out)
     recorded = table.run_status(df)
     done = sum(recorded.get(k) == "done" for k in keys)

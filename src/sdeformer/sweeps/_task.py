@@ -10,7 +10,6 @@ errors too (no NaN leaves silently). Each row carries ``saturated``: the run's s
 
 from __future__ import annotations
 
-import dataclasses
 import time
 import warnings
 from collections.abc import Sequence
@@ -18,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from ..config import ModelConfig, _batches as engine
@@ -58,8 +58,11 @@ def make_tasks(runs: Sequence[Run], batch: int | str, device: str = "cpu", spec:
     """Cut runs into tasks of at most ``batch_size(batch, ...)`` runs that share a group key, in first-appearance
     order (``spec``: the hash of the spec they run for)."""
     groups: dict[tuple, list[Run]] = {}
+    keys: dict[str, tuple] = {}  # per point: its runs differ in the seed only, a batched field of every kind
     for run in runs:
-        groups.setdefault(engine.group_key(run.config), []).append(run)
+        if run.config_hash not in keys:
+            keys[run.config_hash] = engine.group_key(run.config)
+        groups.setdefault(keys[run.config_hash], []).append(run)
     tasks = []
     for members in groups.values():
         size = batch_size(batch, members[0].config)
@@ -132,12 +135,52 @@ def _recorded(run: Run, result: Any) -> Any:
     return x
 
 
+def _rows(
+    task: Task, states: list[Any], ok: list[int], values: dict[str, Any], wall: float, columns: list[str]
+) -> dict:
+    """The part's columns (see ``table``): one row per run and recorded layer, run-major. Built a column at a time
+    (a run's fields once, repeated over its layers), not a row at a time: the rows of a tiny run cost more than
+    the run did (docs/specs.md, "Resuming large sweeps")."""
+    runs = task.runs
+    counts = [len(r.layers) for r in runs]
+    of_row = np.repeat(np.arange(len(runs)), counts)  # the run of each row
+    step = np.concatenate([np.arange(n) for n in counts])  # its position among the run's recorded layers
+    repeat = (lambda v: v) if max(counts) == 1 else (lambda v: [v[j] for j in of_row])
+    failed = [isinstance(s, BaseException) for s in states]
+    per_run: dict[str, list[Any]] = {
+        "config_hash": [r.config_hash for r in runs],
+        "replicate": [r.replicate for r in runs],
+    }
+    per_run |= {name: [getattr(r.config, name) for r in runs] for name in CONFIG_TYPES}  # int / float / str / bool
+    own = [dict(r.config.params) for r in runs]  # the parts' own parameters: float, or str / bool as declared
+    per_run |= {
+        k: [p[k] if isinstance(p[k], (str, bool)) else float(p[k]) for p in own] for k, _ in runs[0].config.params
+    }
+    rows: dict[str, Any] = {name: repeat(column) for name, column in per_run.items()}
+    rows["layer"] = [k for r in runs for k in r.layers]
+    rows["t"] = [k * (r.config.horizon / r.config.layers) for r in runs for k in r.layers]
+    position = np.full(len(runs), -1)
+    position[ok] = np.arange(len(ok))
+    done = position[of_row] >= 0
+    for c in columns:  # values: (S, G_ok) each, NaN for a failed run
+        rows[c] = column = np.full(len(of_row), np.nan)
+        if ok:
+            column[done] = values[c][step[done], position[of_row[done]]]
+    meta = {
+        "status": ["error" if f else "done" for f in failed],
+        "error": [_message(s) if f else None for s, f in zip(states, failed)],
+        "wall_s": [wall / len(runs)] * len(runs),
+        "task": [task.id] * len(runs),
+        "saturated": [saturated(r.config) for r in runs],
+    }
+    return rows | {name: repeat(column) for name, column in meta.items()}
+
+
 def execute(task: Task, out: str | Path, observables: Sequence[SweepObservable], threads: int | None = 1) -> dict:
     """Simulate a task, compute its observables and write its part. Returns a summary: counts, ``wall_s`` (the
     simulation and observables, as in the table) and ``total_s`` (with the table rows and the part written)."""
     observables = tuple(observables)
     own = task.runs[0].config.params  # the parts' own parameters: one column each (float, or str / bool as declared)
-    params = [k for k, _ in own]
     columns = [o.column for o in observables]
     start = time.perf_counter()
     with torch_threads(threads):
@@ -149,43 +192,7 @@ def execute(task: Task, out: str | Path, observables: Sequence[SweepObservable],
             beta = torch.tensor([task.runs[i].config.beta for i in ok])  # (G_ok,)
             values = {c: v.numpy() for c, v in evaluate(observables, x, beta).items()}  # (S, G_ok)
     wall = time.perf_counter() - start
-    rows: dict[str, list[Any]] = {
-        name: []
-        for name in [
-            "config_hash",
-            "replicate",
-            *CONFIG_TYPES,
-            "layer",
-            "t",
-            *columns,
-            *params,
-            "status",
-            "error",
-            "wall_s",
-            "task",
-            "saturated",
-        ]
-    }
-    position = {i: j for j, i in enumerate(ok)}
-    for i, run in enumerate(task.runs):
-        cfg = dataclasses.asdict(run.config)  # every field (to_dict leaves out some at their defaults)
-        failed, unresolved = isinstance(states[i], BaseException), saturated(run.config)
-        for s, k in enumerate(run.layers):
-            rows["config_hash"].append(run.config_hash)
-            rows["replicate"].append(run.replicate)
-            for name in CONFIG_TYPES:
-                rows[name].append(cfg[name])
-            rows["layer"].append(k)
-            rows["t"].append(k * (run.config.horizon / run.config.layers))
-            for c in columns:
-                rows[c].append(float("nan") if failed else float(values[c][s, position[i]]))
-            for key, value in run.config.params:
-                rows[key].append(value if isinstance(value, (str, bool)) else float(value))
-            rows["status"].append("error" if failed else "done")
-            rows["error"].append(_message(states[i]) if failed else None)
-            rows["wall_s"].append(wall / len(task.runs))
-            rows["task"].append(task.id)
-            rows["saturated"].append(unresolved)
+    rows = _rows(task, states, ok, values, wall, columns)
     meta = stamp(task.spec, [r.key for r in task.runs]) if task.spec else {}  # which sweep and runs: its provenance
     write_part(
         out, task.id, rows, [*columns, *((k, type(v)) if isinstance(v, (str, bool)) else k for k, v in own)], meta
