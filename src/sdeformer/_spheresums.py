@@ -29,6 +29,7 @@ import math
 
 import torch
 
+from ._abscos import abs_cosine_sum as abs_cosine_sum_all
 from ._harmonics import harmonic_energy_sum
 
 SCALABLE_MIN_TOKENS = 4096  # from here on (d = 2, 3) the forms above replace the O(N^2) sums (docs/scaling.md)
@@ -73,9 +74,22 @@ def _circle_components(u: torch.Tensor, threshold: float) -> int:
     return max(1, int((~linked).sum()))
 
 
-def circle_abs_cosine_sum(u: torch.Tensor) -> torch.Tensor:
-    """sum_{i != j} |<u_i, u_j>| of unit tokens on S^1 ``(..., N, 2)``: float64 ``(...)``."""
-    return _per_run(u, _circle_abs_sum)
+SPHERE_ABS_MIN_TOKENS = 65536  # mean |cosine| on S^2 by the octree (``_abscos``) from here (docs/scaling.md)
+
+
+def abs_cosine_applies(x: torch.Tensor) -> bool:
+    """Whether sum_{i != j} |<u_i, u_j>| of tokens ``x`` takes a form below (S^1 sorting, S^2 octree)."""
+    return applies(x, (2,)) or (applies(x, (3,)) and x.shape[-2] >= SPHERE_ABS_MIN_TOKENS)
+
+
+def abs_cosine_sum(u: torch.Tensor) -> torch.Tensor:
+    """sum_{i != j} |<u_i, u_j>| of unit tokens on S^1 / S^2 ``(..., N, d)``: float64 ``(...)``."""
+    return _per_run(u, _circle_abs_sum if u.shape[-1] == 2 else _sphere_abs_sum)
+
+
+def _sphere_abs_sum(u: torch.Tensor) -> float:
+    w = u.numpy()
+    return abs_cosine_sum_all(w) - float((w * w).sum())
 
 
 def _circle_abs_sum(u: torch.Tensor) -> float:

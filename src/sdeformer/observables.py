@@ -204,7 +204,7 @@ def mean_abs_cosine(x: torch.Tensor) -> torch.Tensor:
         return pairwise_cosines(x).abs().mean(-1)
     x = token_tensor("x", x)
     n, u = x.shape[-2], x / token_norms("x", x)
-    total = _s.circle_abs_cosine_sum(u) if _s.applies(x, (2,)) else pair_sum(u, torch.abs_, diagonal=False)
+    total = _s.abs_cosine_sum(u) if _s.abs_cosine_applies(x) else pair_sum(u, torch.abs_, diagonal=False)
     return (total / (n * (n - 1))).to(x.dtype)
 
 
