@@ -160,3 +160,22 @@ def _block(tree: _Octree, cells: dict[str, torch.Tensor], a: int, b: int) -> flo
     ub = tree.padded[sb : sb + int(cells["count"][b])]
     total = sum(float((rows @ ub.T).abs_().sum()) for rows in ua.split(4096))
     return (1.0 if a == b else 2.0) * total
+
+
+def block_max(u, starts, a, b) -> np.ndarray:
+    """max_{i in a_k, j in b_k} <u_i, u_j> for pairs of cells (a_k, b_k) of at most ``LEAF_TOKENS`` tokens each,
+    cell c holding ``u[starts[c]:starts[c + 1]]`` of tokens ``(N, 3)``: float64 ``(P,)`` (0 for a block padded
+    with zero tokens that holds no positive cosine)."""
+    padded = torch.from_numpy(np.vstack([u, np.zeros((1, 3))]))
+    start, count = torch.from_numpy(starts[:-1]), torch.from_numpy(np.diff(starts))
+    cells = {"start": start, "count": count}
+    a, b = torch.from_numpy(a), torch.from_numpy(b)
+    out = torch.zeros(len(a), dtype=torch.float64)
+    big = torch.maximum(count[a], count[b])
+    width = 1
+    while width <= LEAF_TOKENS:
+        sel = ((big <= width) & (big > width // 2)).nonzero().squeeze(1)
+        ta, tb = padded[_members(cells, a[sel], width)], padded[_members(cells, b[sel], width)]
+        out[sel] = torch.bmm(ta, tb.transpose(1, 2)).amax((1, 2)) if len(sel) else out[sel]
+        width *= 2
+    return out.numpy()

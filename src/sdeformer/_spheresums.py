@@ -30,6 +30,7 @@ import math
 import torch
 
 from ._abscos import abs_cosine_sum as abs_cosine_sum_all
+from ._abscos import LEAF_TOKENS, block_max
 from ._harmonics import harmonic_energy_sum
 
 SCALABLE_MIN_TOKENS = 4096  # from here on (d = 2, 3) the forms above replace the O(N^2) sums (docs/scaling.md)
@@ -106,6 +107,7 @@ def _circle_abs_sum(u: torch.Tensor) -> float:
 
 
 GRID_MIN_COS = 0.9  # S^2 clusters by cells for thresholds from here (link radius r <= 0.45); below, the BFS
+SMALL_CUBE = LEAF_TOKENS  # pairs of cubes of at most this many tokens are tested all at once (padded blocks)
 CELL_SHRINK = 1 - 1e-3  # a cell's diagonal is r (1 - 1e-3): its tokens' cosines exceed the threshold by ~2e-3 (1 - t)
 
 
@@ -120,15 +122,31 @@ def sphere_components(u: torch.Tensor, threshold: float) -> torch.Tensor:
 
 def _sphere_components(u, threshold: float) -> int:
     import numpy as np
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
     from scipy.spatial import KDTree
 
     h = math.sqrt(2 * (1 - threshold) / 3) * CELL_SHRINK
     width = int(2 / h) + 8  # cube indices in [2, width - 3]: a neighbour's code never wraps
     keys = np.floor(u / h).astype(np.int64) + width // 2  # (N, 3)
     codes, cell = np.unique((keys[:, 0] * width + keys[:, 1]) * width + keys[:, 2], return_inverse=True)
-    order = np.argsort(cell, kind="stable")
-    starts = np.searchsorted(cell[order], np.arange(len(codes) + 1))  # tokens of cube c: order[starts[c]:...]
-    parent = list(range(len(codes)))
+    u = u[np.argsort(cell, kind="stable")]  # tokens of cube c: u[starts[c]:starts[c + 1]]
+    starts = np.searchsorted(np.sort(cell), np.arange(len(codes) + 1))
+    size = np.diff(starts)
+    steps = [(a * width + b) * width + c for a in range(-2, 3) for b in range(-2, 3) for c in range(-2, 3)]
+    near = []
+    for step in (s for s in steps if s > 0):  # each unordered pair of neighbouring cubes once
+        found = np.searchsorted(codes, codes + step).clip(max=len(codes) - 1)
+        hit = np.flatnonzero(codes[found] == codes + step)
+        near.append(np.stack([hit, found[hit]]))
+    a, b = np.concatenate(near, axis=1)  # (2, pairs)
+    small = (size[a] <= SMALL_CUBE) & (size[b] <= SMALL_CUBE)
+    linked = block_max(u, starts, a[small], b[small]) > threshold  # all small pairs at once
+    edges = coo_matrix((np.ones(int(linked.sum())), (a[small][linked], b[small][linked])), (len(codes),) * 2)
+    label = connected_components(edges, directed=False)[1]
+    first = np.zeros(label.max() + 1, dtype=np.int64)
+    first[label[::-1]] = np.arange(len(label))[::-1]
+    parent = first[label].tolist()  # each cube points at the first cube of its component so far
 
     def root(c: int) -> int:
         while parent[c] != c:
@@ -137,20 +155,16 @@ def _sphere_components(u, threshold: float) -> int:
         return c
 
     trees: dict[int, KDTree] = {}
-    steps = [(a * width + b) * width + c for a in range(-2, 3) for b in range(-2, 3) for c in range(-2, 3)]
-    for step in (s for s in steps if s > 0):  # each unordered pair of neighbouring cubes once
-        found = np.searchsorted(codes, codes + step).clip(max=len(codes) - 1)
-        for a in np.flatnonzero(codes[found] == codes + step).tolist():
-            b = int(found[a])
-            ra, rb = root(a), root(b)
-            if ra == rb:
-                continue
-            if starts[a + 1] - starts[a] > starts[b + 1] - starts[b]:
-                a, b = b, a  # query the smaller cube's tokens in the larger's tree
-            pa, pb = u[order[starts[a] : starts[a + 1]]], u[order[starts[b] : starts[b + 1]]]
-            if b not in trees:
-                trees[b] = KDTree(pb)
-            nearest = trees[b].query(pa, k=1)[1]  # the nearest token is the largest cosine
-            if bool(((pa * pb[nearest]).sum(-1) > threshold).any()):
-                parent[ra] = rb
+    for a, b in zip(a[~small].tolist(), b[~small].tolist()):  # pairs with a large cube: one at a time
+        ra, rb = root(a), root(b)
+        if ra == rb:
+            continue
+        if size[a] > size[b]:
+            a, b = b, a  # query the smaller cube's tokens in the larger's tree
+        pa, pb = u[starts[a] : starts[a + 1]], u[starts[b] : starts[b + 1]]
+        if b not in trees:
+            trees[b] = KDTree(pb)
+        nearest = trees[b].query(pa, k=1)[1]  # the nearest token is the largest cosine
+        if bool(((pa * pb[nearest]).sum(-1) > threshold).any()):
+            parent[ra] = rb
     return sum(root(c) == c for c in range(len(codes)))
