@@ -107,6 +107,7 @@ def _circle_abs_sum(u: torch.Tensor) -> float:
 
 
 GRID_MIN_COS = 0.9  # S^2 clusters by cells for thresholds from here (link radius r <= 0.45); below, the BFS
+PAIR_BUDGET = 4  # sum of (tokens per cube)^2 per token up to which the linked pairs themselves are listed
 SMALL_CUBE = LEAF_TOKENS  # pairs of cubes of at most this many tokens are tested all at once (padded blocks)
 CELL_SHRINK = 1 - 1e-3  # a cell's diagonal is r (1 - 1e-3): its tokens' cosines exceed the threshold by ~2e-3 (1 - t)
 
@@ -115,8 +116,10 @@ def sphere_components(u: torch.Tensor, threshold: float) -> torch.Tensor:
     """Connected components of 'cos(u_i, u_j) > threshold' of unit tokens on S^2 ``(..., N, 3)``, threshold >=
     ``GRID_MIN_COS``: int64 ``(...)``. Cubes of side h = r / sqrt(3) (shrunk by ``CELL_SHRINK``; r^2 = 2 (1 - t),
     |u - v| < r <=> cos > t) hold tokens that are all linked; two cubes at most 2 apart per axis (r < 2 h) are
-    joined, by union-find, when the nearest pair across them (a k-d tree) has cosine > threshold. O(N log N)
-    for tokens spread or clustered; the pair of cubes is tested only while they are in different components."""
+    joined, by union-find, when the nearest pair across them (a k-d tree) has cosine > threshold; pairs of
+    cubes of at most ``SMALL_CUBE`` tokens all at once, the others only while in different components. O(N log N)
+    for tokens spread or clustered. Where the cubes hold few tokens (sum of squares <= ``PAIR_BUDGET`` N: the
+    linked pairs are O(N)), the linked pairs themselves from a k-d tree and their components (scipy)."""
     return _per_run(u, lambda run: _sphere_components(run.numpy(), threshold)).to(torch.int64)
 
 
@@ -129,10 +132,16 @@ def _sphere_components(u, threshold: float) -> int:
     h = math.sqrt(2 * (1 - threshold) / 3) * CELL_SHRINK
     width = int(2 / h) + 8  # cube indices in [2, width - 3]: a neighbour's code never wraps
     keys = np.floor(u / h).astype(np.int64) + width // 2  # (N, 3)
-    codes, cell = np.unique((keys[:, 0] * width + keys[:, 1]) * width + keys[:, 2], return_inverse=True)
+    codes, cell, size = np.unique((keys[:, 0] * width + keys[:, 1]) * width + keys[:, 2], return_inverse=True,
+                                  return_counts=True)
+    if (size * size).sum() <= PAIR_BUDGET * len(u):  # spread tokens: few pairs within a cube, and so near ones
+        r = math.sqrt(2 * (1 - threshold)) * (1 + 1e-6)  # |u - v| < r for every linked pair, rounding included
+        pairs = KDTree(u).query_pairs(r, output_type="ndarray")  # (P, 2), i < j
+        pairs = pairs[(u[pairs[:, 0]] * u[pairs[:, 1]]).sum(-1) > threshold]
+        edges = coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), (len(u),) * 2)
+        return int(connected_components(edges, directed=False)[0])
     u = u[np.argsort(cell, kind="stable")]  # tokens of cube c: u[starts[c]:starts[c + 1]]
     starts = np.searchsorted(np.sort(cell), np.arange(len(codes) + 1))
-    size = np.diff(starts)
     steps = [(a * width + b) * width + c for a in range(-2, 3) for b in range(-2, 3) for c in range(-2, 3)]
     near = []
     for step in (s for s in steps if s > 0):  # each unordered pair of neighbouring cubes once
