@@ -71,8 +71,12 @@ class _Octree:
             rho = np.maximum.reduceat(dist, start) * (1 + 1e-12)  # rounding of the distances
             f = np.column_stack([c, np.linalg.norm(c, axis=1), rho])
             self.keys[ell] = key[start]
-            self.levels[ell] = {"start": torch.from_numpy(start), "count": torch.from_numpy(count),
-                                "s": torch.from_numpy(s), "f": torch.from_numpy(f)}
+            self.levels[ell] = {
+                "start": torch.from_numpy(start),
+                "count": torch.from_numpy(count),
+                "s": torch.from_numpy(s),
+                "f": torch.from_numpy(f),
+            }
         return self.levels[ell]
 
     def children(self, ell: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -88,7 +92,8 @@ class _Octree:
 
 def _first_pairs(tree: _Octree) -> tuple[torch.Tensor, torch.Tensor]:
     n = len(tree.level(START_LEVEL)["count"])
-    return tuple(torch.triu_indices(n, n))
+    a, b = torch.triu_indices(n, n)
+    return a, b
 
 
 def _split(a: torch.Tensor, b: torch.Tensor):

@@ -1,7 +1,8 @@
 """Observables of tokens on S^1 and S^2 without the all-pairs cosines (THEORY section 5 at large N).
 
-``sdeformer.observables`` sums over all N^2 pairs (row blocks, ``_pairsums``). On the circle and the sphere three
-of them have shorter exact forms, used from ``SCALABLE_MIN_TOKENS`` tokens on (below, the pair sums):
+``sdeformer.observables`` sums over all N^2 pairs (row blocks, ``_pairsums``). On the circle and the sphere
+they have shorter exact forms, used from ``SCALABLE_MIN_TOKENS`` tokens on (below, the pair sums; mean |cosine|
+on S^2 from ``SPHERE_ABS_MIN_TOKENS``):
 
 - Interaction energy (d = 2, 3): e^{-beta} E_beta = (1 - (1/N^2) sum_{i,j} e^{beta (<u_i, u_j> - 1)}) / 2, the double
   sum from the harmonic sums sum_f w_f (sum_j phi_f(u_j))^2 (``_harmonics``, O(N F) in float64). Truncation moves
@@ -12,15 +13,17 @@ of them have shorter exact forms, used from ``SCALABLE_MIN_TOKENS`` tokens on (b
   a component is a run of consecutive tokens, so the count is the number of consecutive (cyclic) pairs that are
   not linked (at least 1). O(N log N). The link test is the pair's cosine in float64 (the breadth-first search
   takes the tokens' dtype: float32 counts may differ where a cosine is within ~1e-7 of the threshold).
-- Clusters on S^2 (d = 3, thresholds >= ``GRID_MIN_COS``): cubes small enough that their tokens are all linked,
-  joined by union-find where the nearest pair across two near cubes is linked (``sphere_components``).
+- Clusters on S^2 (d = 3, thresholds >= ``GRID_MIN_COS``): where the tokens are spread, the linked pairs
+  themselves (a k-d tree) and their components; else cubes small enough that their tokens are all linked, joined
+  by union-find where the nearest pair across two near cubes is linked (``sphere_components``).
 - Mean |cosine| on S^1: with w = +-u in the upper half plane (angles phi in [0, pi)), |<u_i, u_j>| = <w_i, w_j>
   when |phi_i - phi_j| <= pi / 2, else -<w_i, w_j>; the j of the first kind are one range of the sorted angles, so
   sum_j |<u_i, u_j>| = <w_i, 2 W_in - W_all> from prefix sums of w. O(N log N) in float64.
+- Mean |cosine| on S^2 (from ``SPHERE_ABS_MIN_TOKENS``): blocks of pairs of one sign summed as s <S_A, S_B>, only
+  the near-orthogonal ones refined to single pairs (``_abscos``, exact, ~N^{3/2}).
 
 Same values as the pair sums to rounding (tests at small N against them; counts equal unless a pair's cosine is
-within rounding of the threshold). Mean |cosine| on S^2 has no such form here (the tokens of positive cosine with
-u_i form a hemisphere, not a range of one sort): it keeps the row blocks, O(N^2).
+within rounding of the threshold).
 """
 
 from __future__ import annotations
@@ -29,8 +32,7 @@ import math
 
 import torch
 
-from ._abscos import abs_cosine_sum as abs_cosine_sum_all
-from ._abscos import LEAF_TOKENS, block_max
+from ._abscos import LEAF_TOKENS, abs_cosine_sum as abs_cosine_sum_all, block_max
 from ._harmonics import harmonic_energy_sum
 
 SCALABLE_MIN_TOKENS = 4096  # from here on (d = 2, 3) the forms above replace the O(N^2) sums (docs/scaling.md)
@@ -75,7 +77,7 @@ def _circle_components(u: torch.Tensor, threshold: float) -> int:
     return max(1, int((~linked).sum()))
 
 
-SPHERE_ABS_MIN_TOKENS = 65536  # mean |cosine| on S^2 by the octree (``_abscos``) from here (docs/scaling.md)
+SPHERE_ABS_MIN_TOKENS = 1 << 19  # mean |cosine| on S^2 by the octree (``_abscos``) from here (docs/scaling.md)
 
 
 def abs_cosine_applies(x: torch.Tensor) -> bool:
@@ -132,8 +134,9 @@ def _sphere_components(u, threshold: float) -> int:
     h = math.sqrt(2 * (1 - threshold) / 3) * CELL_SHRINK
     width = int(2 / h) + 8  # cube indices in [2, width - 3]: a neighbour's code never wraps
     keys = np.floor(u / h).astype(np.int64) + width // 2  # (N, 3)
-    codes, cell, size = np.unique((keys[:, 0] * width + keys[:, 1]) * width + keys[:, 2], return_inverse=True,
-                                  return_counts=True)
+    codes, cell, size = np.unique(
+        (keys[:, 0] * width + keys[:, 1]) * width + keys[:, 2], return_inverse=True, return_counts=True
+    )
     if (size * size).sum() <= PAIR_BUDGET * len(u):  # spread tokens: few pairs within a cube, and so near ones
         r = math.sqrt(2 * (1 - threshold)) * (1 + 1e-6)  # |u - v| < r for every linked pair, rounding included
         pairs = KDTree(u).query_pairs(r, output_type="ndarray")  # (P, 2), i < j
@@ -148,10 +151,10 @@ def _sphere_components(u, threshold: float) -> int:
         found = np.searchsorted(codes, codes + step).clip(max=len(codes) - 1)
         hit = np.flatnonzero(codes[found] == codes + step)
         near.append(np.stack([hit, found[hit]]))
-    a, b = np.concatenate(near, axis=1)  # (2, pairs)
-    small = (size[a] <= SMALL_CUBE) & (size[b] <= SMALL_CUBE)
-    linked = block_max(u, starts, a[small], b[small]) > threshold  # all small pairs at once
-    edges = coo_matrix((np.ones(int(linked.sum())), (a[small][linked], b[small][linked])), (len(codes),) * 2)
+    pa, pb = np.concatenate(near, axis=1)  # (2, pairs)
+    small = (size[pa] <= SMALL_CUBE) & (size[pb] <= SMALL_CUBE)
+    linked = block_max(u, starts, pa[small], pb[small]) > threshold  # all small pairs at once
+    edges = coo_matrix((np.ones(int(linked.sum())), (pa[small][linked], pb[small][linked])), (len(codes),) * 2)
     label = connected_components(edges, directed=False)[1]
     first = np.zeros(label.max() + 1, dtype=np.int64)
     first[label[::-1]] = np.arange(len(label))[::-1]
@@ -164,16 +167,16 @@ def _sphere_components(u, threshold: float) -> int:
         return c
 
     trees: dict[int, KDTree] = {}
-    for a, b in zip(a[~small].tolist(), b[~small].tolist()):  # pairs with a large cube: one at a time
+    for a, b in zip(pa[~small].tolist(), pb[~small].tolist()):  # pairs with a large cube: one at a time
         ra, rb = root(a), root(b)
         if ra == rb:
             continue
         if size[a] > size[b]:
             a, b = b, a  # query the smaller cube's tokens in the larger's tree
-        pa, pb = u[starts[a] : starts[a + 1]], u[starts[b] : starts[b + 1]]
+        ua, ub = u[starts[a] : starts[a + 1]], u[starts[b] : starts[b + 1]]
         if b not in trees:
-            trees[b] = KDTree(pb)
-        nearest = trees[b].query(pa, k=1)[1]  # the nearest token is the largest cosine
-        if bool(((pa * pb[nearest]).sum(-1) > threshold).any()):
+            trees[b] = KDTree(ub)
+        nearest = trees[b].query(ua, k=1)[1]  # the nearest token is the largest cosine
+        if bool(((ua * ub[nearest]).sum(-1) > threshold).any()):
             parent[ra] = rb
     return sum(root(c) == c for c in range(len(codes)))
