@@ -5,7 +5,8 @@
 For each N: one layer of ``simulate``'s model (``ModelConfig(tokens=N, dim=d, width=m)``, one step) and the
 observables ``simulate`` records per saved state (energy, mean cosine, mean |cosine|, clusters at 0.99), timed
 interleaved; with ``--old N`` also the former full-matrix formulas (transitive closure by squaring) at that N, with
-``--pairs N`` the row-block pair sums with the S^1 / S^2 forms (``_spheresums``) switched off at that N.
+``--pairs N`` the row-block pair sums with the S^1 / S^2 forms (``_spheresums``) switched off at that N, with
+``--abs N`` mean |cosine| alone by the octree (``_abscos``, S^2) and by the row blocks at that N.
 Prints one JSON line per N with the load average and ``torch.backends.cpu.get_cpu_capability()``.
 """
 
@@ -18,7 +19,8 @@ import os
 import torch
 
 from benchmarks._timing import interleaved, spread
-from sdeformer import _spheresums
+from sdeformer import _abscos, _spheresums
+from sdeformer._pairsums import pair_sum
 from sdeformer.config import ModelConfig
 from sdeformer.experiments._simulate import _observables
 
@@ -57,6 +59,7 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--old", type=int, nargs="*", default=[])
     p.add_argument("--pairs", type=int, nargs="*", default=[])
+    p.add_argument("--abs", type=int, nargs="*", default=[])
     p.add_argument("--threads", type=int, default=1)
     a = p.parse_args()
     torch.set_num_threads(a.threads)
@@ -77,6 +80,10 @@ def _row(n: int, a: argparse.Namespace) -> dict:
         contenders["old_observables"] = lambda: _old(xs[0], cfg.beta)
     if n in a.pairs:
         contenders["pair_observables"] = lambda: _pairs_only(xs, cfg.beta)
+    if n in a.abs:
+        u = xs[0] / xs[0].norm(dim=-1, keepdim=True)
+        contenders["abs_octree"] = lambda: _abscos.abs_cosine_sum(u.numpy())
+        contenders["abs_rows"] = lambda: pair_sum(u, torch.abs_, diagonal=False)
     record, _ = interleaved(contenders, torch.device("cpu"), rounds=a.rounds, warmup=True)
     ratios = [o / la for o, la in zip(record["seconds"]["observables"], record["seconds"]["layer"])]
     return {

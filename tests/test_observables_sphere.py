@@ -95,7 +95,9 @@ def _clusters_on_sphere(n_clusters, size, spread, seed):
     return (centres + spread * torch.randn(n_clusters, size, 3, generator=g, dtype=torch.float64)).reshape(-1, 3)
 
 
-def test_sphere_clusters_equal_the_graph_components(monkeypatch):
+@pytest.mark.parametrize("budget", [0, 10**9])  # by cubes always; by the linked pairs always
+def test_sphere_clusters_equal_the_graph_components(monkeypatch, budget):
+    monkeypatch.setattr(_spheresums, "PAIR_BUDGET", budget)
     g = torch.Generator().manual_seed(5)
     cases = [
         _clusters_on_sphere(6, 40, 0.01, 0),

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Iterator
 
 import torch
 
@@ -62,7 +63,7 @@ def features(u: torch.Tensor, big: int) -> torch.Tensor:
     cos ks, sin ks = Re, Im (x + i y)^k for k = 1..K, the powers by products: no trigonometric function, rounding
     ~k ulp; S^2: the real orthonormal Y_lm, l = 0..L)."""
     if u.shape[-1] == 3:
-        return _spherical(u, big)
+        return torch.cat(list(_spherical(u, big))).T
     out = torch.empty(u.shape[0], 2 * big + 1, dtype=torch.float64)
     out[:, 0] = 1
     powers = torch.complex(u[:, 0:1], u[:, 1:2]).expand(-1, big).cumprod(-1)  # (n, K)
@@ -70,9 +71,17 @@ def features(u: torch.Tensor, big: int) -> torch.Tensor:
     return out
 
 
-def _spherical(u: torch.Tensor, big: int) -> torch.Tensor:
-    """Real orthonormal spherical harmonics Y_lm(u), l <= ``big``, ``(n, (big + 1)^2)`` in degree order (the
-    transpose of a contiguous (F, n): tokens last, so each step below works on whole rows):
+def feature_sums(u: torch.Tensor, big: int) -> torch.Tensor:
+    """sum_j phi(u_j) ``(F,)`` of unit tokens ``(n, d)`` float64 up to degree ``big`` (on S^2 degree by degree,
+    without the (n, F) features)."""
+    if u.shape[-1] == 3:
+        return torch.cat([rows.sum(1) for rows in _spherical(u, big)])
+    return features(u, big).sum(0)
+
+
+def _spherical(u: torch.Tensor, big: int) -> Iterator[torch.Tensor]:
+    """Real orthonormal spherical harmonics Y_lm(u), l <= ``big``, as rows ``(k, n)`` (tokens last, so each step
+    below works on whole rows), (big + 1)^2 rows in all in degree order:
     q_l^m = P-bar_l^m / sin^m theta by the normalised recurrences in l (all m at once), times sqrt(2) Re / Im of
     sin^m theta e^{i m phi} = (x + i y)^m (no angles; q_l^m stays below ~e^{l / 2}, far inside float64)."""
     n, z = u.shape[0], u[:, 2].contiguous()  # (n,)
@@ -82,7 +91,6 @@ def _spherical(u: torch.Tensor, big: int) -> torch.Tensor:
     power = torch.complex(u[:, 0], u[:, 1]).expand(big, n).cumprod(0)  # (x + i y)^m, m = 1..big: (big, n)
     rot = math.sqrt(2) * torch.cat([power.real, power.imag])  # (2 big, n)
     prev = cur = torch.zeros(big + 1, n, dtype=torch.float64)
-    out = []
     for ell in range(big + 1):
         new = torch.empty_like(cur)
         new[ell] = sectoral[ell]
@@ -94,8 +102,7 @@ def _spherical(u: torch.Tensor, big: int) -> torch.Tensor:
             b = (((ell - 1) ** 2 - m2) / (4 * (ell - 1) ** 2 - 1)).sqrt()
             new[: ell - 1] = a * (z * cur[: ell - 1] - b * prev[: ell - 1])
         prev, cur = cur, new
-        out += [new[:1], new[1 : ell + 1] * rot[:ell], new[1 : ell + 1] * rot[big : big + ell]]
-    return torch.cat(out).T
+        yield from (new[:1], new[1 : ell + 1] * rot[:ell], new[1 : ell + 1] * rot[big : big + ell])
 
 
 def _expanded(w: torch.Tensor, d: int) -> torch.Tensor:
@@ -117,5 +124,5 @@ def harmonic_energy_sum(x: torch.Tensor, beta: float, tol: float = TOL) -> torch
     u = x.to(torch.float64)
     u = u / torch.linalg.vector_norm(u, dim=-1, keepdim=True)
     steps = _chunks(len(u), len(_expanded(w, d)))
-    s = sum(features(u[a : a + steps.step], len(w) - 1).sum(0) for a in steps)  # (F,)
+    s = sum(feature_sums(u[a : a + steps.step], len(w) - 1) for a in steps)  # (F,)
     return (_expanded(w, d) * s * s).sum() / len(u) ** 2

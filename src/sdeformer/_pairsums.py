@@ -24,23 +24,26 @@ def _rows(u: torch.Tensor) -> int:
     return max(1, BLOCK_ENTRIES // max(1, u[..., 0, 0].numel() * u.shape[-2]))
 
 
-def row_blocks(u: torch.Tensor) -> Iterator[tuple[int, torch.Tensor]]:
-    """(first row s, cosines ``(..., B, N)`` of rows s..s+B) of tokens ``u`` ``(..., N, d)``, B = ``_rows(u)``."""
+def row_blocks(u: torch.Tensor, *, upper: bool = False) -> Iterator[tuple[int, torch.Tensor]]:
+    """(first row s, cosines ``(..., B, N)`` of rows s..s+B) of tokens ``u`` ``(..., N, d)``, B = ``_rows(u)``;
+    with ``upper`` only the columns from s on, ``(..., B, N - s)``."""
     ut = u.transpose(-1, -2)  # (..., d, N)
     step = _rows(u)
     for s in range(0, u.shape[-2], step):
-        yield s, u[..., s : s + step, :] @ ut
+        yield s, u[..., s : s + step, :] @ (ut[..., s:] if upper else ut)
 
 
 def pair_sum(u: torch.Tensor, f: Callable[[torch.Tensor], torch.Tensor], *, diagonal: bool = True) -> torch.Tensor:
     """sum_{i, j} f(c_ij) in float64, ``(...)``; without ``diagonal`` the terms i = j are left out. ``f`` maps a
-    block of cosines to values of its shape (it may change the block in place)."""
+    block of cosines to values of its shape (it may change the block in place). c is symmetric: the terms
+    j >= i are made, those with j past the block twice (half the products of all pairs)."""
     total = torch.zeros(u.shape[:-2], dtype=torch.float64, device=u.device)
-    for s, c in row_blocks(u):
+    for _, c in row_blocks(u, upper=True):
+        rows = c.shape[-2]
         if not diagonal:
-            diag = c[..., :, s : s + c.shape[-2]].diagonal(dim1=-2, dim2=-1)  # (..., B)
-            total -= f(diag.clone()).sum(-1, dtype=torch.float64)
-        total += f(c).sum((-1, -2), dtype=torch.float64)
+            total -= f(c[..., :rows].diagonal(dim1=-2, dim2=-1).clone()).sum(-1, dtype=torch.float64)
+        fc = f(c)  # (..., B, N - s): the square block [s, s + B) first, both triangles
+        total += 2 * fc.sum((-1, -2), dtype=torch.float64) - fc[..., :rows].sum((-1, -2), dtype=torch.float64)
     return total
 
 

@@ -198,20 +198,20 @@ def mean_cosine(x: torch.Tensor) -> torch.Tensor:
 
 
 def mean_abs_cosine(x: torch.Tensor) -> torch.Tensor:
-    """Mean |cosine| over distinct pairs, ``(...)``: near 1 for one cluster and for two antipodal ones. Summed in
-    row blocks (memory O(N)), inside ``shared_cosines`` from its matrix; on S^1 from N = 4,096 by sorting."""
+    """Mean |cosine| over distinct pairs, ``(...)``: near 1 for one cluster and two antipodal ones. Row blocks
+    (``shared_cosines``: its matrix); on S^1 from N = 4,096 by sorting, on S^2 from 2^19 by sign-decided blocks."""
     if _shared(x, "cos") is not None:
         return pairwise_cosines(x).abs().mean(-1)
     x = token_tensor("x", x)
     n, u = x.shape[-2], x / token_norms("x", x)
-    total = _s.circle_abs_cosine_sum(u) if _s.applies(x, (2,)) else pair_sum(u, torch.abs_, diagonal=False)
+    total = _s.abs_cosine_sum(u) if _s.abs_cosine_applies(x) else pair_sum(u, torch.abs_, diagonal=False)
     return (total / (n * (n - 1))).to(x.dtype)
 
 
 def cluster_count(x: torch.Tensor, threshold: float = CLUSTER_COS) -> torch.Tensor:
     """Number of clusters: connected components of the graph 'cos(x_i, x_j) > threshold'. ``(...)`` ints.
     Breadth-first search over row blocks of the cosines (O(N^2 d) time, O(N) memory); from N = 4,096 on S^1
-    by sorting, on S^2 (threshold >= 0.9) by cells, O(N log N), the same count unless a cosine ties the threshold.
+    by sorting, on S^2 (threshold >= 0.9) by linked pairs or cells, the same count unless a cosine ties it.
     Raises ConfigError for a threshold outside [-1, 1) or NaN (no pair would ever be linked)."""
     threshold = cosine_threshold("threshold", threshold)
     x = token_tensor("x", x)
