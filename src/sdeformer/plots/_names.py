@@ -18,6 +18,7 @@ FIGURES: dict[str, dict[str, str]] = {
     "context-chaos": {"chaos": "context_chaos.png"},
     "escape": {"escape": "escape.png"},
     "low-temperature": {"distance": "low_temperature.png"},
+    "heads": {"heads": "heads.png"},
     "beyond": {
         "checks": "checks.png",
         "partial_width": "partial_width.png",
