@@ -63,3 +63,16 @@ def test_runs_side_by_side_keep_their_own_beta_and_coupling():
     low, high = 0.5 * usa.threshold(2, star), 0.95 * usa.threshold(2, 2.5 * star)
     m = order_parameters(2, [star, 2.5 * star], [low, high], 60, 1000, [0.004 * low, 0.004 * high], 3)
     assert m[0] < 0.4 < 0.7 < m[1]
+
+
+@pytest.mark.slow
+def test_particles_bracket_the_branchs_crossing_at_quick_size():
+    """d = 3 at the quick size (100 tokens, 3 seeds, 8 relaxation times, delta = 0.1): the crossing is identified
+    (not on the grid's boundary) and its 95 % bracket contains the branch's beta_c(0.1) = 3.03; the clustered
+    state at the largest beta rejects a continuous transition. (About a minute on one thread.)"""
+    from sdeformer.experiments._field import _independent_noise as inoise
+
+    r = inoise.run(inoise.settings_for(True, {"dims": "3"}))
+    assert r.beta_crit_sim["3"] is not None and r.sim_agrees["3"], (r.beta_crit_sim_lo, r.beta_crit_sim_hi)
+    assert r.beta_crit_predicted["3"] == pytest.approx(3.03, abs=0.01)
+    assert r.wrong_rejected["3"]

@@ -13,8 +13,9 @@ from ._save import save_figure
 
 def heads_figure(result: Any, path: Path) -> Path:
     """Left: the RMS deviation against H with 95 % intervals, the 1/H model and the wrong 1/sqrt(H) model, and
-    H^(-1/2). Right: the deviation against L at fixed H with L^(-1/2) and the bound's L^(-1/3)."""
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4), layout="constrained")
+    H^(-1/2). Middle: the deviation against L at fixed H with L^(-1/2) and the bound's L^(-1/3). Right: the
+    trained hidden states' spread over initialisations against H."""
+    fig, (left, right, trained) = plt.subplots(1, 3, figsize=(15, 4), layout="constrained")
     h, dev = np.asarray(result.heads, float), np.asarray(result.deviation)
     for mean, lo, hi, label in (
         (dev, result.deviation_lo, result.deviation_hi,
@@ -43,4 +44,14 @@ def heads_figure(result: Any, path: Path) -> Path:
     right.set(xlabel="depth L", ylabel="RMS |x(L) - x_inf(L)| over head draws",
               title=f"against depth at H = {result.depth_heads}")  # fmt: skip
     right.legend(fontsize=7)
+    th, spread = np.asarray(result.train_heads, float), np.asarray(result.train_spread)
+    trained.errorbar(th, spread, yerr=[spread - np.asarray(result.train_spread_lo),
+                                       np.asarray(result.train_spread_hi) - spread], fmt="o", ms=3, capsize=2,
+                     label=f"after {result.train_steps} AdamW steps: slope {result.train_slope:.3f} "
+                           f"[{result.train_slope_lo:.3f}, {result.train_slope_hi:.3f}]")  # fmt: skip
+    trained.loglog(th, spread[0] * th**result.theory_slope, ":", color="grey", label="H^(-1/2)")
+    trained.set_xscale("log", base=2)
+    trained.set(xlabel="heads per layer H", ylabel="RMS spread of x(L) over initialisations",
+                title=f"trained hidden states, L = {result.train_depth}")  # fmt: skip
+    trained.legend(fontsize=7)
     return save_figure(fig, path)

@@ -21,6 +21,11 @@ log sqrt(mean dev^2), runs resampled per H). The check: the interval contains -1
 wrong model run at the same inputs: heads scaled 1/sqrt(H) (the homogenized scaling of the resampled-heads part,
 where the heads' fluctuations add up to noise that does not fall with H); the check fails it when its slope
 interval excludes -1/2. Also the slope against L at H = ``depth_heads`` (prediction -1/2, bound -1/3).
+
+The training part (``_heads_training``): every head trainable, AdamW on a fixed task; the trained hidden states'
+spread over independent initialisations (the L^2 deviation from the deterministic limit up to a higher-order
+bias) against H = 2^0 .. 2^train_last, its slope held against -1/2 the same way (interval contains -1/2,
+excludes 0: a spread that does not fall with H).
 """
 
 from __future__ import annotations
@@ -36,10 +41,12 @@ from ...params import Param
 from ...plots._names import FIGURES
 from .._results import Result
 from ._common import Z95, cached
+from ._heads_training import spread
 
 FIGURE = FIGURES["heads"]["heads"]  # the plots own the name
 THEORY_SLOPE = -0.5  # the paper's exponent of H at fixed L
 BOUND_DEPTH_SLOPE = -1.0 / 3.0  # the paper's exponent of L in the head term (a bound)
+TRAIN_CONTEXTS = 8  # the training part's fixed inputs (contexts of N tokens)
 
 
 @dataclass(frozen=True)
@@ -58,11 +65,17 @@ class HeadsSettings:
     depth_first: int = 4
     depth_last: int = 9
     depth_heads: int = 4
+    train_last: int = 5
+    train_layers: int = 16
+    train_steps: int = 40
+    train_seeds: int = 16
+    lr: float = 0.02
+    decay: float = 0.01
     seed: int = 0
 
     @classmethod
     def quick(cls) -> HeadsSettings:
-        return cls(layers=64, last=6, seeds=32, depth_last=7)
+        return cls(layers=64, last=6, seeds=32, depth_last=7, train_last=3, train_steps=20, train_seeds=8)
 
 
 SETTINGS = (
@@ -77,6 +90,12 @@ SETTINGS = (
     Param("depth_first", int, HeadsSettings.depth_first, low=1, high=12, doc="smallest L = 2^depth_first"),
     Param("depth_last", int, HeadsSettings.depth_last, low=3, high=14, doc="largest L (at least depth_first + 2)"),
     Param("depth_heads", int, HeadsSettings.depth_heads, low=1, doc="H of the depth sweep"),
+    Param("train_last", int, HeadsSettings.train_last, low=2, high=10, doc="training part: largest H = 2^this"),
+    Param("train_layers", int, HeadsSettings.train_layers, low=1, doc="training part: L"),
+    Param("train_steps", int, HeadsSettings.train_steps, low=0, doc="training part: AdamW steps"),
+    Param("train_seeds", int, HeadsSettings.train_seeds, low=4, doc="training part: initialisations per H"),
+    Param("lr", float, HeadsSettings.lr, low=1e-6, high=1.0, doc="training part: AdamW rate"),
+    Param("decay", float, HeadsSettings.decay, low=0.0, high=1.0, doc="training part: AdamW weight decay"),
 )
 """The experiment's declared settings (``sdeformer heads --set NAME=VALUE``)."""
 
@@ -110,13 +129,24 @@ class HeadsResult(Result):
     depth_slope_lo: float
     depth_slope_hi: float
     bound_depth_slope: float
+    train_depth: int
+    train_steps: int
+    train_heads: list[int]
+    train_spread: list[float]
+    train_spread_lo: list[float]
+    train_spread_hi: list[float]
+    train_loss: list[float]
+    train_slope: float
+    train_slope_lo: float
+    train_slope_hi: float
     agrees: bool
     wrong_rejected: bool
+    train_agrees: bool
     figure: str = FIGURE
 
     @property
     def holds(self) -> bool:
-        return self.agrees and self.wrong_rejected
+        return self.agrees and self.wrong_rejected and self.train_agrees
 
 
 def squared_deviations(s: HeadsSettings, heads: int, layers: int, seed: int, scale: float = 1.0) -> np.ndarray:
@@ -173,17 +203,30 @@ def run(s: HeadsSettings, advance=lambda _n: None) -> HeadsResult:
     for i, n in enumerate(ls):
         depth.append(squared_deviations(s, s.depth_heads, n, s.seed * 10**6 + 2000 + i))
         advance(1)
+    train_hs, spreads, losses = [2**e for e in range(s.train_last + 1)], [], []
+    for i, h in enumerate(train_hs):
+        q, loss = spread(s.dim, s.tokens, s.beta, s.train_layers, s.horizon, h, s.train_seeds, s.train_steps, s.lr,
+                         s.decay, TRAIN_CONTEXTS, s.seed * 10**6 + 3000 + i)  # fmt: skip
+        spreads.append(q)
+        losses.append(loss)
+        advance(1)
+    tslope, tlo, thi = _fit(train_hs, spreads, s.seed + 3)
     slope, lo, hi = _fit(hs, good, s.seed)
     wslope, wlo, whi = _fit(hs, wrong, s.seed + 1)
     dslope, dlo, dhi = _fit(ls, depth, s.seed + 2)
     (dev, dev_lo, dev_hi), (wdev, wdev_lo, wdev_hi) = _bands(good), _bands(wrong)
     ddev, ddev_lo, ddev_hi = _bands(depth)
+    tdev, tdev_lo, tdev_hi = _bands(spreads)
     return HeadsResult(
         depth=s.layers, heads=hs, slope=slope, slope_lo=lo, slope_hi=hi, theory_slope=THEORY_SLOPE,
         wrong_slope=wslope, wrong_slope_lo=wlo, wrong_slope_hi=whi, layers=ls, depth_heads=s.depth_heads,
         depth_slope=dslope, depth_slope_lo=dlo, depth_slope_hi=dhi, bound_depth_slope=BOUND_DEPTH_SLOPE,
         deviation=dev, deviation_lo=dev_lo, deviation_hi=dev_hi, wrong_deviation=wdev, wrong_deviation_lo=wdev_lo,
         wrong_deviation_hi=wdev_hi, depth_deviation=ddev, depth_deviation_lo=ddev_lo, depth_deviation_hi=ddev_hi,
+        train_depth=s.train_layers, train_steps=s.train_steps, train_heads=train_hs, train_spread=tdev,
+        train_spread_lo=tdev_lo, train_spread_hi=tdev_hi, train_loss=losses,
+        train_slope=tslope, train_slope_lo=tlo, train_slope_hi=thi,
+        train_agrees=tlo <= THEORY_SLOPE <= thi and not tlo <= 0.0 <= thi,
         agrees=lo <= THEORY_SLOPE <= hi and not lo <= 0.0 <= hi, wrong_rejected=not wlo <= THEORY_SLOPE <= whi,
     )  # fmt: skip
 
@@ -201,7 +244,7 @@ def settings_for(quick: bool, changes: dict[str, object] | None = None) -> Heads
 
 def units(_seed: int, quick: bool, changes: dict[str, object]) -> int:
     s = settings_for(quick, changes)
-    return 2 * (s.last + 1) + s.depth_last - s.depth_first + 1
+    return 2 * (s.last + 1) + s.depth_last - s.depth_first + 1 + s.train_last + 1
 
 
 def run_and_write(out: Path, quick: bool, seed: int, advance=lambda _n: None, changes=None) -> HeadsResult:

@@ -25,6 +25,15 @@ def section(result: HeadsResult, folder: str = "heads") -> Section:
             + f" Against depth at fixed H: slope {result.depth_slope:.3f} [{result.depth_slope_lo:.3f}, "
             f"{result.depth_slope_hi:.3f}] (leading order -1/2; the paper's bound L^(-1/3) is respected when the "
             "slope is below -1/3).",
+            f"Training (every head's V and A trained by {result.train_steps} AdamW steps on a fixed task, "
+            f"L = {result.train_depth}): the trained hidden states' spread over independent "
+            f"initialisations has slope {result.train_slope:.3f} [{result.train_slope_lo:.3f}, "
+            f"{result.train_slope_hi:.3f}] against H: -1/2 is "
+            + ("inside" if result.train_slope_lo <= result.theory_slope <= result.train_slope_hi else "outside")
+            + ", a spread that does not fall with H (slope 0) "
+            + ("outside." if not result.train_slope_lo <= 0.0 <= result.train_slope_hi else "not excluded.")
+            + f" Final loss {result.train_loss[0]:.3f} (H = 1) .. {result.train_loss[-1]:.3f} "
+            f"(H = {result.train_heads[-1]}).",
         ],
         [
             Table(
@@ -45,7 +54,24 @@ def section(result: HeadsResult, folder: str = "heads") -> Section:
                 from_runs=True,
                 uncertainty={"RMS deviation": "95% interval", "wrong model (1/sqrt(H))": "wrong model 95%"},
                 exact={"H": "a setting"},
-            )
+            ),
+            Table(
+                ["H", "spread after training", "95% interval", "final loss"],
+                [
+                    [h, m, f"[{lo:.4g}, {hi:.4g}]", loss]
+                    for h, m, lo, hi, loss in zip(
+                        result.train_heads,
+                        result.train_spread,
+                        result.train_spread_lo,
+                        result.train_spread_hi,
+                        result.train_loss,
+                    )
+                ],
+                "trained hidden states: RMS spread over independent initialisations, and the loss (mean over them)",
+                from_runs=True,
+                uncertainty={"spread after training": "95% interval"},
+                exact={"H": "a setting", "final loss": "a mean over the same runs (its spread is the column before)"},
+            ),
         ],  # fmt: skip
         [
             Figure(
