@@ -1,5 +1,5 @@
 """``heads``: the hidden states of a transformer with H i.i.d. attention heads per layer against the H -> infinity
-limit at the same depth (Gibson, Reisinger, arXiv 2605.11059, forward part; docs/field.md, "Many heads").
+limit at the same depth, and after AdamW training (Gibson, Reisinger, arXiv 2605.11059; docs/field.md, "Many heads").
 
 The claim: with the heads scaled by 1/H, the hidden states converge to the forward(-backward) McKean-Vlasov limit
 at rate O(L^-1 + L^-1/3 H^-1/2) in depth L and heads H. At fixed L the L^-1 term is the depth discretisation,
