@@ -37,3 +37,42 @@ def test_particles_dissolve_well_below_threshold_and_stay_clustered_above_the_sp
     assert dissolved < 0.4 < 0.7 < clustered
     assert usa.spinodal_ratio(dim, high_beta)[0] < 0.95
     assert clustered == pytest.approx(usa.branch_order(dim, high_beta, 0.95), abs=0.03)  # the branch's state
+
+
+def test_crossing_on_the_grid_boundary_is_not_identified():
+    """The particles' crossing: linear between grid points; None (reported "not identified") when the order
+    parameter is already above the level at the smallest beta or never reaches it."""
+    from sdeformer.experiments._field._independent_noise import bracket, crossing
+
+    grid = [1.0, 2.0, 3.0, 4.0]
+    assert crossing(grid, [0.1, 0.3, 0.7, 0.8], 0.45) == pytest.approx(2.375)
+    assert crossing(grid, [0.5, 0.6, 0.7, 0.8], 0.45) is None
+    assert crossing(grid, [0.1, 0.2, 0.3, 0.3], 0.45) is None
+    # the 95 % bracket: the upper bound reaches 0.45 at 2 (so the crossing is above 1), the lower bound at 4
+    assert bracket(grid, [0.0, 0.2, 0.4, 0.7], [0.2, 0.5, 0.8, 0.9], 0.45) == (1.0, 4.0)
+    assert bracket(grid, [0.5, 0.6, 0.7, 0.8], [0.6, 0.7, 0.8, 0.9], 0.45) == (None, None)  # on the boundary
+    assert bracket(grid, [0.0, 0.1, 0.2, 0.3], [0.2, 0.5, 0.8, 0.9], 0.45) == (1.0, None)  # never clearly above
+
+
+def test_runs_side_by_side_keep_their_own_beta_and_coupling():
+    """Two runs in one batch: one far below the threshold (K = K_# / 2 at beta*_d) dissolves towards the uniform
+    state's |mean X| ~ N^-1/2, one above the spinodal (2.5 beta*_d, K = 0.95 K_#) stays clustered."""
+    from sdeformer.experiments._field._independent_noise_particles import order_parameters
+
+    star = usa.beta_star(2)
+    low, high = 0.5 * usa.threshold(2, star), 0.95 * usa.threshold(2, 2.5 * star)
+    m = order_parameters(2, [star, 2.5 * star], [low, high], 60, 1000, [0.004 * low, 0.004 * high], 3)
+    assert m[0] < 0.4 < 0.7 < m[1]
+
+
+@pytest.mark.slow
+def test_particles_bracket_the_branchs_crossing_at_quick_size():
+    """d = 3 at the quick size (100 tokens, 3 seeds, 8 relaxation times, delta = 0.1): the crossing is identified
+    (not on the grid's boundary) and its 95 % bracket contains the branch's beta_c(0.1) = 3.03; the clustered
+    state at the largest beta rejects a continuous transition. (About a minute on one thread.)"""
+    from sdeformer.experiments._field import _independent_noise as inoise
+
+    r = inoise.run(inoise.settings_for(True, {"dims": "3"}))
+    assert r.beta_crit_sim["3"] is not None and r.sim_agrees["3"], (r.beta_crit_sim_lo, r.beta_crit_sim_hi)
+    assert r.beta_crit_predicted["3"] == pytest.approx(3.03, abs=0.01)
+    assert r.wrong_rejected["3"]

@@ -265,5 +265,11 @@ EXPERIMENTS.register(
                _F + "_auxiliary:units", _F + "_auxiliary:SETTINGS", "auxiliary/auxiliary.json",
                _F + "_auxiliary:AuxiliarySettings.quick")
 )  # fmt: skip
+EXPERIMENTS.register(
+    Experiment("heads", _F + "_heads_report:report",
+               "H i.i.d. heads per layer against H -> infinity at fixed depth: H^(-1/2) (Gibson, Reisinger 2026)",
+               "many heads: the deviation from the H -> infinity limit against H", ("field",),
+               _F + "_heads:units", _F + "_heads:SETTINGS", "heads/heads.json", _F + "_heads:HeadsSettings.quick")
+)  # fmt: skip
 
 from . import _commands  # noqa: E402, F401  (the commands that are experiments of their own register here)

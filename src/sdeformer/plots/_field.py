@@ -35,7 +35,7 @@ def long_context_figure(result: Any, path: Path) -> Path:
 
 def independent_noise_figure(result: Any, path: Path, level: float) -> Path:
     """The particles' order parameter against beta / beta*_d per d, with 95 % intervals, the level of the
-    crossing and the branch's predicted beta_c(delta)."""
+    crossing, the particles' bracket of it (shaded) and the branch's predicted beta_c(delta)."""
     fig, ax = plt.subplots(figsize=(5.5, 4))
     for d, beta in result.beta.items():
         x = np.asarray(beta) / result.beta_crit[d]
@@ -43,9 +43,12 @@ def independent_noise_figure(result: Any, path: Path, level: float) -> Path:
         err = [mean - np.asarray(result.order_lo[d]), np.asarray(result.order_hi[d]) - mean]
         line = ax.errorbar(x, mean, yerr=err, fmt="o-", ms=3, capsize=2, label=f"d = {d}")
         ax.axvline(result.beta_crit_predicted[d] / result.beta_crit[d], ls=":", color=line[0].get_color())
+        lo, hi = result.beta_crit_sim_lo[d], result.beta_crit_sim_hi[d]
+        if lo is not None and hi is not None:  # the particles' 95 % bracket of the crossing
+            ax.axvspan(lo / result.beta_crit[d], hi / result.beta_crit[d], color=line[0].get_color(), alpha=0.12)
     ax.axhline(level, color="grey", lw=0.8)
     ax.axvline(1.0, color="black", lw=0.8)
-    ax.set_xlabel("beta / beta*_d  (black: beta*_d; dotted: branch's beta_c(delta))")
+    ax.set_xlabel("beta / beta*_d  (black: beta*_d; dotted: branch's beta_c(delta); shaded: particles' bracket)")
     ax.set_ylabel("|mean X| at K = (1 - delta) K_#")
     ax.set_title("independent noise: clustered states below K_# above beta*_d")
     ax.legend(fontsize=7)

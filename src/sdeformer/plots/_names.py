@@ -19,6 +19,7 @@ FIGURES: dict[str, dict[str, str]] = {
     "escape": {"escape": "escape.png"},
     "low-temperature": {"distance": "low_temperature.png"},
     "auxiliary": {"pushforward": "auxiliary.png"},
+    "heads": {"heads": "heads.png"},
     "beyond": {
         "checks": "checks.png",
         "partial_width": "partial_width.png",

@@ -7,16 +7,18 @@ falling (discontinuous) at K_#, solved independently on a grid (``_usa.branch``)
 Below beta*_d no clustered stationary state exists under K_#; above it one exists down to the spinodal
 K_s(beta) < K_#. So particles started clustered at K = (1 - delta) K_#(beta) stay clustered exactly when
 K_s(beta) <= (1 - delta) K_#(beta), i.e. above beta_c(delta), which the branch predicts and which tends to beta*_d as
-delta -> 0. The order parameter |mean X| (last quarter of the run, mean and 95 % interval over seeds) is measured
-on a grid of beta; the crossing of the level ``LEVEL`` is beta_crit_sim, its interval the crossings of the
-interval's bounds; ``sim_agrees`` says whether that interval contains the branch's beta_c(delta). The uniform
-state's relaxation time is 1 / ((d - 1) delta) in units of K, so a horizon shorter than a few of those leaves
-clusters that would dissolve: the particles' crossing is then biased low (docs/field.md). The check holds when
-the branch agrees with the characterisation (relative 1e-3); its power: the characterisation with the wrong
-ratio 1/(d+1) misses the branch by far more, and the wrong model "continuous at every beta" (no clustered state
-under K_#) is rejected when the particles' order parameter at the largest beta stays above ``LEVEL``. There the
-particles are also compared with the theory at the same inputs: ``order_branch`` is the stable clustered state's
-first moment on the branch at K = (1 - delta) K_# (``_usa.branch_order``).
+delta -> 0. The order parameter |mean X| (last half of the run, mean and 95 % interval over seeds) is measured
+on a grid of beta, all runs of one d side by side (``_independent_noise_particles``). The crossing of the level
+``LEVEL`` is beta_crit_sim; its interval the grid points between which the interval's bounds cross
+(``bracket``); None ("not identified") where the crossing sits on the grid's boundary (already above the level
+at the smallest beta, or never reaching it). ``sim_agrees`` says whether that interval contains the branch's
+beta_c(delta). A run lasts ``relaxations`` times the uniform state's relaxation time 1 / ((d - 1) delta) (in
+units of K): a shorter run leaves clusters that would dissolve and biases the crossing low (docs/field.md). The
+check holds when the branch agrees with the characterisation (relative 1e-3); its power: the characterisation
+with the wrong ratio 1/(d+1) misses the branch by far more, and the wrong model "continuous at every beta" (no
+clustered state under K_#) is rejected when the particles' order parameter at the largest beta stays above
+``LEVEL``. There the particles are also compared with the theory at the same inputs: ``order_branch`` is the
+stable clustered state's first moment on the branch at K = (1 - delta) K_# (``_usa.branch_order``).
 """
 
 from __future__ import annotations
@@ -44,21 +46,21 @@ BRANCH_RTOL = 1e-3  # the branch's beta* against the characterisation (its bias:
 
 @dataclass(frozen=True)
 class IndependentNoiseSettings:
-    """Dimensions; the particles' number, horizon (in units of K), step (units of K), seeds, delta and the beta
-    grid (multiples of beta*_d)."""
+    """Dimensions; the particles' number, run time (in relaxation times of the uniform state, 1 / ((d - 1) delta)
+    in units of K), step (units of K), seeds, delta and the beta grid (multiples of beta*_d)."""
 
     dims: str = "2,3,4,5"
-    tokens: int = 400
-    horizon: float = 8.0
-    dt: float = 0.002
+    tokens: int = 200
+    relaxations: float = 8.0
+    dt: float = 0.004
     seeds: int = 4
     delta: float = 0.1
-    grid: str = "1,1.5,1.75,2,2.25,2.5"
+    grid: str = "1,1.4,1.5,1.6,1.7,1.8,1.9,2,2.1,2.2,2.5"
     seed: int = 0
 
     @classmethod
     def quick(cls) -> IndependentNoiseSettings:
-        return cls(dims="2,3", tokens=100, horizon=4.0, dt=0.004, seeds=3, grid="1,2,2.5")
+        return cls(dims="2,3", tokens=100, seeds=3, grid="1,1.5,1.7,1.9,2.1,2.3")
 
     def floats(self, name: str) -> list[float]:
         return [float(v) for v in getattr(self, name).split(",")]
@@ -67,7 +69,13 @@ class IndependentNoiseSettings:
 SETTINGS = (
     Param("dims", str, IndependentNoiseSettings.dims, doc="dimensions d (comma-separated, 2..8)"),
     Param("tokens", int, IndependentNoiseSettings.tokens, low=20, doc="particles N"),
-    Param("horizon", float, IndependentNoiseSettings.horizon, low=0.1, doc="run time / K"),
+    Param(
+        "relaxations",
+        float,
+        IndependentNoiseSettings.relaxations,
+        low=0.1,
+        doc="run time / the uniform state's relaxation time 1 / ((d - 1) delta) K",
+    ),
     Param("dt", float, IndependentNoiseSettings.dt, low=1e-5, high=0.05, doc="step / K"),
     Param("seeds", int, IndependentNoiseSettings.seeds, low=2, doc="runs per beta"),
     Param("delta", float, IndependentNoiseSettings.delta, low=0.01, high=0.5, doc="K = (1 - delta) K_#"),
@@ -119,10 +127,33 @@ def crossing(beta: list[float], values: list[float], level: float) -> float | No
     return None
 
 
+def bracket(beta: list[float], lower: list[float], upper: list[float], level: float) -> tuple[float | None, ...]:
+    """The crossing's 95 % bracket on the grid: the last beta before the interval's upper bound first reaches
+    ``level`` and the first beta where its lower bound does (the transition is a jump, so the crossing may sit
+    anywhere between grid points); None where that is the grid's boundary (not identified)."""
+    up = next((k for k, v in enumerate(upper) if v >= level), None)
+    low = next((k for k, v in enumerate(lower) if v >= level), None)
+    return (None if not up else beta[up - 1]), (None if low is None or low == 0 else beta[low])
+
+
 def predicted_crossing(dim: int, delta: float, top: float) -> float:
     """beta_c(delta): the branch's spinodal ratio K_s / K_# equals 1 - delta (``_usa.spinodal_ratio``)."""
     root = brentq(lambda b: usa.spinodal_ratio(dim, b)[0] - (1 - delta), usa.beta_star(dim) * 1.01, top, xtol=1e-4)
     return float(root)  # pyright: ignore[reportArgumentType]
+
+
+def orders(settings: IndependentNoiseSettings, dim: int) -> tuple[list[float], np.ndarray]:
+    """The beta grid of ``dim`` and the particles' order parameters ``(grid, seeds)``: all runs side by side,
+    each at K = (1 - delta) K_#(beta) for ``relaxations`` relaxation times 1 / ((d - 1) delta) (in units of K)."""
+    from ._independent_noise_particles import order_parameters
+
+    s, star = settings, usa.beta_star(dim)
+    betas = [f * star for f in s.floats("grid")]
+    runs = [(b, (1 - s.delta) * usa.threshold(dim, b)) for b in betas for _ in range(s.seeds)]
+    steps = int(round(s.relaxations / ((dim - 1) * s.delta) / s.dt))
+    m = order_parameters(dim, [b for b, _ in runs], [k for _, k in runs], s.tokens, steps, [s.dt * k for _, k in runs],
+                         s.seed * 10**6 + dim)  # fmt: skip
+    return betas, m.reshape(len(betas), s.seeds)
 
 
 def run(settings: IndependentNoiseSettings, advance=lambda _n: None) -> IndependentNoiseResult:
@@ -130,16 +161,9 @@ def run(settings: IndependentNoiseSettings, advance=lambda _n: None) -> Independ
     fields: dict[str, dict[str, object]] = {k: {} for k in IndependentNoiseResult.__dataclass_fields__}
     for dim in [int(v) for v in settings.dims.split(",")]:
         star = usa.beta_star(dim)
-        betas = [f * star for f in settings.floats("grid")]
-        runs = []
-        for i, b in enumerate(betas):
-            k = (1 - settings.delta) * usa.threshold(dim, b)
-            runs.append([usa.particles(dim, b, k, settings.tokens, settings.horizon * k, settings.dt * k,
-                                       settings.seed * 10**6 + dim * 10**4 + i * 100 + s)
-                         for s in range(settings.seeds)])  # fmt: skip
-        m = np.asarray(runs)  # (grid, seeds)
+        betas, m = orders(settings, dim)
         mean, half = m.mean(1), Z95 * m.std(1, ddof=1) / math.sqrt(settings.seeds)
-        sim, lo, hi = (crossing(betas, list(v), LEVEL) for v in (mean, mean + half, mean - half))
+        sim, (lo, hi) = crossing(betas, list(mean), LEVEL), bracket(betas, list(mean - half), list(mean + half), LEVEL)
         branch, wrong = usa.branch_beta_star(dim), usa.beta_star(dim, 1.0 / (dim + 1))
         predicted = predicted_crossing(dim, settings.delta, 4 * star)
         values = {
@@ -194,6 +218,12 @@ def _fmt(value: float | None) -> str:
     return "not identified" if value is None else f"{value:.3f}"
 
 
+def _below(result: IndependentNoiseResult, d: str) -> bool:
+    """beta*_d below the particles' bracket (the crossing identified above it)."""
+    lo = result.beta_crit_sim_lo[d]
+    return lo is not None and lo > result.beta_crit[d]
+
+
 def section(result: IndependentNoiseResult, folder: str = "independent-noise") -> Section:
     rows = [
         [d, result.beta_crit[d], result.beta_crit_branch[d], result.threshold[d], result.threshold_paper[d],
@@ -211,8 +241,14 @@ def section(result: IndependentNoiseResult, folder: str = "independent-noise") -
             "beta*_d solves I_{d/2+1}(beta) / I_{d/2}(beta) = 1/d; the stationary equation's zonal branch gives it "
             "independently; particles with per-token noise started clustered at K = (1 - "
             f"{result.delta:g}) K_#(beta) ({result.tokens} tokens) stay clustered above the branch's beta_c(delta) "
-            "(which tends to beta*_d as delta -> 0). The wrong model, a continuous transition at every beta, is "
-            "rejected where the particles stay clustered.",
+            "(which tends to beta*_d as delta -> 0); K_#(beta) = beta^{d/2} / (2^{d/2-1} Gamma(d/2) I_{d/2}(beta)) is "
+            "the uniform law's linear-stability threshold. The particles' crossing of |mean X| = "
+            f"{LEVEL:g} is bracketed by the grid points where the 95 % interval's bounds cross it ('not identified' "
+            "on the grid's boundary). The wrong models: a continuous transition at every beta (rejected where the "
+            "particles stay clustered at the largest beta), and a crossing at beta*_d itself at this delta "
+            "(rejected where beta*_d lies below the bracket: "
+            + ", ".join(f"d = {d}: {'yes' if _below(result, d) else 'no'}" for d in result.beta_crit)
+            + ").",
         ],
         [
             Table(

@@ -112,24 +112,12 @@ def spinodal_ratio(dim: int, beta: float) -> tuple[float, float]:
 
 
 def particles(dim: int, beta: float, coupling: float, tokens: int, horizon: float, dt: float, seed: int) -> float:
-    """The particles (module docstring) from all tokens at e_1, run to ``horizon``: |mean of X| averaged over the
-    last quarter of the run (float64, projected Euler-Maruyama, noise from a generator seeded by ``seed``)."""
-    import torch
+    """One run of the particles (module docstring) from all tokens at e_1 to ``horizon``: |mean of X| averaged over
+    the last quarter of the run (``_independent_noise_particles.order_parameters``, which runs many at once)."""
+    from ._independent_noise_particles import order_parameters
 
-    gen = torch.Generator().manual_seed(seed)
-    x = torch.zeros(tokens, dim, dtype=torch.float64)
-    x[:, 0] = 1.0  # (N, d)
-    steps, tail = int(round(horizon / dt)), []
-    noise = math.sqrt(2.0 * dt / coupling)
-    for k in range(steps):
-        drift = torch.exp(beta * (x @ x.T)) @ x / tokens  # (N, d)
-        step = dt * drift + noise * torch.randn(tokens, dim, generator=gen, dtype=torch.float64)
-        step -= (step * x).sum(-1, keepdim=True) * x  # P_X
-        x = x + step
-        x = x / x.norm(dim=-1, keepdim=True)
-        if k >= steps - steps // 4:
-            tail.append(float(x.mean(0).norm()))
-    return float(np.mean(tail))
+    steps = int(round(horizon / dt))
+    return float(order_parameters(dim, [beta], [coupling], tokens, steps, [dt], seed, tail=0.25)[0])
 
 
 def branch_order(dim: int, beta: float, ratio: float) -> float | None:

@@ -1,0 +1,57 @@
+"""The figure of the field's ``heads`` experiment (docs/field.md, "Many heads")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from ._save import save_figure
+
+
+def heads_figure(result: Any, path: Path) -> Path:
+    """Left: the RMS deviation against H with 95 % intervals, the 1/H model and the wrong 1/sqrt(H) model, and
+    H^(-1/2). Middle: the deviation against L at fixed H with L^(-1/2) and the bound's L^(-1/3). Right: the
+    trained hidden states' spread over initialisations against H."""
+    fig, (left, right, trained) = plt.subplots(1, 3, figsize=(15, 4), layout="constrained")
+    h, dev = np.asarray(result.heads, float), np.asarray(result.deviation)
+    for mean, lo, hi, label in (
+        (dev, result.deviation_lo, result.deviation_hi,
+         f"heads / H: slope {result.slope:.3f} [{result.slope_lo:.3f}, {result.slope_hi:.3f}]"),
+        (np.asarray(result.wrong_deviation), result.wrong_deviation_lo, result.wrong_deviation_hi,
+         f"wrong, heads / sqrt(H): slope {result.wrong_slope:.3f} [{result.wrong_slope_lo:.3f}, "
+         f"{result.wrong_slope_hi:.3f}]"),
+    ):  # fmt: skip
+        left.errorbar(h, mean, yerr=[mean - np.asarray(lo), np.asarray(hi) - mean], fmt="o", ms=3, capsize=2,
+                      label=label)  # fmt: skip
+    left.loglog(h, dev[0] * h**result.theory_slope, ":", color="grey", label="H^(-1/2) (the paper's exponent)")
+    left.set_xscale("log", base=2)
+    left.set(xlabel="heads per layer H", ylabel="RMS |x(L) - x_inf(L)| over head draws",
+             title=f"deviation from the H -> infinity limit, L = {result.depth}")  # fmt: skip
+    left.legend(fontsize=7)
+    n, ddev = np.asarray(result.layers, float), np.asarray(result.depth_deviation)
+    right.errorbar(n, ddev, yerr=[ddev - np.asarray(result.depth_deviation_lo),
+                                  np.asarray(result.depth_deviation_hi) - ddev], fmt="o", ms=3, capsize=2,
+                   label=f"measured: slope {result.depth_slope:.3f} [{result.depth_slope_lo:.3f}, "
+                         f"{result.depth_slope_hi:.3f}]")  # fmt: skip
+    right.loglog(n, ddev[0] * (n / n[0]) ** -0.5, ":", color="grey", label="L^(-1/2) (leading order)")
+    right.loglog(n, ddev[0] * (n / n[0]) ** result.bound_depth_slope, "--", color="grey",
+                 label="L^(-1/3) (the paper's bound)")  # fmt: skip
+    right.set_xscale("log", base=2)
+    right.set_yscale("log")
+    right.set(xlabel="depth L", ylabel="RMS |x(L) - x_inf(L)| over head draws",
+              title=f"against depth at H = {result.depth_heads}")  # fmt: skip
+    right.legend(fontsize=7)
+    th, spread = np.asarray(result.train_heads, float), np.asarray(result.train_spread)
+    trained.errorbar(th, spread, yerr=[spread - np.asarray(result.train_spread_lo),
+                                       np.asarray(result.train_spread_hi) - spread], fmt="o", ms=3, capsize=2,
+                     label=f"after {result.train_steps} AdamW steps: slope {result.train_slope:.3f} "
+                           f"[{result.train_slope_lo:.3f}, {result.train_slope_hi:.3f}]")  # fmt: skip
+    trained.loglog(th, spread[0] * th**result.theory_slope, ":", color="grey", label="H^(-1/2)")
+    trained.set_xscale("log", base=2)
+    trained.set(xlabel="heads per layer H", ylabel="RMS spread of x(L) over initialisations",
+                title=f"trained hidden states, L = {result.train_depth}")  # fmt: skip
+    trained.legend(fontsize=7)
+    return save_figure(fig, path)
