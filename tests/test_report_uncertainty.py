@@ -4,8 +4,10 @@ needs none (io._report: Table.from_runs, exact, uncertainty); the SPDE part's ta
 import dataclasses
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
+from sdeformer.checks._spde.chaos_independent import independent_record
 from sdeformer.experiments._spde import study as spde_study
 from sdeformer.io._report import Table, _table_html, unqualified
 
@@ -33,6 +35,13 @@ def test_formatted_numbers_count_and_counts_or_intervals_do_not():
     assert unqualified(Table(["bare"], [[0.031]])) == []  # not from runs: exact quantities (e.g. Table 1)
 
 
+def _paired() -> dict:
+    """Two seeds of the independent-density check's per-path results (``chaos_independent``)."""
+    right = np.linspace(1e-3, 2e-3, 8)
+    wrong = {s: right + abs(s) * 1e-3 + np.linspace(0, 1e-5, 8) for s in (0.1, 0.2, -0.1, -0.2)}
+    return {k: {"right": right, "spectral": right - 1e-4, "wrong": wrong} for k in (1, 2)}
+
+
 def _spde_report(with_se: bool = True):
     rate = {"dim": 2, "attention": "softmax", "beta": 2.0, "degree": 1, "theory": 0.5, "measured": 0.5,
             "rel_error": 1e-6}  # fmt: skip
@@ -58,7 +67,7 @@ def _spde_report(with_se: bool = True):
                 "passes": True,
             }
         ],  # fmt: skip
-        chaos={"w2": [w2]},
+        chaos={"w2": [w2], "independent": independent_record(_paired(), 10000, 32, 20)},
         covariance=[
             {
                 "setting": {"dim": 2, "paths": 3200},
@@ -78,22 +87,23 @@ def _spde_report(with_se: bool = True):
 
 def test_every_table_of_the_spde_part_carries_its_uncertainties():
     section = spde_study.section(_spde_report())
-    assert len(section.tables) == 7 and all(t.from_runs for t in section.tables)
-    assert [unqualified(t) for t in section.tables] == [[]] * 7
+    assert len(section.tables) == 8 and all(t.from_runs for t in section.tables)
+    assert [unqualified(t) for t in section.tables] == [[]] * 8
     html = "".join(_table_html(t) for t in section.tables)
     assert "0.03 (0.003)" in html  # the initial part with its s.e.
 
 
 def test_the_spde_power_columns_give_size_80_and_catch_rates_or_the_reason():
-    """Each SPDE table of a check (rates, moments, covariance, W_2) has a power column: size_80 with the catch
-    rates and how they were found, and the record's own reason where no size is caught with P >= 0.8 (the
-    moment check's, a W_2 record's)."""
+    """Each SPDE table of a check (rates, moments, covariance, W_2, the independent density) has a power column:
+    size_80 with the catch rates and how they were found (K seeds where counted), and the record's own reason
+    where no size is caught with P >= 0.8 (the moment check's, a W_2 record's)."""
     report = _spde_report()
     report.chaos["w2"][0] |= {"size_80": None, "smallest_error_caught": None, "reason": "intervals reach r_d"}
     column = "smallest error caught"
     tables = [t for t in spde_study.section(report).tables if column in t.columns]
     cells = {row[t.columns.index(column)] for t in tables for row in t.rows}
-    assert len(tables) == 4 and len(cells) == 4
+    assert len(tables) == 5 and len(cells) == 5
+    assert any("of K = 2 seeds, false alarms 0" in c for c in cells)  # the independent density's, K = 2
     assert "size_80 10%; caught +10% 1, +20% 1, -10% 1, -20% 1 (deterministic)" in cells  # the rates' 1 % rule
     assert any(c.startswith("no size_80") and c.endswith("intervals reach r_d") for c in cells)
     assert any("catches a doubled or missing Laplacian" in c for c in cells)

@@ -70,7 +70,7 @@ def test_every_spde_record_says_its_power(one_thread):
     """checks.json of the SPDE part: each record has its catch rates at -+10, -+20 %, and ``smallest_error_caught``
     or a reason; the W_2 records carry the fitted slope and the paired test at the largest N, and QMC particles
     catch a 20 % covariance error of the density (either sign) with probability >= 0.8."""
-    chaos = w2_check(quick=True, runs=16, particle_field=False)  # its own test: test_spde_chaos_particles.py
+    chaos = w2_check(quick=True, runs=16, particle_field=False, independent=False)  # their own tests
     rates = [{"rel_error": 0.004}, {"rel_error": 0.001}]
     report = SimpleNamespace(rates=rates, moments=[{"z_max": 2.0, "passes": True}], chaos=chaos)
     records = check_records(report)

@@ -232,12 +232,16 @@ def _solver(covariance: float = 1.0) -> DensitySolver:
     return DensitySolver(field, DEGREE, 20, 0.5, beta=2.0)
 
 
-def w2_check(quick: bool = False, seed: int = 0, runs: int = 32, particle_field: bool = True) -> dict:
+def w2_check(
+    quick: bool = False, seed: int = 0, runs: int = 32, particle_field: bool = True, independent: bool = True
+) -> dict:
     """W_2^2 against N (10^2 .. 10^4; quick 10^2 .. 10^3) over ``runs`` noise paths for i.i.d. and QMC particles,
     and the same with the density's noise covariance x 0.8 .. 1.2 (a wrong model: the density of another
     equation on the same Brownian coefficients), judged by ``_chaos_power.power_records`` (the paired test at
     the largest N; i.i.d. clouds also against r_d's slope). ``particle_field``: also the wrong particle field
-    over K seeds and the interaction part (``chaos_particles.particle_field_check``, under ``particle_field``)."""
+    over K seeds and the interaction part (``chaos_particles.particle_field_check``, under ``particle_field``);
+    ``independent``: the i.i.d. clouds against the independent density scheme over K seeds
+    (``chaos_independent.independent_check``, under ``independent``)."""
     sizes = (100, 1000) if quick else (100, 1000, 10000)
     found = chaos_w2_models([_solver(), *(_solver(1 + s) for s in SIGNED)], sizes, runs, seed=seed)
     right, wrong = found[0].rows(), {s: c.rows() for s, c in zip(SIGNED, found[1:])}
@@ -247,6 +251,10 @@ def w2_check(quick: bool = False, seed: int = 0, runs: int = 32, particle_field:
         from .chaos_particles import particle_field_check  # it builds on this module
 
         out["particle_field"] = particle_field_check(quick, seed, runs)
+    if independent:
+        from .chaos_independent import independent_check  # it builds on this module
+
+        out["independent"] = independent_check(quick, seed, runs)
     return out
 
 

@@ -23,7 +23,7 @@ from ...spde._fields import mlp_noise
 from ...spde._initial import von_mises_fisher
 from ...spde._solver import DensitySolver
 from ...spde._theory import dominant_mode
-from .tables import SETTING, covariance_table, particle_field_table, power_text, w2_table
+from .tables import SETTING, covariance_table, independent_table, particle_field_table, power_text, w2_table
 
 BETAS = (1.0, 2.0, 5.0, 10.0, 20.0)
 MOMENT_KEYS = ("dim", "attention", "noise_scale", "k", "paths", "degrees", "z_max", "passes")  # the moment table
@@ -238,7 +238,16 @@ def section(report) -> Section:
     return Section(
         "The SPDE: density solver and particles on one noise path",
         paragraphs,
-        [_rate_table(report), dom, mom, covariance_table(report), w2_table(report), particle_field_table(report), conv],
+        [
+            _rate_table(report),
+            dom,
+            mom,
+            covariance_table(report),
+            w2_table(report),
+            particle_field_table(report),
+            independent_table(report),
+            conv,
+        ],
         figs,
     )
 
@@ -278,4 +287,6 @@ def check_records(report) -> list[dict[str, Any]]:
     }
     sphere = [*getattr(report, "sphere", {}).get("w2", []), *getattr(report, "sliced", {}).get("w2", [])]
     particle = report.chaos.get("particle_field", {}).get("records", [])  # ``chaos_particles``: a wrong particle field
-    return [rates, moments, *getattr(report, "covariance", []), *report.chaos.get("w2", []), *particle, *sphere]
+    independent = [report.chaos["independent"]] if "independent" in report.chaos else []  # ``chaos_independent``
+    return [rates, moments, *getattr(report, "covariance", []), *report.chaos.get("w2", []), *particle, *independent,
+            *sphere]  # fmt: skip
