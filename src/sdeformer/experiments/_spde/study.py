@@ -23,6 +23,7 @@ from ...spde._fields import mlp_noise
 from ...spde._initial import von_mises_fisher
 from ...spde._solver import DensitySolver
 from ...spde._theory import dominant_mode
+from .large_tables import LARGE_FIGURE, large_tables
 from .tables import SETTING, covariance_table, particle_field_table, power_text, w2_table
 
 BETAS = (1.0, 2.0, 5.0, 10.0, 20.0)
@@ -238,8 +239,17 @@ def section(report) -> Section:
     return Section(
         "The SPDE: density solver and particles on one noise path",
         paragraphs,
-        [_rate_table(report), dom, mom, covariance_table(report), w2_table(report), particle_field_table(report), conv],
-        figs,
+        [
+            _rate_table(report),
+            dom,
+            mom,
+            covariance_table(report),
+            w2_table(report),
+            particle_field_table(report),
+            conv,
+            *large_tables(report),
+        ],  # fmt: skip
+        [*figs, LARGE_FIGURE],
     )
 
 
