@@ -55,7 +55,8 @@ def energy_table(report) -> Table:
     mu_t, and the sd's slope with its bootstrap interval against -1/2."""
     rows = [
         [f"{r['t']:.3g}", f"{n:g}", f"{sd:.3g} [{lo:.3g}, {hi:.3g}]", f"{ref:.3g}", f"{sd / ref:.2f}",
-         f"{r['slope']:.3f} {_interval(*r['slope_ci'])}", r["predicted_slope"], r["clouds"] * r["paths"]]
+         f"{r['slope']:.3f} {_interval(*r['slope_ci'])}", r["predicted_slope"], r["clouds"] * r["paths"],
+         "holds" if r["holds"] else "does not hold"]
         for r in getattr(report, "large", {}).get("energy", [])
         for n, sd, (lo, hi), ref in zip(r["N"], r["sd"], r["sd_ci"], r["iid_sd"])
     ]  # fmt: skip
@@ -69,11 +70,13 @@ def energy_table(report) -> Table:
             "slope (95% CI)",
             "predicted slope",
             "clouds",
+            "verdict",
         ],
         rows,
         "The interaction energy's fluctuation along the dynamics: independent i.i.d. clouds driven on one noise "
         "path (pooled over paths), against the i.i.d. law at the density mu_t (exact at t = 0: theory.energy_law) "
-        "and the fluctuation theorem's slope -1/2",
+        "and the fluctuation theorem's slope -1/2; a time holds when every sd is above round-off and the slope's "
+        "interval contains -1/2 and not -1",
         from_runs=True,
         exact={
             "t": SETTING,
