@@ -87,6 +87,7 @@ def _spde_report(with_se: bool = True):
                     "predicted_slope": -0.5,
                     "clouds": 16,
                     "paths": 2,
+                    "holds": True,
                 }
             ],
         },
