@@ -82,13 +82,32 @@ def _spde_report(with_se: bool = True):
         ],  # fmt: skip
         convergence=[conv],
         resolution={"first_unresolved_time": 0.2, "error_resolved": 1e-9, "error_after": 1e-3},
+        large={
+            "w2": {**w2, "paths": 8, "holds": True, "initial_w2_se": [0.003, 0.0003]},
+            "energy": [
+                {
+                    "t": 0.0,
+                    "N": [100, 1000],
+                    "sd": [0.1, 0.03],
+                    "sd_ci": [[0.08, 0.12], [0.025, 0.035]],
+                    "iid_sd": [0.09, 0.028],
+                    "slope": -0.52,
+                    "slope_ci": [-0.6, -0.45],
+                    "predicted_slope": -0.5,
+                    "clouds": 16,
+                    "paths": 2,
+                    "holds": True,
+                }
+            ],
+        },
     )
 
 
 def test_every_table_of_the_spde_part_carries_its_uncertainties():
     section = spde_study.section(_spde_report())
-    assert len(section.tables) == 8 and all(t.from_runs for t in section.tables)
-    assert [unqualified(t) for t in section.tables] == [[]] * 8
+    assert len(section.tables) == 10 and all(t.from_runs for t in section.tables)
+    assert [unqualified(t) for t in section.tables] == [[]] * 10
+    assert all(t.rows for t in section.tables[-2:])  # the large-N W_2 and the energy along the dynamics
     html = "".join(_table_html(t) for t in section.tables)
     assert "0.03 (0.003)" in html  # the initial part with its s.e.
 

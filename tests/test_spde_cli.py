@@ -51,4 +51,4 @@ def test_report_part_quick(tmp_path):
     paths = report_figures(report, tmp_path)
     assert all(p.stat().st_size > 10_000 for p in paths)
     (section,) = sections(report)
-    assert len(section.tables) == 8 and len(section.figures) == 3
+    assert len(section.tables) == 10 and len(section.figures) == 4

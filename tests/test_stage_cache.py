@@ -56,12 +56,13 @@ def counted(monkeypatch):
     monkeypatch.setattr(sp, "sphere_check", stand_in("w2_sphere", {"slope": -1.0}))
     monkeypatch.setattr(sp, "covariance_records", stand_in("covariance", [{"x": 1.0}]))
     monkeypatch.setattr(sp, "sliced_check", stand_in("w2_sphere_sliced", {"slope": -1.0}))
+    monkeypatch.setattr(sp, "large_check", stand_in("w2_large", {"w2": {}, "energy": []}))
     return calls
 
 
 def test_a_finished_spde_report_reruns_without_computing(tmp_path, counted):
     first = sp.run_and_write(tmp_path, quick=True, seed=0)
-    assert set(counted.values()) == {1} and len(counted) == 9
+    assert set(counted.values()) == {1} and len(counted) == 10
     again = sp.run_and_write(tmp_path, quick=True, seed=0)
     assert again == first and set(counted.values()) == {1}  # nothing recomputed
     sp.run_and_write(tmp_path, quick=True, seed=1)  # another seed: every stage again

@@ -32,7 +32,12 @@ FIGURES: dict[str, dict[str, str]] = {
         "lyapunov": "lyapunov.png",
         "phase": "phase.png",
     },
-    "spde": {"d2": "spde_circle.png", "d3": "spde_sphere.png", "error": "spde_error_vs_n.png"},
+    "spde": {
+        "d2": "spde_circle.png",
+        "d3": "spde_sphere.png",
+        "error": "spde_error_vs_n.png",
+        "large": "spde_chaos_large.png",
+    },
     "architectures": {
         "alibi": "alibi_profile.png",
         "graphs": "graph_rates.png",

@@ -118,7 +118,7 @@ def run_figure(run: SpdeRun, path: Path) -> Path:
 
 
 def report_figures(report: SpdeReport, out: Path) -> list[Path]:
-    """The report's three figures into ``out`` (names ``FIGURES["spde"]``)."""
+    """The report's figures into ``out`` (names ``FIGURES["spde"]``; the large-N one when the report has it)."""
     from ..io._formats import read_npz
 
     names = FIGURES["spde"]
@@ -128,4 +128,35 @@ def report_figures(report: SpdeReport, out: Path) -> list[Path]:
         paths.append(draw(read_npz(out / folder / "spde.npz"), out / names[key]))
     conv = {int(p.stem[-1]): read_npz(p) for p in sorted(out.glob("convergence_d*.npz"))}
     paths.append(error_figure(conv, out / names["error"]))
+    if getattr(report, "large", None):
+        paths.append(large_figure(report.large, out / names["large"]))
     return paths
+
+
+def _with_interval(ax, n, mean, ci, **style) -> None:
+    lo, hi = np.asarray(ci, float).T
+    ax.errorbar(n, mean, yerr=[np.asarray(mean) - lo, hi - np.asarray(mean)], capsize=3, marker="o", **style)
+
+
+def large_figure(large: dict[str, Any], path: Path) -> Path:
+    """Circle to N = 10^6 (``checks._spde.chaos_large``): sup_t W_2^2 against N with 95% intervals, the fitted
+    slope and r_d's; the energy's sd over clouds against N at each saved time, with N^-1/2."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9.5, 4.0))
+    w2 = large["w2"]
+    n = np.asarray(w2["N"], float)
+    fit = f"i.i.d., slope {w2['slope']:.3f} [{w2['slope_ci'][0]:.3f}, {w2['slope_ci'][1]:.3f}]"
+    _with_interval(left, n, w2["sup_w2"], np.maximum(np.asarray(w2["sup_w2_ci"]), FLOOR), color="C0", label=fit)
+    left.plot(n, w2["sup_w2"][0] * (n / n[0]) ** w2["bound_slope"], "--", color="gray", lw=0.8, label="r_d: N^-1/2")
+    left.set(xscale="log", yscale="log", xlabel="particles N", ylabel="sup_t W_2^2(mu^N_t, mu_t)")
+    left.set_title(f"particles against the density, {w2['paths']} noise paths", fontsize=9)
+    for i, r in enumerate(large["energy"]):
+        ne = np.asarray(r["N"], float)
+        fit = f"t = {r['t']:.3g}: slope {r['slope']:.2f} [{r['slope_ci'][0]:.2f}, {r['slope_ci'][1]:.2f}]"
+        _with_interval(right, ne * (1 + 0.04 * i), r["sd"], r["sd_ci"], color=f"C{i}", label=fit)
+        right.plot(ne, r["iid_sd"], ":", color=f"C{i}", lw=0.8)
+    right.set(xscale="log", yscale="log", xlabel="particles N", ylabel="sd of E_beta over clouds, one noise path")
+    right.set_title("energy along the dynamics (dotted: i.i.d. law at mu_t; slope -1/2)", fontsize=9)
+    for ax in (left, right):
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return save_figure(fig, path)

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ...checks._spde.chaos import w2_check
+from ...checks._spde.chaos_large import large_check
 from ...checks._spde.chaos_sphere import sphere_check
 from ...checks._spde.coupled import record
 from ...checks._spde.covariance import covariance_records
@@ -188,6 +189,7 @@ class SpdeReport(Result):
     sphere: dict[str, Any] = field(default_factory=dict)  # ``checks._spde.chaos_sphere.sphere_check``: the same on S^2
     covariance: list[dict[str, Any]] = field(default_factory=list)  # ``checks._spde.covariance`` check records
     sliced: dict[str, Any] = field(default_factory=dict)  # ``checks._spde.sliced_sphere.sliced_check``: S^2 to N = 10^5
+    large: dict[str, Any] = field(default_factory=dict)  # ``checks._spde.chaos_large.large_check``: S^1 to N = 10^6
 
 
 def run_and_write(out: Path, quick: bool = False, seed: int = 0) -> SpdeReport:
@@ -217,6 +219,7 @@ def run_and_write(out: Path, quick: bool = False, seed: int = 0) -> SpdeReport:
         stage("w2_sphere", lambda: sphere_check(quick, seed)),
         stage("covariance", lambda: covariance_records(quick, seed)),
         stage("w2_sphere_sliced", lambda: sliced_check(quick, seed)),
+        stage("w2_large", lambda: large_check(quick, seed)),
     )
     write_json(out / "checks.json", study.check_records(report))
     write_json(out / "spde_report.json", report)

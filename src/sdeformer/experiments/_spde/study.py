@@ -23,6 +23,7 @@ from ...spde._fields import mlp_noise
 from ...spde._initial import von_mises_fisher
 from ...spde._solver import DensitySolver
 from ...spde._theory import dominant_mode
+from .large_tables import LARGE_FIGURE, large_tables
 from .tables import SETTING, covariance_table, independent_table, particle_field_table, power_text, w2_table
 
 BETAS = (1.0, 2.0, 5.0, 10.0, 20.0)
@@ -247,8 +248,9 @@ def section(report) -> Section:
             particle_field_table(report),
             independent_table(report),
             conv,
-        ],
-        figs,
+            *large_tables(report),
+        ],  # fmt: skip
+        [*figs, LARGE_FIGURE],
     )
 
 

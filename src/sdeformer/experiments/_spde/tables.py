@@ -12,6 +12,7 @@ from ...checks._power import describe
 from ...checks._spde import (
     chaos,
     chaos_independent,
+    chaos_large,
     chaos_particles,
     chaos_scheme,
     chaos_sphere,
@@ -135,11 +136,12 @@ def independent_table(report) -> Table:
 def study_code() -> str:
     """A hash of the source of the report's SPDE checks and of this package's version: the cached parts of
     ``run._spde.run_and_write`` belong to it (a changed check or release recomputes them)."""
-    from . import study
+    from . import large_tables, study
 
     try:
         modules = (study, sys.modules[__name__], chaos, chaos_particles, chaos_sphere, sliced_sphere, covariance,
                    chaos_independent, chaos_scheme)  # fmt: skip
+        modules += (chaos_large, large_tables)
         text = "".join(inspect.getsource(m) for m in modules) + __version__
     except (OSError, TypeError):  # no source files (a frozen install): the version alone
         text = __version__
