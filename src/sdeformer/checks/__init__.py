@@ -17,8 +17,8 @@ if TYPE_CHECKING:  # the public names: the one re-export list (lazy_exports load
     from ._record import SIGMAS, SIZES, Check, Power
     from ._spde.chaos import SUBLEVELS, chaos_w2, density_quantile, r_d, w2_check, w2_circle
     from ._spde.chaos_independent import independent_check
-    from ._spde.chaos_scheme import FiniteVolume, circle_spectrum
     from ._spde.chaos_large import energy_paths, energy_rows, large_check, limit_h_sd, w2_paths
+    from ._spde.chaos_scheme import FiniteVolume, circle_spectrum
     from ._spde.chaos_sphere import chaos_w2_sphere, density_atoms, grid_error, qmc_vmf, vmf_points, w2_sphere
     from ._spde.checks import measured_rates, moment_check, rates_pass
     from ._spde.coupled import particle_convergence, record
