@@ -127,6 +127,18 @@ def test_a_plugin_experiment_runs_as_a_generated_command_with_its_options(plugin
     assert "cells per row [default: 4; quick: 2]" in shown.replace("\u00a0", " ")
 
 
+def test_a_str_setting_given_a_number_keeps_its_text(plugin, tmp_path):
+    """``--set label=3``: a declared ``str`` setting receives the text "3", not the YAML number 3 (which its
+    check would refuse as "must be a str"); a number setting still reads its YAML scalar."""
+    for label, text in (("3", "label=3"), ("3", 'label="3"'), ("x y", "label=x y")):
+        out = str(tmp_path / text.replace('"', "q").replace(" ", "_"))
+        args = ["echo", "--plugin", plugin, "--out", out, "--json", "--set", text, "--set", "rate=0.25"]
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 0, result.output
+        echoed = json.loads(result.stdout[result.stdout.index("{") :])
+        assert echoed["settings"] == {"label": label, "rate": 0.25}
+
+
 @pytest.mark.parametrize(
     ("args", "named"),
     [(["--width", "0"], "width"), (["--rate", "2"], "rate"), (["--width", "x"], "--width"), (["--set", "no"], "set")],

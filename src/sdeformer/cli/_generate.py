@@ -202,6 +202,7 @@ def experiment_command(experiment: Experiment) -> Any:
     from ._reproduce import print_summary, run_part
 
     declared = [p.name for p in experiment.declared()]
+    words = {p.name for p in experiment.declared() if p.kind is str}  # a str setting keeps its text: --set dims=3
     name, quick = experiment.name, experiment.quick_values()
 
     def command(**values: Any) -> None:
@@ -210,7 +211,10 @@ def experiment_command(experiment: Experiment) -> Any:
         from ..plugins import load_plugins
 
         load_plugins(values["plugin"] or ())
-        given = parse_assignments(values.get("setting") or (), "set", dotted=False)
+        items = values.get("setting") or ()
+        given = parse_assignments(items, "set", dotted=False)
+        texts = {k.strip(): v.strip() for k, _, v in (item.partition("=") for item in items)}
+        given |= {k: texts[k] for k in words & given.keys() if not isinstance(given[k], str)}
         given |= {k: values[k] for k in declared if values[k] is not None}  # an option wins over --set
         out = values["out"]
         jobs = executor({"executor": "local", "workers": 2, "scheduler": None})
