@@ -11,6 +11,12 @@ import numpy as np
 from ._save import save_figure
 
 
+def _bars(ax: Any, x: np.ndarray, mean: Any, lo: Any, hi: Any, label: str) -> None:
+    """Points with their 95 % interval [lo, hi] as error bars."""
+    mean = np.asarray(mean, float)
+    ax.errorbar(x, mean, yerr=[mean - np.asarray(lo), np.asarray(hi) - mean], fmt="o", ms=3, capsize=2, label=label)
+
+
 def heads_figure(result: Any, path: Path) -> Path:
     """Left: the RMS deviation against H with 95 % intervals, the 1/H model and the wrong 1/sqrt(H) model, and
     H^(-1/2). Middle: the deviation against L at fixed H with L^(-1/2) and the bound's L^(-1/3). Right: the
@@ -24,18 +30,21 @@ def heads_figure(result: Any, path: Path) -> Path:
          f"wrong, heads / sqrt(H): slope {result.wrong_slope:.3f} [{result.wrong_slope_lo:.3f}, "
          f"{result.wrong_slope_hi:.3f}]"),
     ):  # fmt: skip
-        left.errorbar(h, mean, yerr=[mean - np.asarray(lo), np.asarray(hi) - mean], fmt="o", ms=3, capsize=2,
-                      label=label)  # fmt: skip
+        _bars(left, h, mean, lo, hi, label)
     left.loglog(h, dev[0] * h**result.theory_slope, ":", color="grey", label="H^(-1/2) (the paper's exponent)")
     left.set_xscale("log", base=2)
     left.set(xlabel="heads per layer H", ylabel="RMS |x(L) - x_inf(L)| over head draws",
              title=f"deviation from the H -> infinity limit, L = {result.depth}")  # fmt: skip
     left.legend(fontsize=7)
     n, ddev = np.asarray(result.layers, float), np.asarray(result.depth_deviation)
-    right.errorbar(n, ddev, yerr=[ddev - np.asarray(result.depth_deviation_lo),
-                                  np.asarray(result.depth_deviation_hi) - ddev], fmt="o", ms=3, capsize=2,
-                   label=f"measured: slope {result.depth_slope:.3f} [{result.depth_slope_lo:.3f}, "
-                         f"{result.depth_slope_hi:.3f}]")  # fmt: skip
+    _bars(
+        right,
+        n,
+        ddev,
+        result.depth_deviation_lo,
+        result.depth_deviation_hi,
+        f"measured: slope {result.depth_slope:.3f} [{result.depth_slope_lo:.3f}, {result.depth_slope_hi:.3f}]",
+    )
     right.loglog(n, ddev[0] * (n / n[0]) ** -0.5, ":", color="grey", label="L^(-1/2) (leading order)")
     right.loglog(n, ddev[0] * (n / n[0]) ** result.bound_depth_slope, "--", color="grey",
                  label="L^(-1/3) (the paper's bound)")  # fmt: skip
@@ -45,10 +54,15 @@ def heads_figure(result: Any, path: Path) -> Path:
               title=f"against depth at H = {result.depth_heads}")  # fmt: skip
     right.legend(fontsize=7)
     th, spread = np.asarray(result.train_heads, float), np.asarray(result.train_spread)
-    trained.errorbar(th, spread, yerr=[spread - np.asarray(result.train_spread_lo),
-                                       np.asarray(result.train_spread_hi) - spread], fmt="o", ms=3, capsize=2,
-                     label=f"after {result.train_steps} AdamW steps: slope {result.train_slope:.3f} "
-                           f"[{result.train_slope_lo:.3f}, {result.train_slope_hi:.3f}]")  # fmt: skip
+    _bars(
+        trained,
+        th,
+        spread,
+        result.train_spread_lo,
+        result.train_spread_hi,
+        f"after {result.train_steps} AdamW steps: slope {result.train_slope:.3f} "
+        f"[{result.train_slope_lo:.3f}, {result.train_slope_hi:.3f}]",
+    )
     trained.loglog(th, spread[0] * th**result.theory_slope, ":", color="grey", label="H^(-1/2)")
     trained.set_xscale("log", base=2)
     trained.set(xlabel="heads per layer H", ylabel="RMS spread of x(L) over initialisations",
