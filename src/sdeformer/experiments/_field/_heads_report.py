@@ -10,7 +10,7 @@ from ._heads import HeadsResult, run_and_write
 
 
 def section(result: HeadsResult, folder: str = "heads") -> Section:
-    verdict = "holds" if result.holds else "fails"
+    verdict = "agrees" if result.agrees else "does not agree"
     return Section(
         "Many heads: hidden states against the H -> infinity limit (Gibson, Reisinger 2026)",
         [
@@ -45,7 +45,9 @@ def section(result: HeadsResult, folder: str = "heads") -> Section:
             f"{result.adjoint_wrong_slope:.3f} [{result.adjoint_wrong_slope_lo:.3f}, "
             f"{result.adjoint_wrong_slope_hi:.3f}]; over {result.adjoint_catch_seeds} independent seeds at this size "
             f"the check fails it in a fraction {result.adjoint_catch_rate:g} (catch rate) and fails the right model "
-            f"in {result.adjoint_false_alarm_rate:g} (false alarms; nominal 0.05).",
+            f"in {result.adjoint_false_alarm_rate:g} (false alarms; nominal 0.05). The check (forward, training and "
+            "backward slopes against -1/2, both wrong models failed, the backward catch rate at least 0.8) "
+            + ("holds." if result.holds else "fails."),
         ],
         [
             Table(
