@@ -32,6 +32,7 @@ def test_slope_is_minus_one_half_and_rejects_minus_one_over_d():
     assert result.agrees and result.wrong_rejected, (result.slope, result.slope_lo, result.slope_hi)
     assert result.backward_agrees, (result.backward_slope, result.backward_slope_lo, result.backward_slope_hi)
     assert result.backward_deviation[0] > 1.2 * result.backward_deviation[-1]  # 4 times the context: ~2x closer
+    assert result.holds  # the check: both parts
 
 
 def test_command_json_names(tmp_path):

@@ -76,3 +76,41 @@ def test_particles_bracket_the_branchs_crossing_at_quick_size():
     assert r.beta_crit_sim["3"] is not None and r.sim_agrees["3"], (r.beta_crit_sim_lo, r.beta_crit_sim_hi)
     assert r.beta_crit_predicted["3"] == pytest.approx(3.03, abs=0.01)
     assert r.wrong_rejected["3"]
+
+
+def test_holds_needs_the_particles_bracket_to_contain_the_predicted_crossing(monkeypatch):
+    """``holds`` includes the particles' agreement: with order parameters that jump between 1.9 and 2.1 beta*_2
+    (bracket [4.65, 5.14], the branch's beta_c(0.1) = 4.936 inside) the check holds; the wrong prediction "a crossing
+    at beta*_d itself" (2.447, outside the bracket) fails it, and so does a jump at the grid's first point (the
+    crossing not identified)."""
+    import functools
+
+    import numpy as np
+
+    from sdeformer.experiments._field import _independent_noise as inoise
+
+    for module, name in ((usa, "branch_beta_star"), (usa, "branch_order"), (inoise, "predicted_crossing")):
+        monkeypatch.setattr(module, name, functools.cache(getattr(module, name)))  # solved once for the three runs
+    predicted = inoise.predicted_crossing
+    settings = inoise.settings_for(True, {"dims": "2"})
+    grid = settings.floats("grid")  # 1, 1.5, 1.7, 1.9, 2.1, 2.3
+
+    def jump_at(first_clustered: float):
+        def orders(s, dim):
+            spread = np.linspace(-0.02, 0.02, s.seeds)  # (seeds,)
+            m = [(0.85 if g >= first_clustered else 0.1) + spread for g in grid]
+            return [g * usa.beta_star(dim) for g in grid], np.array(m)
+
+        return orders
+
+    monkeypatch.setattr(inoise, "orders", jump_at(2.1))
+    right = inoise.run(settings)
+    assert right.sim_agrees["2"] and right.holds, (right.beta_crit_sim_lo, right.beta_crit_sim_hi)
+    assert right.beta_crit_sim_lo["2"] == pytest.approx(1.9 * usa.beta_star(2))
+    monkeypatch.setattr(inoise, "predicted_crossing", lambda dim, delta, top: usa.beta_star(dim))
+    wrong = inoise.run(settings)
+    assert not wrong.sim_agrees["2"] and not wrong.holds and wrong.agrees["2"] and wrong.wrong_rejected["2"]
+    monkeypatch.setattr(inoise, "predicted_crossing", predicted)
+    monkeypatch.setattr(inoise, "orders", jump_at(1.0))
+    edge = inoise.run(settings)
+    assert edge.beta_crit_sim["2"] is None and not edge.sim_agrees["2"] and not edge.holds

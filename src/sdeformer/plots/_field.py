@@ -56,18 +56,25 @@ def independent_noise_figure(result: Any, path: Path, level: float) -> Path:
 
 
 def context_chaos_figure(result: Any, path: Path) -> Path:
-    """The deviation against n, log-log, with 95 % error bars, the fit and the slope -1/2."""
-    fig, ax = plt.subplots(figsize=(5.5, 4))
-    n = np.asarray(result.n, float)
-    dev = np.asarray(result.deviation)
-    ax.errorbar(n, dev, yerr=1.96 * np.asarray(result.deviation_se), fmt="o", ms=3, capsize=2,
-                label=f"measured: slope {result.slope:.3f} [{result.slope_lo:.3f}, {result.slope_hi:.3f}]")  # fmt: skip
-    ax.loglog(n, dev[0] * (n / n[0]) ** -0.5, ":", color="grey", label="n^(-1/2)")
-    ax.loglog(n, dev[0] * (n / n[0]) ** result.wrong_slope, "--", color="grey", label=f"n^({result.wrong_slope:.2f})")
-    ax.set_xlabel("context length n")
-    ax.set_ylabel("max over layers |x_l - x_l(infinite context)|")
-    ax.set_title("propagation of chaos in context length")
-    ax.legend(fontsize=7)
+    """The deviation against n (left: the token, forward; right: beta trained by online gradient descent,
+    backward), log-log, with 95 % error bars, the fits, n^(-1/2) and the wrong rate n^(-1/d)."""
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), layout="constrained")
+    for ax, prefix, ylabel, title in (
+        (axes[0], "", "max over layers |x_l - x_l(infinite context)|", "forward: the distinguished token"),
+        (axes[1], "backward_", "max over steps |beta_k - beta_k(infinite context)|", "backward: trained beta"),
+    ):
+        n = np.asarray(getattr(result, "backward_n" if prefix else "n"), float)
+        dev = np.asarray(getattr(result, prefix + "deviation"))
+        se = np.asarray(getattr(result, "backward_se" if prefix else "deviation_se"))
+        slope, lo, hi = (getattr(result, prefix + k) for k in ("slope", "slope_lo", "slope_hi"))
+        ax.errorbar(n, dev, yerr=1.96 * se, fmt="o", ms=3, capsize=2,
+                    label=f"measured: slope {slope:.3f} [{lo:.3f}, {hi:.3f}]")  # fmt: skip
+        ax.loglog(n, dev[0] * (n / n[0]) ** -0.5, ":", color="grey", label="n^(-1/2)")
+        ax.loglog(n, dev[0] * (n / n[0]) ** result.wrong_slope, "--", color="grey",
+                  label=f"n^({result.wrong_slope:.2f}) (wrong: -1/d)")  # fmt: skip
+        ax.set(xlabel="context length n", ylabel=ylabel, title=title)
+        ax.legend(fontsize=7)
+    fig.suptitle("propagation of chaos in context length")
     return save_figure(fig, path)
 
 

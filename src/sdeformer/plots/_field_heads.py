@@ -20,8 +20,9 @@ def _bars(ax: Any, x: np.ndarray, mean: Any, lo: Any, hi: Any, label: str) -> No
 def heads_figure(result: Any, path: Path) -> Path:
     """Left: the RMS deviation against H with 95 % intervals, the 1/H model and the wrong 1/sqrt(H) model, and
     H^(-1/2). Middle: the deviation against L at fixed H with L^(-1/2) and the bound's L^(-1/3). Right: the
-    trained hidden states' spread over initialisations against H."""
-    fig, (left, right, trained) = plt.subplots(1, 3, figsize=(15, 4), layout="constrained")
+    trained hidden states' spread over initialisations against H. Bottom right: the backpropagated variables'
+    deviation (first layer and averaged over layers) against H, with the wrong model and H^(-1/2)."""
+    fig, ((left, right), (trained, adjoint)) = plt.subplots(2, 2, figsize=(12, 8), layout="constrained")
     h, dev = np.asarray(result.heads, float), np.asarray(result.deviation)
     for mean, lo, hi, label in (
         (dev, result.deviation_lo, result.deviation_hi,
@@ -68,4 +69,22 @@ def heads_figure(result: Any, path: Path) -> Path:
     trained.set(xlabel="heads per layer H", ylabel="RMS spread of x(L) over initialisations",
                 title=f"trained hidden states, L = {result.train_depth}")  # fmt: skip
     trained.legend(fontsize=7)
+    ah, first = np.asarray(result.adjoint_heads, float), np.asarray(result.adjoint_deviation)
+    for mean, lo, hi, label in (
+        (first, result.adjoint_deviation_lo, result.adjoint_deviation_hi,
+         f"first layer p_0: slope {result.adjoint_slope:.3f} [{result.adjoint_slope_lo:.3f}, "
+         f"{result.adjoint_slope_hi:.3f}]"),
+        (result.adjoint_layers_deviation, result.adjoint_layers_deviation_lo, result.adjoint_layers_deviation_hi,
+         f"over layers: slope {result.adjoint_layers_slope:.3f} [{result.adjoint_layers_slope_lo:.3f}, "
+         f"{result.adjoint_layers_slope_hi:.3f}]"),
+        (result.adjoint_wrong_deviation, result.adjoint_wrong_deviation_lo, result.adjoint_wrong_deviation_hi,
+         f"wrong, heads / sqrt(H), p_0: slope {result.adjoint_wrong_slope:.3f} "
+         f"[{result.adjoint_wrong_slope_lo:.3f}, {result.adjoint_wrong_slope_hi:.3f}]"),
+    ):  # fmt: skip
+        _bars(adjoint, ah, mean, lo, hi, label)
+    adjoint.loglog(ah, first[0] * ah**result.theory_slope, ":", color="grey", label="H^(-1/2)")
+    adjoint.set_xscale("log", base=2)
+    adjoint.set(xlabel="heads per layer H", ylabel="RMS |p - p_inf| over head draws",
+                title=f"backpropagated variables p = N dPhi/dx, L = {result.depth}")  # fmt: skip
+    adjoint.legend(fontsize=7)
     return save_figure(fig, path)

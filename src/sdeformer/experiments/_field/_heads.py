@@ -26,6 +26,10 @@ The training part (``_heads_training``): every head trainable, AdamW on a fixed 
 spread over independent initialisations (the L^2 deviation from the deterministic limit up to a higher-order
 bias) against H = 2^0 .. 2^train_last, its slope held against -1/2 the same way (interval contains -1/2,
 excludes 0: a spread that does not fall with H).
+
+The backward part (``_heads_backward``): the backpropagated variables p_l = N dPhi / dx_l of a terminal loss against
+their H -> infinity limit on the same draws (the paper's limit is forward-backward), slope against H held against
+-1/2 the same way, the wrong 1/sqrt(H) model failed, and its catch over ``power_seeds`` seeds.
 """
 
 from __future__ import annotations
@@ -35,16 +39,15 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from ...params import Param
 from ...plots._names import FIGURES
 from .._results import Result
-from ._common import Z95, cached
+from ._common import cached
+from ._heads_backward import backward_part
+from ._heads_model import THEORY_SLOPE, bands, deviations, fit, verdicts
 from ._heads_training import spread
 
 FIGURE = FIGURES["heads"]["heads"]  # the plots own the name
-THEORY_SLOPE = -0.5  # the paper's exponent of H at fixed L
 BOUND_DEPTH_SLOPE = -1.0 / 3.0  # the paper's exponent of L in the head term (a bound)
 TRAIN_CONTEXTS = 8  # the training part's fixed inputs (contexts of N tokens)
 
@@ -65,6 +68,10 @@ class HeadsSettings:
     depth_first: int = 4
     depth_last: int = 9
     depth_heads: int = 4
+    curvature: float = 1.0
+    adjoint_last: int = 6
+    adjoint_seeds: int = 32
+    power_seeds: int = 4
     train_last: int = 5
     train_layers: int = 16
     train_steps: int = 40
@@ -75,7 +82,8 @@ class HeadsSettings:
 
     @classmethod
     def quick(cls) -> HeadsSettings:
-        return cls(layers=64, last=6, seeds=32, depth_last=7, train_last=3, train_steps=20, train_seeds=8)
+        return cls(layers=64, last=6, seeds=32, depth_last=7, adjoint_last=4, adjoint_seeds=16, power_seeds=2,
+                   train_last=3, train_steps=20, train_seeds=8)  # fmt: skip
 
 
 SETTINGS = (
@@ -90,6 +98,10 @@ SETTINGS = (
     Param("depth_first", int, HeadsSettings.depth_first, low=1, high=12, doc="smallest L = 2^depth_first"),
     Param("depth_last", int, HeadsSettings.depth_last, low=3, high=14, doc="largest L (at least depth_first + 2)"),
     Param("depth_heads", int, HeadsSettings.depth_heads, low=1, doc="H of the depth sweep"),
+    Param("curvature", float, HeadsSettings.curvature, low=0.0, high=10.0, doc="backward part: the loss's kappa"),
+    Param("adjoint_last", int, HeadsSettings.adjoint_last, low=2, high=10, doc="backward part: largest H = 2^this"),
+    Param("adjoint_seeds", int, HeadsSettings.adjoint_seeds, low=4, doc="backward part: head draws per H"),
+    Param("power_seeds", int, HeadsSettings.power_seeds, low=1, high=9, doc="backward part: K seeds of the power"),
     Param("train_last", int, HeadsSettings.train_last, low=2, high=10, doc="training part: largest H = 2^this"),
     Param("train_layers", int, HeadsSettings.train_layers, low=1, doc="training part: L"),
     Param("train_steps", int, HeadsSettings.train_steps, low=0, doc="training part: AdamW steps"),
@@ -142,51 +154,37 @@ class HeadsResult(Result):
     agrees: bool
     wrong_rejected: bool
     train_agrees: bool
+    adjoint_heads: list[int]
+    adjoint_draws: int
+    adjoint_deviation: list[float]
+    adjoint_deviation_lo: list[float]
+    adjoint_deviation_hi: list[float]
+    adjoint_slope: float
+    adjoint_slope_lo: float
+    adjoint_slope_hi: float
+    adjoint_layers_deviation: list[float]
+    adjoint_layers_deviation_lo: list[float]
+    adjoint_layers_deviation_hi: list[float]
+    adjoint_layers_slope: float
+    adjoint_layers_slope_lo: float
+    adjoint_layers_slope_hi: float
+    adjoint_wrong_deviation: list[float]
+    adjoint_wrong_deviation_lo: list[float]
+    adjoint_wrong_deviation_hi: list[float]
+    adjoint_wrong_slope: float
+    adjoint_wrong_slope_lo: float
+    adjoint_wrong_slope_hi: float
+    adjoint_agrees: bool
+    adjoint_wrong_rejected: bool
+    adjoint_catch_rate: float
+    adjoint_catch_seeds: int
+    adjoint_false_alarm_rate: float
+    adjoint_caught: bool
     figure: str = FIGURE
 
     @property
     def holds(self) -> bool:
-        return self.agrees and self.wrong_rejected and self.train_agrees
-
-
-def squared_deviations(s: HeadsSettings, heads: int, layers: int, seed: int, scale: float = 1.0) -> np.ndarray:
-    """``(seeds,)`` the token mean of |x_i(L) - x_i^inf(L)|^2 for ``heads`` random heads per layer (module
-    docstring); ``scale`` multiplies the heads' 1/H (sqrt(H): the wrong 1/sqrt(H) scaling)."""
-    import torch
-
-    import sdeformer as sdf
-    from sdeformer.attention._softmax import softmax_attention
-    from sdeformer.core._threads import torch_threads
-    from sdeformer.noise._heads import ResampledHeads
-    from sdeformer.noise._sources import BulkSource
-
-    x0 = sdf.uniform_sphere(s.tokens, s.dim, seed=s.seed, dtype=torch.float64)  # (N, d), one start for all
-    x = x0.expand(s.seeds, -1, -1).clone()  # (S, N, d)
-    limit = x0.clone()  # (N, d): the H -> infinity recursion
-    field, source = ResampledHeads(heads, s.head_beta), BulkSource.seeded(seed, (s.seeds,))
-    dt = s.horizon / layers
-    step = (dt * scale) ** 2 / heads  # the field's increment is sqrt(step / H) sum_h B_h = dt scale / H sum_h B_h
-    with torch_threads(1):  # small tensors: one thread is 6x faster on 2 shared cores (docs/field.md)
-        for _ in range(layers):
-            x = x + dt * softmax_attention(s.beta * x, x, x) + field.increment(x, step, source)
-            limit = limit + dt * softmax_attention(s.beta * limit, limit, limit)
-    return ((x - limit) ** 2).sum(-1).mean(-1).numpy()
-
-
-def _fit(x: list[int], squares: list[np.ndarray], seed: int) -> tuple[float, float, float]:
-    """The slope of log sqrt(mean dev^2) on log x and its bootstrap 95 % interval over the draws."""
-    from sdeformer.observables import bootstrap_slope
-
-    lx, ly = np.log(np.asarray(x, float)), 0.5 * np.log([q.mean() for q in squares])
-    lo, hi = bootstrap_slope(x, np.stack(squares), seed=seed)
-    return float(np.polyfit(lx, ly, 1)[0]), lo / 2, hi / 2
-
-
-def _bands(squares: list[np.ndarray]) -> tuple[list[float], list[float], list[float]]:
-    """Per x: sqrt(mean q) and the square roots of the mean's 95 % normal interval (clipped at 0)."""
-    mean = np.array([q.mean() for q in squares])
-    half = np.array([Z95 * q.std(ddof=1) / math.sqrt(len(q)) for q in squares])
-    return np.sqrt(mean).tolist(), np.sqrt(np.maximum(mean - half, 0.0)).tolist(), np.sqrt(mean + half).tolist()
+        return self.agrees and self.wrong_rejected and self.train_agrees and self.adjoint_agrees and self.adjoint_caught
 
 
 def run(s: HeadsSettings, advance=lambda _n: None) -> HeadsResult:
@@ -194,14 +192,14 @@ def run(s: HeadsSettings, advance=lambda _n: None) -> HeadsResult:
     hs = [2**e for e in range(s.last + 1)]
     good, wrong = [], []
     for i, h in enumerate(hs):
-        good.append(squared_deviations(s, h, s.layers, s.seed * 10**6 + i))
+        good.append(deviations(s, h, s.layers, s.seed * 10**6 + i).forward)
         advance(1)
-        wrong.append(squared_deviations(s, h, s.layers, s.seed * 10**6 + 1000 + i, math.sqrt(h)))
+        wrong.append(deviations(s, h, s.layers, s.seed * 10**6 + 1000 + i, math.sqrt(h)).forward)
         advance(1)
     ls = [2**e for e in range(s.depth_first, s.depth_last + 1)]
     depth = []
     for i, n in enumerate(ls):
-        depth.append(squared_deviations(s, s.depth_heads, n, s.seed * 10**6 + 2000 + i))
+        depth.append(deviations(s, s.depth_heads, n, s.seed * 10**6 + 2000 + i).forward)
         advance(1)
     train_hs, spreads, losses = [2**e for e in range(s.train_last + 1)], [], []
     for i, h in enumerate(train_hs):
@@ -210,13 +208,15 @@ def run(s: HeadsSettings, advance=lambda _n: None) -> HeadsResult:
         spreads.append(q)
         losses.append(loss)
         advance(1)
-    tslope, tlo, thi = _fit(train_hs, spreads, s.seed + 3)
-    slope, lo, hi = _fit(hs, good, s.seed)
-    wslope, wlo, whi = _fit(hs, wrong, s.seed + 1)
-    dslope, dlo, dhi = _fit(ls, depth, s.seed + 2)
-    (dev, dev_lo, dev_hi), (wdev, wdev_lo, wdev_hi) = _bands(good), _bands(wrong)
-    ddev, ddev_lo, ddev_hi = _bands(depth)
-    tdev, tdev_lo, tdev_hi = _bands(spreads)
+    backward = backward_part(s, advance)
+    tslope, tlo, thi = fit(train_hs, spreads, s.seed + 3)
+    slope, lo, hi = fit(hs, good, s.seed)
+    wslope, wlo, whi = fit(hs, wrong, s.seed + 1)
+    dslope, dlo, dhi = fit(ls, depth, s.seed + 2)
+    agrees, rejected = verdicts(lo, hi, wlo, whi)
+    (dev, dev_lo, dev_hi), (wdev, wdev_lo, wdev_hi) = bands(good), bands(wrong)
+    ddev, ddev_lo, ddev_hi = bands(depth)
+    tdev, tdev_lo, tdev_hi = bands(spreads)
     return HeadsResult(
         depth=s.layers, heads=hs, slope=slope, slope_lo=lo, slope_hi=hi, theory_slope=THEORY_SLOPE,
         wrong_slope=wslope, wrong_slope_lo=wlo, wrong_slope_hi=whi, layers=ls, depth_heads=s.depth_heads,
@@ -227,7 +227,7 @@ def run(s: HeadsSettings, advance=lambda _n: None) -> HeadsResult:
         train_spread_lo=tdev_lo, train_spread_hi=tdev_hi, train_loss=losses,
         train_slope=tslope, train_slope_lo=tlo, train_slope_hi=thi,
         train_agrees=tlo <= THEORY_SLOPE <= thi and not tlo <= 0.0 <= thi,
-        agrees=lo <= THEORY_SLOPE <= hi and not lo <= 0.0 <= hi, wrong_rejected=not wlo <= THEORY_SLOPE <= whi,
+        agrees=agrees, wrong_rejected=rejected, **backward,
     )  # fmt: skip
 
 
@@ -244,7 +244,8 @@ def settings_for(quick: bool, changes: dict[str, object] | None = None) -> Heads
 
 def units(_seed: int, quick: bool, changes: dict[str, object]) -> int:
     s = settings_for(quick, changes)
-    return 2 * (s.last + 1) + s.depth_last - s.depth_first + 1 + s.train_last + 1
+    backward = 2 * s.power_seeds * (s.adjoint_last + 1)
+    return 2 * (s.last + 1) + s.depth_last - s.depth_first + 1 + s.train_last + 1 + backward
 
 
 def run_and_write(out: Path, quick: bool, seed: int, advance=lambda _n: None, changes=None) -> HeadsResult:

@@ -12,12 +12,14 @@ on a grid of beta, all runs of one d side by side (``_independent_noise_particle
 ``LEVEL`` is beta_crit_sim; its interval the grid points between which the interval's bounds cross
 (``bracket``); None ("not identified") where the crossing sits on the grid's boundary (already above the level
 at the smallest beta, or never reaching it). ``sim_agrees`` says whether that interval contains the branch's
-beta_c(delta). A run lasts ``relaxations`` times the uniform state's relaxation time 1 / ((d - 1) delta) (in
-units of K): a shorter run leaves clusters that would dissolve and biases the crossing low (docs/field.md). The
-check holds when the branch agrees with the characterisation (relative 1e-3); its power: the characterisation
-with the wrong ratio 1/(d+1) misses the branch by far more, and the wrong model "continuous at every beta" (no
-clustered state under K_#) is rejected when the particles' order parameter at the largest beta stays above
-``LEVEL``. There the particles are also compared with the theory at the same inputs: ``order_branch`` is the
+beta_c(delta) (False where the crossing is not identified). A run lasts ``relaxations`` times the uniform state's
+relaxation time 1 / ((d - 1) delta) (in units of K): a shorter run leaves clusters that would dissolve and biases
+the crossing low (docs/field.md). The check holds when the branch agrees with the characterisation (relative 1e-3)
+and, for every d run, the particles' bracket contains the predicted beta_c(delta) (``sim_agrees``); its power: the
+characterisation with the wrong ratio 1/(d+1) misses the branch by far more, a prediction the particles' bracket
+excludes fails ``sim_agrees`` (at report size: beta*_d itself for every d), and the wrong model "continuous at
+every beta" (no clustered state under K_#) is rejected when the particles' order parameter at the largest beta
+stays above ``LEVEL``. There the particles are also compared with the theory at the same inputs: ``order_branch`` is the
 stable clustered state's first moment on the branch at K = (1 - delta) K_# (``_usa.branch_order``).
 """
 
@@ -112,7 +114,7 @@ class IndependentNoiseResult(Result):
 
     @property
     def holds(self) -> bool:
-        return all(self.agrees.values()) and all(self.wrong_rejected.values())
+        return all(self.agrees.values()) and all(self.wrong_rejected.values()) and all(self.sim_agrees.values())
 
 
 def crossing(beta: list[float], values: list[float], level: float) -> float | None:
