@@ -64,3 +64,12 @@ def test_mean_abs_cosine_takes_the_octree_with_the_pair_sums_values(monkeypatch)
     assert calls == [700, 700] and fast.shape == (2,)  # the octree, once per run
     torch.testing.assert_close(fast, exact, rtol=1e-13, atol=0)
     assert ob.mean_abs_cosine(x.float()).dtype == torch.float32
+
+
+@pytest.mark.parametrize("name", ["spread", "clusters", "orthogonal clusters"])
+def test_pieces_of_a_few_pairs_give_the_same_sum(monkeypatch, name):
+    """Refining parents in pieces of at most ``PAIR_CHUNK`` children pairs (the memory bound) sums every pair
+    once: with pieces of 1,000 pairs, cuts at the deeper levels, the sum is the pair sum's."""
+    u = _cases()[name][:1500]
+    monkeypatch.setattr(_abscos, "PAIR_CHUNK", 1000)
+    assert _abscos.abs_cosine_sum(u) == pytest.approx(_pairs(u), rel=1e-13, abs=1e-13)
