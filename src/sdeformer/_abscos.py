@@ -24,6 +24,8 @@ DEPTH = 16  # octree levels below the root (cells of side 2^-15 at the finest)
 START_LEVEL = 2  # the first level's pairs are all listed (at most 64 cells: 2,080 pairs)
 LEAF_TOKENS = 8  # cells with at most this many tokens are summed term by term
 SIGN_MARGIN = 1e-12  # a decided block's cosines are at least this far from 0
+WORKING_PER_TOKEN = 352  # bytes per token: the tree (sorted copies, codes, the levels' cells) ...
+WORKING_FIXED = 40 << 20  # ... and the pieces of cell pairs in flight (``working_bytes``: measured)
 PAIR_CHUNK = 1 << 16  # cell pairs refined at a time, children included (depth first: O(PAIR_CHUNK x DEPTH) memory)
 
 
@@ -34,6 +36,15 @@ def abs_cosine_sum(u: np.ndarray) -> float:
     for level_pairs in _split(*_first_pairs(tree)):
         total += _refine(tree, START_LEVEL, *level_pairs)
     return total
+
+
+def working_bytes(n: int) -> int:
+    """Peak bytes ``abs_cosine_sum`` adds for ``n`` tokens (above its input): ``WORKING_PER_TOKEN`` n +
+    ``WORKING_FIXED``, fitted between the peaks measured in a fresh process (``benchmarks/memory.py --octree``):
+    60 / 62 / 114 MB for spread tokens and 78 / 102 / 169 MB in 64 clusters (which refine deeper: more levels
+    of cells) at N = 2^16 / 2^17 / 2^18, so within 1.5x of both from 2^16 (the octree's switch) up.
+    """
+    return WORKING_PER_TOKEN * n + WORKING_FIXED
 
 
 def _spread(x: np.ndarray) -> np.ndarray:
