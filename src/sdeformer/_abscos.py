@@ -41,8 +41,9 @@ def abs_cosine_sum(u: np.ndarray) -> float:
 def working_bytes(n: int) -> int:
     """Peak bytes ``abs_cosine_sum`` adds for ``n`` tokens (above its input): ``WORKING_PER_TOKEN`` n +
     ``WORKING_FIXED``, fitted between the peaks measured in a fresh process (``benchmarks/memory.py --octree``):
-    60 / 62 / 114 MB for spread tokens and 78 / 102 / 169 MB in 64 clusters (which refine deeper: more levels
-    of cells) at N = 2^16 / 2^17 / 2^18, so within 1.5x of both from 2^16 (the octree's switch) up.
+    51 / 54 / 107 MB for spread tokens and 72 / 98 / 167 MB in 64 clusters (which refine deeper: more levels of
+    cells) at N = 2^16 / 2^17 / 2^18, against 65 / 88 / 134 MB: within 1.5x of both but the spread peak at
+    2^17 (1.63x over).
     """
     return WORKING_PER_TOKEN * n + WORKING_FIXED
 
