@@ -4,6 +4,13 @@
 
 Each run is a fresh process: its peak resident memory (VmHWM) above the state after imports, against
 ``memory_estimate`` of the same config. Prints one JSON line per run with the ratio estimate / peak.
+
+    python -m benchmarks.memory --octree 131072 262144
+
+The S^2 mean |cosine| octree (``_abscos``) alone, and ``simulate``'s observables of one saved state (d = 3), on
+spread and clustered tokens (``benchmarks.observables``' clouds): peak above the state before the call (the
+tokens made), in a fresh process each, against ``_abscos.working_bytes`` and the observables' share of
+``run_bytes``.
 """
 
 from __future__ import annotations
@@ -30,6 +37,34 @@ print(memory_estimate(cfg), peak() - base)
 """
 
 
+OCTREE = """
+import sys, torch
+sys.path.insert(0, ".")
+from benchmarks.observables import _cloud
+from sdeformer import _abscos
+from sdeformer.experiments._simulate import _observables
+def peak():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM"):
+            return int(line.split()[1]) * 1024
+torch.set_num_threads(1)
+u = _cloud({n}, "{cloud}")
+xs = torch.from_numpy(u)[None]
+_observables(xs[:, :4096], 1.0)
+_abscos.abs_cosine_sum(u[:4096])
+base = peak()
+_abscos.abs_cosine_sum(u) if "{what}" == "octree" else _observables(xs, 1.0)
+print(peak() - base)
+"""
+
+
+def measure_octree(n: int, cloud: str, what: str) -> int:
+    """Peak bytes above the start of the octree alone or of one state's observables, in a fresh process."""
+    code = OCTREE.format(n=n, cloud=cloud, what=what)
+    out = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True, check=True)
+    return int(out.stdout.split()[-1])
+
+
 def measure(n: int, d: int, m: int, layers: int, every: int) -> tuple[int, int]:
     """(estimate, measured peak above the start) of one ``simulate`` run in a fresh process."""
     code = SCRIPT.format(n=n, d=d, m=m, layers=layers, every=every)
@@ -44,7 +79,17 @@ def main() -> None:
     p.add_argument("--saved", type=int, nargs="+", default=[2, 16])
     p.add_argument("--dim", type=int, default=3)
     p.add_argument("--width", type=int, default=1024)
+    p.add_argument("--octree", type=int, nargs="*", default=[])
     a = p.parse_args()
+    if a.octree:
+        from sdeformer._abscos import working_bytes
+
+        for n in a.octree:
+            for cloud in ("spread", "clustered"):
+                row = {"tokens": n, "cloud": cloud, "working_bytes": working_bytes(n)}
+                row |= {f"{what}_peak": measure_octree(n, cloud, what) for what in ("octree", "observables")}
+                print(json.dumps(row), flush=True)
+        return
     for n in a.tokens:
         for saved in a.saved:
             estimate, used = measure(n, a.dim, a.width, saved - 1, 1)  # layers + 1 saved states (the start)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -64,3 +67,40 @@ def test_mean_abs_cosine_takes_the_octree_with_the_pair_sums_values(monkeypatch)
     assert calls == [700, 700] and fast.shape == (2,)  # the octree, once per run
     torch.testing.assert_close(fast, exact, rtol=1e-13, atol=0)
     assert ob.mean_abs_cosine(x.float()).dtype == torch.float32
+
+
+@pytest.mark.parametrize("name", ["spread", "clusters", "orthogonal clusters"])
+def test_pieces_of_a_few_pairs_give_the_same_sum(monkeypatch, name):
+    """Refining parents in pieces of at most ``PAIR_CHUNK`` children pairs (the memory bound) sums every pair
+    once: with pieces of 1,000 pairs, cuts at the deeper levels, the sum is the pair sum's."""
+    u = _cases()[name][:1500]
+    monkeypatch.setattr(_abscos, "PAIR_CHUNK", 1000)
+    assert _abscos.abs_cosine_sum(u) == pytest.approx(_pairs(u), rel=1e-13, abs=1e-13)
+
+
+def test_the_switch_takes_the_octree_from_its_threshold_on_s2_only():
+    """Below ``SPHERE_ABS_MIN_TOKENS`` the row blocks, from it the octree (d = 3 only; d = 2 sorts, d = 4 pairs),
+    and at N = 10^6 (``simulate --tokens 1000000 --dim 3``) the octree."""
+    n = _spheresums.SPHERE_ABS_MIN_TOKENS
+    applies = [_spheresums.abs_cosine_applies(torch.empty(k, 3)) for k in (n - 1, n, 10**6)]
+    assert applies == [False, True, True] and not _spheresums.abs_cosine_applies(torch.empty(n, 4))
+    assert _spheresums.abs_cosine_bytes(n - 1, 3) == 0 < _spheresums.abs_cosine_bytes(n, 3)
+
+
+CROSSOVER = Path(__file__).parents[1] / "benchmarks" / "results" / "abscos_crossover.jsonl"
+
+
+@pytest.mark.skipif(not CROSSOVER.exists(), reason="the benchmarks' records are not shipped")
+def test_the_switch_sits_where_the_octree_was_measured_faster_under_every_dispatch():
+    """The standard for a path chosen automatically: from the threshold on, every measured size is faster by the
+    octree under default, avx2 and avx512, on spread and clustered tokens, and the threshold itself was measured
+    under all three; one size below it was measured slower (so it is not set lower than measured). A switch at
+    2^15 fails (spread tokens: row blocks 1.5-3x faster there), one at 2^17 too (2^16 measured faster)."""
+    rows = [json.loads(line) for line in CROSSOVER.read_text().splitlines() if line.strip()]
+    n = _spheresums.SPHERE_ABS_MIN_TOKENS
+    above = [r for r in rows if r["tokens"] >= n]
+    assert all(r["rows_over_octree_cpu"] > 1 for r in above)
+    at = {(r["env_cap"], r["cloud"]) for r in rows if r["tokens"] == n}
+    assert at == {(cap, cloud) for cap in ("default", "avx2", "avx512") for cloud in ("spread", "clustered")}
+    below = max(r["tokens"] for r in rows if r["tokens"] < n)
+    assert any(r["rows_over_octree_cpu"] < 1 for r in rows if r["tokens"] == below)

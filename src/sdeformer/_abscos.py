@@ -24,7 +24,9 @@ DEPTH = 16  # octree levels below the root (cells of side 2^-15 at the finest)
 START_LEVEL = 2  # the first level's pairs are all listed (at most 64 cells: 2,080 pairs)
 LEAF_TOKENS = 8  # cells with at most this many tokens are summed term by term
 SIGN_MARGIN = 1e-12  # a decided block's cosines are at least this far from 0
-PAIR_CHUNK = 1 << 16  # cell pairs refined at a time (depth first: memory O(PAIR_CHUNK x DEPTH))
+WORKING_PER_TOKEN = 352  # bytes per token: the tree (sorted copies, codes, the levels' cells) ...
+WORKING_FIXED = 40 << 20  # ... and the pieces of cell pairs in flight (``working_bytes``: measured)
+PAIR_CHUNK = 1 << 16  # cell pairs refined at a time, children included (depth first: O(PAIR_CHUNK x DEPTH) memory)
 
 
 def abs_cosine_sum(u: np.ndarray) -> float:
@@ -34,6 +36,16 @@ def abs_cosine_sum(u: np.ndarray) -> float:
     for level_pairs in _split(*_first_pairs(tree)):
         total += _refine(tree, START_LEVEL, *level_pairs)
     return total
+
+
+def working_bytes(n: int) -> int:
+    """Peak bytes ``abs_cosine_sum`` adds for ``n`` tokens (above its input): ``WORKING_PER_TOKEN`` n +
+    ``WORKING_FIXED``, fitted between the peaks measured in a fresh process (``benchmarks/memory.py --octree``):
+    51 / 54 / 107 MB for spread tokens and 72 / 98 / 167 MB in 64 clusters (which refine deeper: more levels of
+    cells) at N = 2^16 / 2^17 / 2^18, against 65 / 88 / 134 MB: within 1.5x of both but the spread peak at
+    2^17 (1.63x over).
+    """
+    return WORKING_PER_TOKEN * n + WORKING_FIXED
 
 
 def _spread(x: np.ndarray) -> np.ndarray:
@@ -118,6 +130,17 @@ def _refine(tree: _Octree, ell: int, a: torch.Tensor, b: torch.Tensor) -> float:
     if not len(a):
         return total
     lo, n = tree.children(ell)
+    ends = (n[a] * n[b]).cumsum(0)  # children pairs up to each parent pair
+    marks = torch.arange(PAIR_CHUNK, max(PAIR_CHUNK, int(ends[-1])), PAIR_CHUNK, dtype=ends.dtype)
+    cuts = torch.searchsorted(ends, marks, right=True).tolist()
+    for i, j in zip([0, *cuts], [*cuts, len(a)]):  # parents giving at most PAIR_CHUNK + 64 children pairs
+        if i < j:
+            total += _refine(tree, ell + 1, *_children(lo, n, a[i:j], b[i:j]))
+    return total
+
+
+def _children(lo: torch.Tensor, n: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The pairs of children (next level) of cell pairs (a_k <= b_k), each unordered pair once."""
     na, nb = n[a], n[b]
     reps = na * nb
     pair = torch.repeat_interleave(reps)
@@ -125,9 +148,7 @@ def _refine(tree: _Octree, ell: int, a: torch.Tensor, b: torch.Tensor) -> float:
     ca = lo[a][pair] + local.div(nb[pair], rounding_mode="floor")
     cb = lo[b][pair] + local.remainder(nb[pair])
     keep = ca <= cb  # a parent pair (A, A) gives each unordered pair of its children once
-    for pa, pb in _split(ca[keep], cb[keep]):
-        total += _refine(tree, ell + 1, pa, pb)
-    return total
+    return ca[keep], cb[keep]
 
 
 def _blocks(tree: _Octree, cells: dict[str, torch.Tensor], a: torch.Tensor, b: torch.Tensor) -> float:

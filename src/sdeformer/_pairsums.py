@@ -39,12 +39,20 @@ def pair_sum(u: torch.Tensor, f: Callable[[torch.Tensor], torch.Tensor], *, diag
     j >= i are made, those with j past the block twice (half the products of all pairs)."""
     total = torch.zeros(u.shape[:-2], dtype=torch.float64, device=u.device)
     for _, c in row_blocks(u, upper=True):
-        rows = c.shape[-2]
-        if not diagonal:
-            total -= f(c[..., :rows].diagonal(dim1=-2, dim2=-1).clone()).sum(-1, dtype=torch.float64)
-        fc = f(c)  # (..., B, N - s): the square block [s, s + B) first, both triangles
-        total += 2 * fc.sum((-1, -2), dtype=torch.float64) - fc[..., :rows].sum((-1, -2), dtype=torch.float64)
+        total += block_sum(c, f, diagonal=diagonal)
     return total
+
+
+def block_sum(c: torch.Tensor, f: Callable[[torch.Tensor], torch.Tensor], *, diagonal: bool = True) -> torch.Tensor:
+    """One upper row block's share of ``pair_sum``: the block ``c`` ``(..., B, N - s)`` from ``row_blocks(u,
+    upper=True)``, float64 ``(...)``. Its work is fixed per cosine (whatever the tokens): the row blocks'
+    throughput is measured by timing a sample of blocks (``benchmarks/observables.py --crossover``)."""
+    rows = c.shape[-2]
+    total = torch.zeros(c.shape[:-2], dtype=torch.float64, device=c.device)
+    if not diagonal:
+        total -= f(c[..., :rows].diagonal(dim1=-2, dim2=-1).clone()).sum(-1, dtype=torch.float64)
+    fc = f(c)  # (..., B, N - s): the square block [s, s + B) first, both triangles
+    return total + 2 * fc.sum((-1, -2), dtype=torch.float64) - fc[..., :rows].sum((-1, -2), dtype=torch.float64)
 
 
 def mean_offdiagonal(u: torch.Tensor) -> torch.Tensor:

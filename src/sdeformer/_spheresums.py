@@ -32,7 +32,7 @@ import math
 
 import torch
 
-from ._abscos import LEAF_TOKENS, abs_cosine_sum as abs_cosine_sum_all, block_max
+from ._abscos import LEAF_TOKENS, abs_cosine_sum as abs_cosine_sum_all, block_max, working_bytes
 from ._harmonics import harmonic_energy_sum
 
 SCALABLE_MIN_TOKENS = 4096  # from here on (d = 2, 3) the forms above replace the O(N^2) sums (docs/scaling.md)
@@ -77,12 +77,21 @@ def _circle_components(u: torch.Tensor, threshold: float) -> int:
     return max(1, int((~linked).sum()))
 
 
-SPHERE_ABS_MIN_TOKENS = 1 << 19  # mean |cosine| on S^2 by the octree (``_abscos``) from here (docs/scaling.md)
+SPHERE_ABS_MIN_TOKENS = 1 << 16  # mean |cosine| on S^2 by the octree (``_abscos``) from here: measured faster than
+# the row blocks under default, avx2 and avx512, spread and clustered tokens, at 2^16 - 2^18, slower on spread
+# tokens at 2^15 (``benchmarks/observables.py --crossover``, docs/scaling.md)
 
 
 def abs_cosine_applies(x: torch.Tensor) -> bool:
     """Whether sum_{i != j} |<u_i, u_j>| of tokens ``x`` takes a form below (S^1 sorting, S^2 octree)."""
     return applies(x, (2,)) or (applies(x, (3,)) and x.shape[-2] >= SPHERE_ABS_MIN_TOKENS)
+
+
+def abs_cosine_bytes(tokens: int, dim: int) -> int:
+    """Peak working bytes of mean |cosine| of one run of ``tokens`` tokens in ``dim`` dimensions above its float64
+    tokens: the octree's (``_abscos.working_bytes``) where it takes the sum, else 0 (row blocks of a fixed size;
+    S^1 sorting, O(N) and below the octree's)."""
+    return working_bytes(tokens) if dim == 3 and tokens >= max(SPHERE_ABS_MIN_TOKENS, SCALABLE_MIN_TOKENS) else 0
 
 
 def abs_cosine_sum(u: torch.Tensor) -> torch.Tensor:

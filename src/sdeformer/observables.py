@@ -199,7 +199,7 @@ def mean_cosine(x: torch.Tensor) -> torch.Tensor:
 
 def mean_abs_cosine(x: torch.Tensor) -> torch.Tensor:
     """Mean |cosine| over distinct pairs, ``(...)``: near 1 for one cluster and two antipodal ones. Row blocks
-    (``shared_cosines``: its matrix); on S^1 from N = 4,096 by sorting, on S^2 from 2^19 by sign-decided blocks."""
+    (``shared_cosines``: its matrix); on S^1 from N = 4,096 by sorting, on S^2 from 2^16 by sign-decided blocks."""
     if _shared(x, "cos") is not None:
         return pairwise_cosines(x).abs().mean(-1)
     x = token_tensor("x", x)

@@ -14,6 +14,7 @@ import time
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ from ._table import CONFIG_TYPES, write_part
 
 MAX_MESSAGE = 500
 AUTO_TASK_BYTES = 256 << 20  # ``batch: auto``: one task's working set (per-run time is flat from 16 runs up)
-AUTO_MAX_BATCH = 256
+AUTO_MAX_BATCH = 512  # a tiny run's part writing < 20 % of its task, a part's no-op resume ~2 ms (docs/specs.md)
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,10 @@ def batch_size(batch: int | str, cfg: ModelConfig) -> int:
     """Runs per task: ``batch``, or for ``"auto"`` as many runs of ``cfg`` as fit in ``AUTO_TASK_BYTES``
     (``memory.run_bytes`` per run; between 1 and ``AUTO_MAX_BATCH``). Measured on the noise phase
     sweep's runs (N = 32, m = 2048): 11.8 / 9.7 / 9.3 / 9.2 ms per run at 4 / 16 / 48 / 96 runs per task (d = 8),
-    21.6 / 19.1 / 18.8 / 19.0 ms (d = 64): past ~16 runs a task gains nothing, so the budget only bounds memory."""
+    21.6 / 19.1 / 18.8 / 19.0 ms (d = 64): past ~16 runs a task gains nothing, so the budget only bounds memory.
+    Tiny runs (~0.4 ms each) fill ``AUTO_MAX_BATCH``: building and writing their part took 19 / 13 / 10-14 % of
+    a task of 256 / 512 / 1,024 runs, and a no-op resume 1.5 / 2.3 / 3.4-3.8 ms per part (10^5 runs,
+    ``benchmarks/sweep_scale.py``, load 5-6): 512 keeps both near their targets (< 20 %, 2 ms)."""
     if batch != "auto":
         return int(batch)
     return max(1, min(AUTO_MAX_BATCH, AUTO_TASK_BYTES // run_bytes(cfg, cosines=True)))
@@ -151,7 +155,8 @@ def _rows(
         "config_hash": [r.config_hash for r in runs],
         "replicate": [r.replicate for r in runs],
     }
-    per_run |= {name: [getattr(r.config, name) for r in runs] for name in CONFIG_TYPES}  # int / float / str / bool
+    fields = zip(*map(attrgetter(*CONFIG_TYPES), [r.config for r in runs]))  # one C call per run, not per field
+    per_run |= {name: list(column) for name, column in zip(CONFIG_TYPES, fields)}  # int / float / str / bool
     own = [dict(r.config.params) for r in runs]  # the parts' own parameters: float, or str / bool as declared
     per_run |= {
         k: [p[k] if isinstance(p[k], (str, bool)) else float(p[k]) for p in own] for k, _ in runs[0].config.params
