@@ -67,14 +67,29 @@ def w2_circle(points: np.ndarray, c: np.ndarray, levels: int = 0, g: np.ndarray 
     """W_2^2 between the empirical measure of angles ``points`` ``(N,)`` and the density with coefficients ``c``,
     on ``levels`` midpoint levels (a multiple of N; default SUBLEVELS N, at least MIN_LEVELS); ``g``: the
     density's periodic quantile part on those levels, when already computed."""
+    size = levels or default_levels(points.shape[0])
+    t = (np.arange(size) + 0.5) / size
+    g = _periodic(density_quantile(c, t), t) if g is None else g
+    return w2_quantiles(cloud_quantile(points, size), g)
+
+
+def cloud_quantile(points: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """The periodic part of the empirical quantile of angles ``points`` ``(N,)`` on ``size`` midpoint levels (a
+    multiple of N) and its real FFT: what ``w2_quantiles`` needs of a cloud, computed once for every density."""
     n = points.shape[0]
-    size = levels or default_levels(n)
     if size % n:
         raise ValueError(f"w2_circle: {size} levels are not a multiple of N = {n}")
     t = (np.arange(size) + 0.5) / size
     f = _periodic(np.sort(np.mod(points, 2 * math.pi))[np.floor(t * n).astype(int)], t)
-    g = _periodic(density_quantile(c, t), t) if g is None else g
-    cross = np.fft.irfft(np.conj(np.fft.rfft(f)) * np.fft.rfft(g), size) / size  # mean_j f_j g_(j+k)
+    return f, np.fft.rfft(f)
+
+
+def w2_quantiles(cloud: tuple[np.ndarray, np.ndarray], g: np.ndarray) -> float:
+    """W_2^2 from the cloud's ``cloud_quantile`` and the density's periodic quantile part ``g`` on the same
+    levels: the minimum over the shifts alpha = k / M by one circular cross-correlation (module docstring)."""
+    f, spectrum = cloud
+    size = f.shape[0]
+    cross = np.fft.irfft(np.conj(spectrum) * np.fft.rfft(g), size) / size  # mean_j f_j g_(j+k)
     shift = 2 * math.pi * (np.arange(2 * size) - size) / size  # alpha = k / M, k = -M .. M - 1
     base = np.tile((f * f).mean() + (g * g).mean() - 2 * cross, 2)
     cost = base + shift * (shift - 2 * (f.mean() - g.mean()))
