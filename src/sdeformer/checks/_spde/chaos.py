@@ -253,14 +253,19 @@ def w2_check(
     """W_2^2 against N (10^2 .. 10^4; quick 10^2 .. 10^3) over ``runs`` noise paths for i.i.d. and QMC particles,
     and the same with the density's noise covariance x 0.8 .. 1.2 (a wrong model: the density of another
     equation on the same Brownian coefficients), judged by ``_chaos_power.power_records`` (the paired test at
-    the largest N; i.i.d. clouds also against r_d's slope). ``particle_field``: also the wrong particle field
-    over K seeds and the interaction part (``chaos_particles.particle_field_check``, under ``particle_field``);
-    ``independent``: the i.i.d. clouds against the independent density scheme over K seeds
-    (``chaos_independent.independent_check``, under ``independent``)."""
+    the largest N; i.i.d. clouds also against r_d's slope; the computed size_80 confirmed on seed + 1).
+    ``particle_field``: also the wrong particle field over K seeds and the interaction part
+    (``chaos_particles.particle_field_check``, under ``particle_field``); ``independent``: the i.i.d. clouds
+    against the independent density scheme over K seeds (``chaos_independent.independent_check``, under
+    ``independent``)."""
     sizes = (100, 1000) if quick else (100, 1000, 10000)
-    found = chaos_w2_models([_solver(), *(_solver(1 + s) for s in SIGNED)], sizes, runs, seed=seed)
-    right, wrong = found[0].rows(), {s: c.rows() for s, c in zip(SIGNED, found[1:])}
-    records = power_records("propagation_of_chaos", right, wrong)
+
+    def measure(wrong: Sequence[float], seed: int) -> tuple[list[dict], dict[float, list[dict]]]:
+        found = chaos_w2_models([_solver(), *(_solver(1 + s) for s in wrong)], sizes, runs, seed=seed)
+        return found[0].rows(), {s: c.rows() for s, c in zip(wrong, found[1:])}
+
+    right, wrong = measure(SIGNED, seed)
+    records = power_records("propagation_of_chaos", right, wrong, again=(seed + 1, lambda w: measure(w, seed + 1)))
     out = {"w2": records, "slope": {r["particles"]: r["slope"] for r in records}}
     if particle_field:
         from .chaos_particles import particle_field_check  # it builds on this module
