@@ -84,6 +84,7 @@ def test_every_spde_record_says_its_power(one_thread):
     assert qmc["particles"] == "qmc" and qmc["slope"] == chaos["slope"]["qmc"] < -1.5
     assert qmc["smallest_error_caught"] in (0.1, 0.2) and qmc["holds"] and not qmc["compared_with_r_d"]
     assert qmc["paired_test"]["0.2"]["z"] > 3 and qmc["paired_test"]["-0.2"]["z"] > 3, qmc["paired_test"]
+    assert qmc["confirmed"] is True and qmc["confirm_seed"] == 1 and qmc["size_80_basis"] == "computed"
     worse = check_records(SimpleNamespace(rates=[{"rel_error": 0.195}], moments=report.moments, chaos={}))[0]
     assert worse["smallest_error_caught"] is None and not worse["holds"]
     assert not worse["sign_only"] and "0.2" in worse["reason"]  # the measured error that hides a 20 % one

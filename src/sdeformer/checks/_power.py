@@ -220,14 +220,29 @@ def confirm(catch: Catch, caught: Callable[[float], bool], seed: int) -> Catch:
 
 def describe(record: Mapping) -> str:
     """A record's power in words: 'size_80 10 %; caught +10 % 0.88, -10 % 1, +20 % 1, -20 % 1 of K = 8 seeds,
-    false alarms 0' (else the basis: '(computed)', '(deterministic)', '(prediction moved, this tolerance)')."""
+    false alarms 0' (else the basis: '(computed; confirmed on seed 2)', '(deterministic)', '(prediction moved,
+    this tolerance)'; a computed size_80 its confirming re-run refuted: 'not confirmed on seed 2: ...')."""
     rates = record.get("catch_rate") or {}
     said = ", ".join(f"{float(k):+.0%} {v:.2g}" for k, v in rates.items())
     k = record.get("catch_seeds")
     basis = str(record.get("catch_basis", ""))
-    where = f" of K = {k} seeds" if k else f" ({basis.split(':')[0]})"
+    where = f" of K = {k} seeds" if k else f" ({basis.split(':')[0]}{_confirmation(record)})"
     alarm = record.get("false_alarm_rate")
     alarms = f", false alarms {alarm:.2g}" if alarm is not None else ""
     s80 = record.get("size_80")
     head = f"size_80 {s80:.0%}" if s80 is not None else "no size_80 (no error up to 20 % caught with P >= 0.8)"
+    if record.get("confirmed") is False:
+        head = "no size_80 (the computed one not confirmed)"
     return f"{head}; caught {said}{where}{alarms}" if rates else head
+
+
+def _confirmation(record: Mapping) -> str:
+    """'; confirmed on seed 2: right model passed, +20 % caught, -20 % caught' / '; not confirmed on seed 2:
+    ...' / '' (nothing computed to confirm)."""
+    if record.get("confirmed") is None:
+        return ""
+    runs = record.get("confirm_runs") or {}
+    seen = [("right model failed" if v else "right model passed") if k == "0" else f"{float(k):+.0%} "
+            f"{'caught' if v else 'missed'}" for k, v in runs.items() if isinstance(v, bool)]  # fmt: skip
+    word = "confirmed" if record["confirmed"] else "not confirmed"
+    return f"; {word} on seed {record['confirm_seed']}: {', '.join(seen)}"
