@@ -108,7 +108,11 @@ def test_a_computed_size_80_the_rerun_refutes_is_withdrawn():
     for check in (lost, alarm):
         r = check.record()
         assert r["confirmed"] is False and r["size_80"] is None and r["smallest_error_caught"] is None
-        assert check.verdict == "not resolved" and "not confirmed on seed 2" in describe(r)
+        assert (
+            check.verdict == "not resolved"
+            and "not confirmed on seed 2" in describe(r)
+            and "not confirmed" in r["reason"]
+        )
     assert "confirmed on seed 2: right model passed" in describe(
         right.with_catch(lambda s: "x", lambda s, k: _noisy(s, 0.01, k), Plan(computed=True)).record()
     )
