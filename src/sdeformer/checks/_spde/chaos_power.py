@@ -6,7 +6,8 @@ each noise path r the paired difference D_r = sup_t W_2^2(cloud, wrong density) 
 density) at the largest N removes what the two share (the cloud's own sampling error); the wrong density is
 caught when mean D > ``SIGMAS`` s.e. of D over the paths. Its catch probability is computed from the measured
 mean and s.e. (a new set of paths gives mean D / s.e. about N(mean / s.e., 1)): P = Phi(mean / s.e. - SIGMAS),
-``catch_seeds`` None, ``catch_basis`` saying so. The right model's own criterion: every path resolved and, for
+``catch_seeds`` None, ``catch_basis`` saying so; a size_80 found so is confirmed by one re-run on a fresh seed
+(``power_records``'s ``again``) or withdrawn. The right model's own criterion: every path resolved and, for
 i.i.d. clouds in W_2 (what THEORY section 5's proposition covers), the 95% intervals of the slopes of sup_t
 W_2^2 and of the part the dynamics adds below r_d's slope; QMC clouds and sliced distances are outside it and
 are judged by resolution and the paired test alone (``compared_with_r_d`` false).
