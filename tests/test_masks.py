@@ -170,4 +170,5 @@ def test_noisy_graph_rate_judges_its_wrong_models_with_their_own_tolerance():
     assert "covariance x 1.2" in noisy.powers[0].perturbation
     assert set(record["catch_rate"]) == {"0.1", "0.2", "-0.1", "-0.2"}
     assert record["size_80"] is None or record["size_80"] <= 0.2
-    assert record["size_80"] is not None or "probability >= 0.8" in record["reason"]
+    said = ("probability >= 0.8", "not confirmed")  # none computed, or the computed one refuted by its re-run
+    assert record["size_80"] is not None or any(s in record["reason"] for s in said)

@@ -92,7 +92,31 @@ def test_computed_plan_confirms_with_one_seeded_rerun():
     r = check.record()
     assert r["catch_basis"].startswith("computed") and r["catch_seeds"] is None
     assert r["size_80"] == pytest.approx(0.1 + 0.8416 * 0.01, abs=0.02) and r["smallest_error_caught"] == 0.2
-    assert r["confirmed"] == {"seed": 2, "0.2": True, "-0.2": True}
+    assert r["confirmed"] is True and r["confirm_seed"] == 2 and r["size_80_basis"] == "computed"
+    assert r["confirm_runs"] == {"0": False, "0.2": True, "-0.2": True}
+
+
+def test_a_computed_size_80_the_rerun_refutes_is_withdrawn():
+    """Wrong variants of the confirming re-run (seed 2): the wrong model there not caught (it sits on the right
+    one), or the right model itself failing there. Either way the record says ``confirmed`` false and claims no
+    size_80, and its verdict is 'not resolved'."""
+    right = _check(1.0)
+    lost = right.with_catch(lambda s: "x", lambda s, k: _noisy(s if k == 1 else 0.0, 0.01, k), Plan(computed=True))
+    alarm = right.with_catch(
+        lambda s: "x", lambda s, k: _noisy(s if s else 0.5 * (k - 1), 0.01, k), Plan(computed=True)
+    )
+    for check in (lost, alarm):
+        r = check.record()
+        assert r["confirmed"] is False and r["size_80"] is None and r["smallest_error_caught"] is None
+        assert (
+            check.verdict == "not resolved"
+            and "not confirmed on seed 2" in describe(r)
+            and "not confirmed" in r["reason"]
+        )
+    assert "confirmed on seed 2: right model passed" in describe(
+        right.with_catch(lambda s: "x", lambda s, k: _noisy(s, 0.01, k), Plan(computed=True)).record()
+    )
+    assert alarm.record()["confirm_runs"]["0"] is True
 
 
 def test_an_upper_bound_is_caught_on_one_side_and_tests_a_magnitude():

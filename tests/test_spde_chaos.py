@@ -84,6 +84,7 @@ def test_every_spde_record_says_its_power(one_thread):
     assert qmc["particles"] == "qmc" and qmc["slope"] == chaos["slope"]["qmc"] < -1.5
     assert qmc["smallest_error_caught"] in (0.1, 0.2) and qmc["holds"] and not qmc["compared_with_r_d"]
     assert qmc["paired_test"]["0.2"]["z"] > 3 and qmc["paired_test"]["-0.2"]["z"] > 3, qmc["paired_test"]
+    assert qmc["confirmed"] is True and qmc["confirm_seed"] == 1 and qmc["size_80_basis"] == "computed"
     worse = check_records(SimpleNamespace(rates=[{"rel_error": 0.195}], moments=report.moments, chaos={}))[0]
     assert worse["smallest_error_caught"] is None and not worse["holds"]
     assert not worse["sign_only"] and "0.2" in worse["reason"]  # the measured error that hides a 20 % one
@@ -125,3 +126,40 @@ def test_the_paired_test_catches_only_a_density_farther_from_the_same_clouds():
     record = power_records("c", [row], far)[0]
     assert record["paired_test"]["0.1"]["z"] == pytest.approx(0.2 / 0.05773502691896258 * 1.0, rel=1e-6)
     assert record["catch_rate"]["0.2"] > 0.99 and record["size_80"] == 0.2 and record["holds"]
+
+
+def test_a_computed_size_80_is_claimed_only_when_a_fresh_seed_confirms_it():
+    """The confirming re-run (``power_records(..., again=...)``): the planted x 1.2 / x 0.8 densities, 5 s.e.
+    farther on every path, are caught again on the fresh seed: size_80 0.2 confirmed, the record holds. Wrong
+    variants it must refuse: a re-run where the wrong densities sit on the right one (not caught again), and one
+    where a wrong density fits the fresh clouds better than the right one (the right model rejected): both not
+    confirmed, size_80 withdrawn (null), the record not holding and saying why."""
+    from sdeformer.checks._spde.chaos_power import power_records
+
+    row = {"particles": "qmc", "N": [100, 1000], "paths": 4, "slope": -2.0, "slope_ci": [-2.1, -1.9],
+           "dynamics_slope": -2.0, "dynamics_slope_ci": [-2.1, -1.9], "bound_slope": -0.5,
+           "sup_w2_last_paths": [1.0, 2.0, 3.0, 4.0]}  # fmt: skip
+
+    def moved(by: list[float]) -> dict:
+        return row | {"sup_w2_last_paths": [a + b for a, b in zip(row["sup_w2_last_paths"], by)]}
+
+    far = {s: [moved([0.1, 0.3, 0.1, 0.3] if abs(s) < 0.15 else [5.0, 5.2, 5.0, 5.2])] for s in (0.1, 0.2, -0.1, -0.2)}
+    asked = []
+
+    def again(shift: list[float]):
+        def rerun(sizes):
+            asked.append(sizes)
+            return [row], {s: [moved(shift)] for s in sizes}
+
+        return 7, rerun
+
+    good = power_records("c", [row], far, again=again([5.0, 5.2, 5.0, 5.2]))[0]
+    assert asked == [(-0.2, 0.2)]  # only the sizes it names, both signs
+    assert good["size_80"] == 0.2 and good["confirmed"] is True and good["holds"]
+    assert good["size_80_basis"] == "computed" and good["confirm_seed"] == 7
+    assert good["confirm_runs"]["0.2"] is True and good["confirm_runs"]["0"] is False
+    for shift in ([0.0, 0.0, 0.0, 0.0], [-1.0, -1.1, -1.0, -1.1]):  # not caught again; a wrong density nearer
+        bad = power_records("c", [row], far, again=again(shift))[0]
+        assert bad["confirmed"] is False and bad["size_80"] is None and bad["smallest_error_caught"] is None
+        assert not bad["holds"] and "not confirmed" in bad["reason"]
+    assert power_records("c", [row], far)[0]["confirmed"] is None  # no re-run asked: said, not claimed confirmed

@@ -111,3 +111,6 @@ def test_the_sphere_check_of_reproduce_spde_judges_its_wrong_models(one_thread):
         assert r["slope"] == out["slope"][r["particles"]]
         assert r["smallest_error_caught"] in (0.1, 0.2) or r["reason"]
         assert r["holds"] == (r["smallest_error_caught"] is not None) == (r["verdict"] == "holds")
+        assert r["size_80_basis"] == "computed"  # a claimed size is confirmed on seed + 1; a refuted one withdrawn
+        assert r["smallest_error_caught"] is None or (r["confirmed"] is True and r["confirm_seed"] == 1)
+        assert r["confirmed"] is not False or (r["size_80"] is None and not r["holds"])

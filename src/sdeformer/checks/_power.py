@@ -10,8 +10,10 @@ tolerance). ``Catch`` holds those probabilities and how they were obtained (``ba
   wrong models at +-20 % (``computed``): per sign e the wrong model's mean moves linearly,
   m(s) = m_0 + g_e s, g_e = (m_(e 0.2) - m_0) / 0.2, and the probability that a measurement
   N(m(s), se_e^2) leaves the acceptance interval of its own tolerance tol_e is the catch rate; size_80 is the
-  smallest s where it reaches 0.8 (one side: s = (tol_e + 0.84 se_e -+ (m_0 - p)) / |g_e|). One seeded re-run
-  at the size it names (both signs) confirms it (``confirmed``).
+  smallest s where it reaches 0.8 (one side: s = (tol_e + 0.84 se_e -+ (m_0 - p)) / |g_e|). One re-run on a
+  fresh seed confirms it (``confirm``): the wrong models at +- the size it names (rounded up to the sizes tried)
+  must be caught and the right model must pass; a record whose confirmation fails claims no size_80
+  (``confirmed`` false, the re-run's results in ``confirm_runs``).
 - *deterministic*: a check with no randomness (or the prediction moved by s against one measurement): the
   rate is 0 or 1 (``catch_seeds`` None).
 
@@ -24,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from statistics import NormalDist
 
 SIZES = (0.1, 0.2)  # magnitudes of the perturbations
@@ -61,8 +63,9 @@ COMPUTED = Plan(computed=True)  # where K re-runs cost too much
 class Catch:
     """The power record of one check: signed size -> probability caught, ``seeds`` (K; None when computed or
     deterministic), ``basis``, ``sides`` (the signs the check can catch), the right model's ``false_alarm``
-    rate over the same seeds, and for a computed record its continuous ``size_80`` and the ``confirmed``
-    re-run."""
+    rate over the same seeds, and for a computed record its continuous ``size_80`` and the confirming re-run
+    (``confirm``: its ``seed``, the right model caught or not under ``"0"``, each wrong model's under its signed
+    size)."""
 
     rates: Mapping[float, float]
     seeds: int | None
@@ -70,12 +73,22 @@ class Catch:
     sides: tuple[int, ...] = (1, -1)
     false_alarm: float | None = None
     computed_size_80: float | None = None
-    confirmed: dict | None = None
+    confirm: dict | None = None
+
+    @property
+    def confirmed(self) -> bool | None:
+        """The confirming re-run: every wrong model caught and the right model not (None: not run)."""
+        if self.confirm is None:
+            return None
+        wrong = [v for k, v in self.confirm.items() if isinstance(v, bool) and k != "0"]
+        return not self.confirm["0"] and all(wrong)
 
     @property
     def size_80(self) -> float | None:
         """The smallest magnitude caught with probability >= 0.8 (module docstring); a computed record: its
-        solved size when within the sizes tried."""
+        solved size when within the sizes tried and not refuted by its confirming re-run."""
+        if self.confirmed is False:
+            return None
         if self.computed_size_80 is not None:
             return self.computed_size_80 if self.computed_size_80 <= max(SIZES) + 1e-12 else None
         if self.basis.startswith("computed"):
@@ -98,8 +111,14 @@ class Catch:
             "false_alarm_rate": self.false_alarm,
             "catch_basis": self.basis,
             "catch_sides": list(self.sides),
-            **({"confirmed": self.confirmed} if self.confirmed is not None else {}),
+            **(self._confirmation() if self.basis.startswith("computed") else {}),
         }
+
+    def _confirmation(self) -> dict:
+        """A computed record's basis and its confirming re-run (module docstring)."""
+        seed = None if self.confirm is None else self.confirm["seed"]
+        runs = None if self.confirm is None else {k: v for k, v in self.confirm.items() if k != "seed"}
+        return {"size_80_basis": "computed", "confirm_seed": seed, "confirmed": self.confirmed, "confirm_runs": runs}
 
 
 def size_80(rates: Mapping[float, float], sides: Sequence[int] = (1, -1)) -> float | None:
@@ -189,24 +208,41 @@ def computed(right: Judged, wrongs: Mapping[float, Judged], sides: tuple[int, ..
 
 
 def confirm(catch: Catch, caught: Callable[[float], bool], seed: int) -> Catch:
-    """``catch`` with the re-run (``caught(signed size)`` on ``seed``) at its smallest error caught, each side."""
+    """``catch`` with its confirming re-run on ``seed`` (``caught(signed size)``; size 0: the right model): the
+    wrong models at +- its smallest error caught, on each side it catches, and the right model. Nothing to
+    confirm (no size_80 computed): ``catch`` as it is."""
     size = catch.smallest_error_caught
     if size is None:
         return catch
-    said = {key(e * size): bool(caught(e * size)) for e in catch.sides}
-    return Catch(catch.rates, None, catch.basis, catch.sides, None, catch.computed_size_80, {"seed": seed} | said)
+    said = {"seed": seed, "0": bool(caught(0.0))} | {key(e * size): bool(caught(e * size)) for e in catch.sides}
+    return replace(catch, confirm=said)
 
 
 def describe(record: Mapping) -> str:
     """A record's power in words: 'size_80 10 %; caught +10 % 0.88, -10 % 1, +20 % 1, -20 % 1 of K = 8 seeds,
-    false alarms 0' (else the basis: '(computed)', '(deterministic)', '(prediction moved, this tolerance)')."""
+    false alarms 0' (else the basis: '(computed; confirmed on seed 2)', '(deterministic)', '(prediction moved,
+    this tolerance)'; a computed size_80 its confirming re-run refuted: 'not confirmed on seed 2: ...')."""
     rates = record.get("catch_rate") or {}
     said = ", ".join(f"{float(k):+.0%} {v:.2g}" for k, v in rates.items())
     k = record.get("catch_seeds")
     basis = str(record.get("catch_basis", ""))
-    where = f" of K = {k} seeds" if k else f" ({basis.split(':')[0]})"
+    where = f" of K = {k} seeds" if k else f" ({basis.split(':')[0]}{_confirmation(record)})"
     alarm = record.get("false_alarm_rate")
     alarms = f", false alarms {alarm:.2g}" if alarm is not None else ""
     s80 = record.get("size_80")
     head = f"size_80 {s80:.0%}" if s80 is not None else "no size_80 (no error up to 20 % caught with P >= 0.8)"
+    if record.get("confirmed") is False:
+        head = "no size_80 (the computed one not confirmed)"
     return f"{head}; caught {said}{where}{alarms}" if rates else head
+
+
+def _confirmation(record: Mapping) -> str:
+    """'; confirmed on seed 2: right model passed, +20 % caught, -20 % caught' / '; not confirmed on seed 2:
+    ...' / '' (nothing computed to confirm)."""
+    if record.get("confirmed") is None:
+        return ""
+    runs = record.get("confirm_runs") or {}
+    seen = [("right model failed" if v else "right model passed") if k == "0" else f"{float(k):+.0%} "
+            f"{'caught' if v else 'missed'}" for k, v in runs.items() if isinstance(v, bool)]  # fmt: skip
+    word = "confirmed" if record["confirmed"] else "not confirmed"
+    return f"; {word} on seed {record['confirm_seed']}: {', '.join(seen)}"

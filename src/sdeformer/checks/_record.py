@@ -194,7 +194,14 @@ def power_fields(check: Check) -> dict:
     magnitude) and, where no size tried is caught with probability >= 0.8, the ``reason`` with its numbers."""
     catch = check.power_record
     out: dict = catch.fields() | {"power_basis": catch.basis, "sign_only": False}
-    if catch.size_80 is None:
+    if catch.confirmed is False:
+        runs = {k: v for k, v in out["confirm_runs"].items() if k != "0"}
+        right = "failed" if out["confirm_runs"]["0"] else "passed"
+        out["reason"] = (
+            f"the computed size_80 {catch.computed_size_80:.2g} was not confirmed by the re-run on seed "
+            f"{out['confirm_seed']} (caught: {runs}; the right model {right})"
+        )
+    elif catch.size_80 is None:
         rates = ", ".join(f"{k}: {v:.2g}" for k, v in out["catch_rate"].items())
         out["reason"] = f"no error up to {max(SIZES):.0%} caught with probability >= 0.8 ({rates}){_largest(check)}"
     elif check.bound == "sign" and check.tolerance >= abs(check.predicted):
