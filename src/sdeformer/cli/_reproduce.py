@@ -19,7 +19,10 @@ _HELP = f"a group ({_GROUPS}) or one experiment: " + "; ".join(f"{e.name}: {e.do
 
 @app.command()
 @cli_errors
-@job_options("local (this process) or dask (the grid's groups of panels on workers; implied by --scheduler)")
+@job_options(
+    "local (this process) or dask (the grid's panels, the theorem checks' jobs and a group's other experiments on"
+    " workers; implied by --scheduler)"
+)
 def reproduce(
     part: str = typer.Argument("all", help=_HELP),
     out: Path = typer.Option(Path("results"), help="output folder (cached parts are reused: resumable)"),

@@ -2,16 +2,20 @@
 
 It runs the experiments of a group or the one named, in registration order, each with its stage line and its
 progress bar or, for one that counts no units, a ``still running`` line every 10 s (``io._progress``); their
-``steps`` functions compute, draw and return the sections. It writes ``index.html`` and ends with one line
-naming it: the wall time there is the report header's, one number per run.
+``steps`` functions compute, draw and return the sections. Given an executor (``--executor dask``), two or more
+built-in experiments that do not spread jobs over it themselves (``_steps.spreads_jobs``: Figure 1, the grid, the
+theorem checks) go to its workers whole, several at once, before the others run in the driver; the sections keep
+registration order. It writes ``index.html`` and ends with one line naming it: the wall time there is the
+report header's, one number per run.
 """
 
 from __future__ import annotations
 
+import importlib
 import platform
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +27,7 @@ from ..io._progress import clock_start, keep_alive, progress_bar, stage as _stag
 from ..io._report import Section, write_report
 from ..observables import FIGURE_CLUSTER_COS
 from ._parts import parts_section
-from ._registry import EXPERIMENTS, Context
+from ._registry import EXPERIMENTS, Context, Experiment
 
 
 def _progress(name: str, units: int, show: bool) -> Any:
@@ -55,7 +59,8 @@ def reproduce(
     returns the path of index.html.
 
     ``out`` belongs to one seed (``io._claims.claim_run_folder``): another seed's folder is refused unless ``force``.
-    ``executor`` (a ``sweeps`` executor) runs the grid's and the theorem checks' jobs; default: this process.
+    ``executor`` (a ``sweeps`` executor) runs the grid's and the theorem checks' jobs and, two or more at once,
+    the chosen experiments that spread no jobs themselves (module docstring); default: this process.
     ``settings``: declared settings of the one experiment ``part`` names (``Experiment.settings``); the folder
     belongs to them too. ``started``: the ``time.perf_counter()`` the wall time counts from (the command line
     passes its process start, the clock of the stage lines; default: this call's start). The wall time is
@@ -70,15 +75,49 @@ def reproduce(
         return _run(chosen, part, out, seed, quick, show_progress, executor, given, units, started)
 
 
+def _spreads_jobs(experiment: Experiment) -> bool:
+    """Whether the experiment runs where ``reproduce`` is: a plugin's (its function is not importable on a worker)
+    or one that spreads its own jobs over the executor (``_steps.spreads_jobs``)."""
+    if not isinstance(experiment.target, str):
+        return True
+    module, _, attr = experiment.target.partition(":")
+    return bool(getattr(getattr(importlib.import_module(module), attr), "spreads_jobs", False))
+
+
+def _on_worker(name: str, index: int, out: str, seed: int, quick: bool, part: str, given: dict) -> tuple:
+    """(index, sections, seconds) of one experiment computed whole on a worker (its stages stay silent there)."""
+    started = time.perf_counter()
+    sections = EXPERIMENTS[name].run(Context(Path(out), seed, quick, None, requested=part, settings=given))
+    return index, sections, time.perf_counter() - started
+
+
+def _run_on_workers(executor, chosen, indices, out, seed, quick, part, given, stage, show) -> dict[int, list]:
+    """The sections of ``chosen[i]`` for ``i`` in ``indices``, computed on the executor's workers at once."""
+    stage(f"on the workers, whole and several at once: {', '.join(chosen[i].name for i in indices)}")
+    calls = [(chosen[i].name, i, str(out), seed, quick, part, given) for i in indices]
+    found: dict[int, list] = {}
+    with keep_alive("workers") if show else nullcontext():
+        for index, sections, seconds in executor.map_calls(_on_worker, calls):
+            found[index] = sections
+            stage(f"{chosen[index].name}: done on a worker in {seconds:.1f} s")
+    return found
+
+
 def _run(chosen, part, out, seed, quick, show_progress, executor, given, units, started) -> Path:
     started = time.perf_counter() if started is None else started
-    sections: list[Section] = []
     stage = _stage if show_progress else (lambda _text: None)  # one line per stage on stderr
-    for experiment in chosen:
+    remote = [i for i, e in enumerate(chosen) if executor is not None and not _spreads_jobs(e)]
+    found = {}
+    if len(remote) > 1:  # one experiment alone gains nothing on a one-thread worker
+        found = _run_on_workers(executor, chosen, remote, out, seed, quick, part, given, stage, show_progress)
+    for index, experiment in enumerate(chosen):
+        if index in found:
+            continue
         stage(experiment.stage)
         with _progress(experiment.name, units[experiment.name], show_progress) as advance:
             ctx = Context(out, seed, quick, executor, advance, stage, part, given)
-            sections += experiment.run(ctx)
+            found[index] = experiment.run(ctx)
+    sections: list[Section] = [s for index in range(len(chosen)) for s in found[index]]
     stage(f"writing {out / 'index.html'}")
     wall = time.perf_counter() - started
     meta = (

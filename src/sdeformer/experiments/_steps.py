@@ -29,12 +29,20 @@ def in_folder(sections: list[Section], folder: str) -> list[Section]:
     return sections
 
 
+def spreads_jobs(run: Any) -> Any:
+    """Mark a run function that spreads its own jobs over ``ctx.executor``: ``reproduce`` keeps it in the driver
+    (every other built-in one it may send whole to a worker)."""
+    run.spreads_jobs = True
+    return run
+
+
 def table1(ctx: Context) -> list[Section]:
     from . import _table1 as t1
 
     return [t1.section(t1.run_and_write(ctx.out))]
 
 
+@spreads_jobs
 def figure1(ctx: Context) -> list[Section]:
     from ..plots import _paper as paper
     from . import _figure1 as f1
@@ -44,6 +52,7 @@ def figure1(ctx: Context) -> list[Section]:
     return [f1.section(first)]
 
 
+@spreads_jobs
 def grid(ctx: Context) -> list[Section]:
     """Figures 2-6: the grid's results, then one figure per MLP choice drawn on the executor (default: here)."""
     from ..plots import _paper as paper
@@ -57,6 +66,7 @@ def grid(ctx: Context) -> list[Section]:
     return g.sections(results)
 
 
+@spreads_jobs
 def theorems(ctx: Context) -> list[Section]:
     from ..plots._checks import theorem_figures
     from . import _theorems as th
