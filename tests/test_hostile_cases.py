@@ -588,3 +588,36 @@ def test_a_compare_file_beyond_any_peers_size_is_refused_unread(tmp_path):
         f.truncate(COMPARE_MAX_BYTES + 1)
     with pytest.raises(ConfigError, match=r"invalid compare=.*larger than 4 GiB"):
         check_regular(big)
+
+
+def test_a_part_collected_in_another_thread_stops_the_watchdogs_timer():
+    """A plugin part's last reference may go in a worker thread's garbage collection: the watchdog's timer stops
+    there too (only the handler waits for the main thread), and a later part arms it again. Wrong model it fails:
+    a release outside the main thread that left the timer running, whose next tick after the interpreter's exit
+    had restored SIGALRM's default action ended the process ("Alarm clock" after a passing test session)."""
+    import gc
+    import signal
+    import threading
+
+    from sdeformer import _plugin_watchdog as watchdog
+
+    class Part:
+        pass
+
+    if signal.getsignal(signal.SIGALRM) is not signal.SIG_DFL or any(signal.getitimer(signal.ITIMER_REAL)):
+        pytest.skip("SIGALRM is someone else's here")
+    part = Part()
+    watchdog.hold(part)
+    assert any(signal.getitimer(signal.ITIMER_REAL))  # armed while the part lives
+    box = [part]
+    del part
+    worker = threading.Thread(target=lambda: (box.clear(), gc.collect()))
+    worker.start()
+    worker.join()
+    assert signal.getitimer(signal.ITIMER_REAL) == (0, 0)  # stopped by the worker's release
+    again = Part()
+    watchdog.hold(again)
+    assert any(signal.getitimer(signal.ITIMER_REAL))  # a later part arms it again
+    del again
+    gc.collect()
+    assert signal.getsignal(signal.SIGALRM) is signal.SIG_DFL and signal.getitimer(signal.ITIMER_REAL) == (0, 0)

@@ -18,6 +18,7 @@ loop (a C extension's loop), a plugin that blocks or handles SIGALRM itself, or 
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import signal
@@ -56,8 +57,9 @@ def _release() -> None:
 
 
 def _free() -> bool:
-    """True when SIGALRM and the real-time interval timer are nobody else's."""
-    return signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, signal.SIG_IGN) and not any(
+    """True when SIGALRM and the real-time interval timer are nobody else's (a handler of ours left by a release
+    outside the main thread, with its timer stopped, is free)."""
+    return signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, signal.SIG_IGN, _tick) and not any(
         signal.getitimer(signal.ITIMER_REAL)
     )
 
@@ -78,15 +80,26 @@ def _arm() -> None:
 
 
 def _disarm() -> None:
+    """Stop the timer; in any thread, since a part's last reference may go in a worker thread's garbage
+    collection (a timer left running there outlived the part, and ended the process once the interpreter's exit
+    restored SIGALRM's default action). Only the main thread may put the default handler back."""
     global _armed
-    if _armed is None or _armed[0] != os.getpid() or threading.current_thread() is not threading.main_thread():
+    if _armed is None or _armed[0] != os.getpid():
         _armed = None
         return
     _armed = None
     _seen[:] = [None, 0.0]
     if signal.getsignal(signal.SIGALRM) is _tick:  # a handler someone set since is theirs, with their timer
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGALRM, signal.SIG_DFL)
+
+
+@atexit.register
+def _stop_at_exit() -> None:
+    """No tick after the interpreter's exit has restored SIGALRM's default action (which ends the process)."""
+    if signal.getsignal(signal.SIGALRM) is _tick:
+        signal.setitimer(signal.ITIMER_REAL, 0)
 
 
 @contextlib.contextmanager
