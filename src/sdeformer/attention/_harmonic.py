@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import torch
 
-from .._harmonics import FEATURE_BUDGET as FEATURE_BUDGET, TOL, _chunks, _expanded, degree, features, weights
+from .._harmonics import FEATURE_BUDGET as FEATURE_BUDGET, TOL, _chunks, _expanded, degree, feature_rows, weights
 from ..core._errors import ConfigError
 
 HARMONIC_DIMS = (2, 3)
@@ -35,15 +35,15 @@ def harmonic_attention(x: torch.Tensor, beta: float, tol: float = TOL) -> torch.
     vals = torch.cat([torch.ones_like(xd[:, :1]), xd], -1)  # (N, 1 + d): denominator and numerator sums
     sums = torch.zeros(f, d + 1, dtype=torch.float64)
     steps = _chunks(len(u), f)
-    phi = None
+    phi = torch.empty(0, 0, dtype=torch.float64)
     for s in steps:
-        phi = features(u[s : s + steps.step], big)  # (chunk, F)
-        sums += phi.T @ vals[s : s + steps.step]  # (F, 1 + d)
+        phi = feature_rows(u[s : s + steps.step], big)  # (F, chunk)
+        sums += phi @ vals[s : s + steps.step]  # (F, 1 + d)
     sums *= wf[:, None]
-    if len(steps) == 1 and phi is not None:  # one chunk: the queries' features are the keys'
-        out = phi @ sums  # (N, 1 + d)
+    if len(steps) == 1:  # one chunk: the queries' features are the keys'
+        out = phi.T @ sums  # (N, 1 + d)
     else:
-        out = torch.cat([features(u[s : s + steps.step], big) @ sums for s in steps])
+        out = torch.cat([feature_rows(u[s : s + steps.step], big).T @ sums for s in steps])
     return (out[:, 1:] / out[:, :1]).to(x.dtype)
 
 
