@@ -131,11 +131,18 @@ def _expanded(w: torch.Tensor, d: int) -> torch.Tensor:
     return torch.repeat_interleave(w, 2 * torch.arange(len(w)) + 1)
 
 
-def _chunks(n: int, f: int) -> range:
-    """Chunks of tokens whose (F, chunk) features fit ``FEATURE_BUDGET``, or all ``n`` tokens in one chunk when
-    their features fit three budgets (one feature matrix, computed once, serves as keys and queries: 2.4x faster
-    at N = 10^4, d = 3 than recomputing them chunk by chunk; ``simulate``'s memory estimate charges three)."""
-    return range(0, n, n if n * f <= 3 * FEATURE_BUDGET else max(1, FEATURE_BUDGET // f))
+# (one feature matrix up to, else chunks of) token x feature entries, by dimension. S^2 features cost ~10 flops
+# an entry: computed once, one matrix serves keys and queries (2.4x faster at N = 10^4 than recomputing them per
+# chunk); S^1 features are a cumulative product, cheaper to recompute in cache-sized chunks than to read back
+# (1.5-2x at N = 10^5, beta = 4). Measured one thread, AVX512, load 4-5 (docs/scaling.md); simulate's memory
+# estimate charges three FEATURE_BUDGETs.
+CHUNKING = {2: (1 << 19, 1 << 16), 3: (3 * FEATURE_BUDGET, FEATURE_BUDGET)}
+
+
+def _chunks(n: int, f: int, d: int) -> range:
+    """Chunks of ``n`` tokens of ``f`` features in dimension ``d`` (``CHUNKING``)."""
+    whole, part = CHUNKING[d]
+    return range(0, n, n if n * f <= whole else max(1, part // f))
 
 
 def harmonic_energy_sum(x: torch.Tensor, beta: float, tol: float = TOL) -> torch.Tensor:
@@ -145,6 +152,6 @@ def harmonic_energy_sum(x: torch.Tensor, beta: float, tol: float = TOL) -> torch
     w = weights(d, float(beta), tol)
     u = x.to(torch.float64)
     u = u / torch.linalg.vector_norm(u, dim=-1, keepdim=True)
-    steps = _chunks(len(u), len(_expanded(w, d)))
+    steps = _chunks(len(u), len(_expanded(w, d)), d)
     s = sum(feature_sums(u[a : a + steps.step], len(w) - 1) for a in steps)  # (F,)
     return (_expanded(w, d) * s * s).sum() / len(u) ** 2

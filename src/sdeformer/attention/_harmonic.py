@@ -34,7 +34,7 @@ def harmonic_attention(x: torch.Tensor, beta: float, tol: float = TOL) -> torch.
     u = xd / torch.linalg.vector_norm(xd, dim=-1, keepdim=True)  # (N, d)
     vals = torch.cat([torch.ones_like(xd[:, :1]), xd], -1)  # (N, 1 + d): denominator and numerator sums
     sums = torch.zeros(f, d + 1, dtype=torch.float64)
-    steps = _chunks(len(u), f)
+    steps = _chunks(len(u), f, d)
     phi = torch.empty(0, 0, dtype=torch.float64)
     for s in steps:
         phi = feature_rows(u[s : s + steps.step], big)  # (F, chunk)
