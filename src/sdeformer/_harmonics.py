@@ -120,7 +120,8 @@ def _spherical(u: torch.Tensor, big: int) -> torch.Tensor:
         if im is not None:
             cur[-2].addcmul_(im, y, value=-1)
             cur[-1].addcmul_(im, x)
-        cur[-2:].mul_(math.sqrt((2 * ell + 1) / (2 * ell)) * (math.sqrt(2) if ell == 1 else 1))
+        root2 = math.sqrt(2) if ell == 1 else 1.0  # degree 0's row is Y_00, not a sqrt(2) Re, Im pair
+        cur[-2:].mul_(math.sqrt((2 * ell + 1) / (2 * ell)) * root2)
     return out
 
 
@@ -132,9 +133,9 @@ def _expanded(w: torch.Tensor, d: int) -> torch.Tensor:
 
 
 # (one feature matrix up to, else chunks of) token x feature entries, by dimension. S^2 features cost ~10 flops
-# an entry: computed once, one matrix serves keys and queries (2.4x faster at N = 10^4 than recomputing them per
+# an entry: computed once, one matrix serves keys and queries (1.3-1.8x faster at N = 10^4 than recomputing them per
 # chunk); S^1 features are a cumulative product, cheaper to recompute in cache-sized chunks than to read back
-# (1.5-2x at N = 10^5, beta = 4). Measured one thread, AVX512, load 4-5 (docs/scaling.md); simulate's memory
+# (1.6-2.4x at N = 10^5, beta = 4). Measured one thread, AVX512, load 4-5 (docs/scaling.md); simulate's memory
 # estimate charges three FEATURE_BUDGETs.
 CHUNKING = {2: (1 << 19, 1 << 16), 3: (3 * FEATURE_BUDGET, FEATURE_BUDGET)}
 
