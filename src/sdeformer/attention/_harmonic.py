@@ -56,9 +56,10 @@ def check_harmonic(d: int) -> None:
 METHODS = ("exact", "harmonic", "auto")
 # "auto": harmonic where N >= this x F, F the features (2 K + 1, (L + 1)^2). Measured (benchmarks/harmonic.py,
 # interleaved, one thread, float32 exact path, under ATEN_CPU_CAPABILITY default, avx2 and avx512): harmonic is
-# faster on all three from N = 1,024 at d = 2 (N / F >= 23 at beta = 4) and from N = 8,192 at d = 3, beta = 1
-# (N / F = 36; 0.96-1.4x at N = 16,384, beta = 4, N / F = 31): the rule keeps a margin (docs/scaling.md)
-AUTO_FEATURES_PER_TOKEN = {2: 32, 3: 64}
+# faster on all three from N = 1,024 at d = 2 (N / F >= 23 at beta = 4) and at d = 3 from N / F = 7.7 (beta = 4,
+# N = 4,096: 1.3x / 1.8x / 4.6x under avx512 / avx2 / default; beta = 1, N = 2,048, N / F = 9.1: 1.6x / 2.0x / 5.3x;
+# 0.65x at N / F = 3.9 under avx512; 2026-12-05, load 5.1): the rule keeps a margin of two (docs/scaling.md)
+AUTO_FEATURES_PER_TOKEN = {2: 32, 3: 16}
 
 
 def check_method(method: object, dim: int, attention: str = "softmax", causal: bool = False) -> str:
