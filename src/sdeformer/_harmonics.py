@@ -69,7 +69,7 @@ def feature_rows(u: torch.Tensor, big: int) -> torch.Tensor:
     (the powers' cumulative product runs along the features)."""
     if u.shape[-1] == 3:
         return _spherical(u, big)
-    out = torch.empty(u.shape[0], 2 * big + 1, dtype=torch.float64)
+    out = torch.empty(u.shape[0], 2 * big + 1, dtype=torch.float64, device=u.device)
     out[:, 0] = 1
     powers = torch.complex(u[:, 0:1], u[:, 1:2]).expand(-1, big).cumprod(-1)  # (n, K)
     out[:, 1:].view(u.shape[0], big, 2).copy_(torch.view_as_real(powers))
@@ -82,16 +82,16 @@ def feature_sums(u: torch.Tensor, big: int) -> torch.Tensor:
 
 
 @functools.cache
-def _recurrence(big: int) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+def _recurrence(big: int, device: torch.device) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
     """a_l, b_l ``(2 l - 3, 1)`` of ``_spherical``'s recurrence for the rows of m = 0..l - 2 of degree l (m = 0
     once, then each m twice: Re, Im): a_lm = sqrt((4 l^2 - 1) / (l^2 - m^2)), b_lm = sqrt(((l - 1)^2 - m^2) /
-    (4 (l - 1)^2 - 1))."""
+    (4 (l - 1)^2 - 1)), on ``device``."""
     a, b = [], []
     for ell in range(big + 1):
         m = torch.arange(max(ell - 1, 0), dtype=torch.float64).repeat_interleave(2)[1:, None]  # 0, 1, 1, 2, 2, ..
         l2, k2 = float(ell * ell), float((ell - 1) ** 2)
-        a.append(((4 * l2 - 1) / (l2 - m * m)).sqrt())
-        b.append(((k2 - m * m) / max(4 * k2 - 1, 1.0)).sqrt())
+        a.append(((4 * l2 - 1) / (l2 - m * m)).sqrt().to(device))
+        b.append(((k2 - m * m) / max(4 * k2 - 1, 1.0)).sqrt().to(device))
     return a, b
 
 
@@ -104,8 +104,8 @@ def _spherical(u: torch.Tensor, big: int) -> torch.Tensor:
     q_l^{l-1} = sqrt(2 l + 1) z q_{l-1}^{l-1} and the sectoral q_l^l (x + i y)^l = sqrt((2 l + 1) / (2 l))
     q_{l-1}^{l-1} (x + i y)^{l-1} (x + i y). q_l^m stays below ~e^{l / 2}, far inside float64."""
     x, y, z = u.T.contiguous()  # (n,) each
-    a, b = _recurrence(big)
-    out = torch.empty((big + 1) ** 2, u.shape[0], dtype=torch.float64)
+    a, b = _recurrence(big, u.device)
+    out = torch.empty((big + 1) ** 2, u.shape[0], dtype=torch.float64, device=u.device)
     out[0] = 1 / math.sqrt(4 * math.pi)
     for ell in range(1, big + 1):
         cur, last = out[ell * ell : (ell + 1) ** 2], out[(ell - 1) ** 2 : ell * ell]  # (2 l + 1, n), (2 l - 1, n)
@@ -155,4 +155,4 @@ def harmonic_energy_sum(x: torch.Tensor, beta: float, tol: float = TOL) -> torch
     u = u / torch.linalg.vector_norm(u, dim=-1, keepdim=True)
     steps = _chunks(len(u), len(_expanded(w, d)), d)
     s = sum(feature_sums(u[a : a + steps.step], len(w) - 1) for a in steps)  # (F,)
-    return (_expanded(w, d) * s * s).sum() / len(u) ** 2
+    return (_expanded(w, d).to(u.device) * s * s).sum() / len(u) ** 2

@@ -28,14 +28,14 @@ def harmonic_attention(x: torch.Tensor, beta: float, tol: float = TOL) -> torch.
     float64 by the expansion of the module docstring."""
     d = x.shape[-1]
     w = weights(d, float(beta), tol)
-    wf = _expanded(w, d)  # (F,)
+    wf = _expanded(w, d).to(x.device)  # (F,)
     big, f = len(w) - 1, len(wf)
     xd = x.to(torch.float64)
     u = xd / torch.linalg.vector_norm(xd, dim=-1, keepdim=True)  # (N, d)
     vals = torch.cat([torch.ones_like(xd[:, :1]), xd], -1)  # (N, 1 + d): denominator and numerator sums
-    sums = torch.zeros(f, d + 1, dtype=torch.float64)
+    sums = torch.zeros(f, d + 1, dtype=torch.float64, device=x.device)
     steps = _chunks(len(u), f, d)
-    phi = torch.empty(0, 0, dtype=torch.float64)
+    phi = torch.empty(0, 0, dtype=torch.float64, device=x.device)
     for s in steps:
         phi = feature_rows(u[s : s + steps.step], big)  # (F, chunk)
         sums += phi @ vals[s : s + steps.step]  # (F, 1 + d)
