@@ -104,7 +104,7 @@ def test_auto_picks_harmonic_from_its_measured_threshold_and_simulate_reports_it
     from sdeformer.experiments._simulate import memory_estimate, simulate
 
     assert picks_harmonic("auto", 1000, 2, 1.0) and not picks_harmonic("auto", 500, 2, 1.0)  # F = 29 at beta = 1
-    assert picks_harmonic("auto", 20_000, 3, 1.0) and not picks_harmonic("auto", 10_000, 3, 1.0)  # F = 225
+    assert picks_harmonic("auto", 4_000, 3, 1.0) and not picks_harmonic("auto", 3_000, 3, 1.0)  # F = 225
     assert not picks_harmonic("exact", 10**6, 2, 1.0) and not picks_harmonic("auto", 10**6, 4, 1.0)
     cfg = ModelConfig(tokens=1000, dim=2, width=16, layers=1, attention_method="auto")
     result = simulate(cfg).to_json()

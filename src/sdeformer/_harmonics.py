@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterator
 
 import torch
 
@@ -61,48 +60,69 @@ def degree(d: int, beta: float, tol: float = TOL) -> int:
 def features(u: torch.Tensor, big: int) -> torch.Tensor:
     """phi(u) ``(n, F)`` of unit tokens ``(n, d)`` float64 up to degree ``big``, ordered by degree (S^1: 1, then
     cos ks, sin ks = Re, Im (x + i y)^k for k = 1..K, the powers by products: no trigonometric function, rounding
-    ~k ulp; S^2: the real orthonormal Y_lm, l = 0..L)."""
+    ~k ulp; S^2: the real orthonormal Y_lm, l = 0..L, ``_spherical``). A transposed view of ``feature_rows``."""
+    return feature_rows(u, big).T
+
+
+def feature_rows(u: torch.Tensor, big: int) -> torch.Tensor:
+    """phi(u) as rows ``(F, n)``: on S^2 contiguous (tokens last, ``_spherical``), on S^1 a view of ``(n, F)``
+    (the powers' cumulative product runs along the features)."""
     if u.shape[-1] == 3:
-        return torch.cat(list(_spherical(u, big))).T
-    out = torch.empty(u.shape[0], 2 * big + 1, dtype=torch.float64)
+        return _spherical(u, big)
+    out = torch.empty(u.shape[0], 2 * big + 1, dtype=torch.float64, device=u.device)
     out[:, 0] = 1
     powers = torch.complex(u[:, 0:1], u[:, 1:2]).expand(-1, big).cumprod(-1)  # (n, K)
     out[:, 1:].view(u.shape[0], big, 2).copy_(torch.view_as_real(powers))
-    return out
+    return out.T
 
 
 def feature_sums(u: torch.Tensor, big: int) -> torch.Tensor:
-    """sum_j phi(u_j) ``(F,)`` of unit tokens ``(n, d)`` float64 up to degree ``big`` (on S^2 degree by degree,
-    without the (n, F) features)."""
-    if u.shape[-1] == 3:
-        return torch.cat([rows.sum(1) for rows in _spherical(u, big)])
-    return features(u, big).sum(0)
+    """sum_j phi(u_j) ``(F,)`` of unit tokens ``(n, d)`` float64 up to degree ``big``."""
+    return feature_rows(u, big).sum(1)
 
 
-def _spherical(u: torch.Tensor, big: int) -> Iterator[torch.Tensor]:
-    """Real orthonormal spherical harmonics Y_lm(u), l <= ``big``, as rows ``(k, n)`` (tokens last, so each step
-    below works on whole rows), (big + 1)^2 rows in all in degree order:
-    q_l^m = P-bar_l^m / sin^m theta by the normalised recurrences in l (all m at once), times sqrt(2) Re / Im of
-    sin^m theta e^{i m phi} = (x + i y)^m (no angles; q_l^m stays below ~e^{l / 2}, far inside float64)."""
-    n, z = u.shape[0], u[:, 2].contiguous()  # (n,)
-    ms = torch.arange(big + 1, dtype=torch.float64)
-    sectoral = (((2 * ms[1:] + 1) / (2 * ms[1:])).sqrt().cumprod(0) / math.sqrt(4 * math.pi)).tolist()
-    sectoral = [1 / math.sqrt(4 * math.pi), *sectoral]  # q_m^m
-    power = torch.complex(u[:, 0], u[:, 1]).expand(big, n).cumprod(0)  # (x + i y)^m, m = 1..big: (big, n)
-    rot = math.sqrt(2) * torch.cat([power.real, power.imag])  # (2 big, n)
-    prev = cur = torch.zeros(big + 1, n, dtype=torch.float64)
+@functools.cache
+def _recurrence(big: int, device: torch.device) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    """a_l, b_l ``(2 l - 3, 1)`` of ``_spherical``'s recurrence for the rows of m = 0..l - 2 of degree l (m = 0
+    once, then each m twice: Re, Im): a_lm = sqrt((4 l^2 - 1) / (l^2 - m^2)), b_lm = sqrt(((l - 1)^2 - m^2) /
+    (4 (l - 1)^2 - 1)), on ``device``."""
+    a, b = [], []
     for ell in range(big + 1):
-        new = torch.empty_like(cur)
-        new[ell] = sectoral[ell]
-        if ell >= 1:
-            torch.mul(z, cur[ell - 1], out=new[ell - 1]).mul_(math.sqrt(2 * ell + 1))
-        if ell >= 2:
-            m2, l2 = ms[: ell - 1, None] ** 2, float(ell * ell)
-            a = ((4 * l2 - 1) / (l2 - m2)).sqrt()
-            b = (((ell - 1) ** 2 - m2) / (4 * (ell - 1) ** 2 - 1)).sqrt()
-            new[: ell - 1] = a * (z * cur[: ell - 1] - b * prev[: ell - 1])
-        prev, cur = cur, new
-        yield from (new[:1], new[1 : ell + 1] * rot[:ell], new[1 : ell + 1] * rot[big : big + ell])
+        m = torch.arange(max(ell - 1, 0), dtype=torch.float64).repeat_interleave(2)[1:, None]  # 0, 1, 1, 2, 2, ..
+        l2, k2 = float(ell * ell), float((ell - 1) ** 2)
+        a.append(((4 * l2 - 1) / (l2 - m * m)).sqrt().to(device))
+        b.append(((k2 - m * m) / max(4 * k2 - 1, 1.0)).sqrt().to(device))
+    return a, b
+
+
+def _spherical(u: torch.Tensor, big: int) -> torch.Tensor:
+    """Real orthonormal spherical harmonics Y_lm(u), l <= ``big``, as rows ``(F, n)``, F = (big + 1)^2. Degree l
+    fills rows l^2..(l + 1)^2 - 1: Y_l0 = q_l^0, then sqrt(2) Re, Im of q_l^m (x + i y)^m for m = 1..l, where q_l^m
+    = P-bar_l^m / sin^m theta (normalised associated Legendre functions) and (x + i y)^m = sin^m theta e^{i m phi}
+    (no angles). For fixed m the normalised recurrence q_l^m = a_lm (z q_{l-1}^m - b_lm q_{l-2}^m) is linear and
+    (x + i y)^m does not depend on l, so it runs on the rows themselves, all m <= l - 2 in one block; then
+    q_l^{l-1} = sqrt(2 l + 1) z q_{l-1}^{l-1} and the sectoral q_l^l (x + i y)^l = sqrt((2 l + 1) / (2 l))
+    q_{l-1}^{l-1} (x + i y)^{l-1} (x + i y). q_l^m stays below ~e^{l / 2}, far inside float64."""
+    x, y, z = u.T.contiguous()  # (n,) each
+    a, b = _recurrence(big, u.device)
+    out = torch.empty((big + 1) ** 2, u.shape[0], dtype=torch.float64, device=u.device)
+    out[0] = 1 / math.sqrt(4 * math.pi)
+    for ell in range(1, big + 1):
+        cur, last = out[ell * ell : (ell + 1) ** 2], out[(ell - 1) ** 2 : ell * ell]  # (2 l + 1, n), (2 l - 1, n)
+        lo = max(2 * ell - 3, 0)  # the rows of m <= l - 2 end here
+        if lo:
+            torch.mul(last[:lo], z, out=cur[:lo])
+            cur[:lo].addcmul_(out[(ell - 2) ** 2 : (ell - 1) ** 2], b[ell], value=-1).mul_(a[ell])
+        torch.mul(last[lo:], z, out=cur[lo : 2 * ell - 1]).mul_(math.sqrt(2 * ell + 1))  # m = l - 1
+        re, im = (last[0], None) if ell == 1 else (last[-2], last[-1])  # degree l - 1's sectoral rows
+        torch.mul(re, x, out=cur[-2])
+        torch.mul(re, y, out=cur[-1])
+        if im is not None:
+            cur[-2].addcmul_(im, y, value=-1)
+            cur[-1].addcmul_(im, x)
+        root2 = math.sqrt(2) if ell == 1 else 1.0  # degree 0's row is Y_00, not a sqrt(2) Re, Im pair
+        cur[-2:].mul_(math.sqrt((2 * ell + 1) / (2 * ell)) * root2)
+    return out
 
 
 def _expanded(w: torch.Tensor, d: int) -> torch.Tensor:
@@ -112,8 +132,18 @@ def _expanded(w: torch.Tensor, d: int) -> torch.Tensor:
     return torch.repeat_interleave(w, 2 * torch.arange(len(w)) + 1)
 
 
-def _chunks(n: int, f: int) -> range:
-    return range(0, n, max(1, FEATURE_BUDGET // f))
+# (one feature matrix up to, else chunks of) token x feature entries, by dimension. S^2 features cost ~10 flops
+# an entry: computed once, one matrix serves keys and queries (1.3-1.8x faster at N = 10^4 than recomputing them per
+# chunk); S^1 features are a cumulative product, cheaper to recompute in cache-sized chunks than to read back
+# (1.6-2.4x at N = 10^5, beta = 4). Measured one thread, AVX512, load 4-5 (docs/scaling.md); simulate's memory
+# estimate charges three FEATURE_BUDGETs.
+CHUNKING = {2: (1 << 19, 1 << 16), 3: (3 * FEATURE_BUDGET, FEATURE_BUDGET)}
+
+
+def _chunks(n: int, f: int, d: int) -> range:
+    """Chunks of ``n`` tokens of ``f`` features in dimension ``d`` (``CHUNKING``)."""
+    whole, part = CHUNKING[d]
+    return range(0, n, n if n * f <= whole else max(1, part // f))
 
 
 def harmonic_energy_sum(x: torch.Tensor, beta: float, tol: float = TOL) -> torch.Tensor:
@@ -123,6 +153,6 @@ def harmonic_energy_sum(x: torch.Tensor, beta: float, tol: float = TOL) -> torch
     w = weights(d, float(beta), tol)
     u = x.to(torch.float64)
     u = u / torch.linalg.vector_norm(u, dim=-1, keepdim=True)
-    steps = _chunks(len(u), len(_expanded(w, d)))
+    steps = _chunks(len(u), len(_expanded(w, d)), d)
     s = sum(feature_sums(u[a : a + steps.step], len(w) - 1) for a in steps)  # (F,)
-    return (_expanded(w, d) * s * s).sum() / len(u) ** 2
+    return (_expanded(w, d).to(u.device) * s * s).sum() / len(u) ** 2

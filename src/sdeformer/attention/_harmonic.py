@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import torch
 
-from .._harmonics import FEATURE_BUDGET as FEATURE_BUDGET, TOL, _chunks, _expanded, degree, features, weights
+from .._harmonics import FEATURE_BUDGET as FEATURE_BUDGET, TOL, _chunks, _expanded, degree, feature_rows, weights
 from ..core._errors import ConfigError
 
 HARMONIC_DIMS = (2, 3)
@@ -28,22 +28,22 @@ def harmonic_attention(x: torch.Tensor, beta: float, tol: float = TOL) -> torch.
     float64 by the expansion of the module docstring."""
     d = x.shape[-1]
     w = weights(d, float(beta), tol)
-    wf = _expanded(w, d)  # (F,)
+    wf = _expanded(w, d).to(x.device)  # (F,)
     big, f = len(w) - 1, len(wf)
     xd = x.to(torch.float64)
     u = xd / torch.linalg.vector_norm(xd, dim=-1, keepdim=True)  # (N, d)
     vals = torch.cat([torch.ones_like(xd[:, :1]), xd], -1)  # (N, 1 + d): denominator and numerator sums
-    sums = torch.zeros(f, d + 1, dtype=torch.float64)
-    steps = _chunks(len(u), f)
-    phi = None
+    sums = torch.zeros(f, d + 1, dtype=torch.float64, device=x.device)
+    steps = _chunks(len(u), f, d)
+    phi = torch.empty(0, 0, dtype=torch.float64, device=x.device)
     for s in steps:
-        phi = features(u[s : s + steps.step], big)  # (chunk, F)
-        sums += phi.T @ vals[s : s + steps.step]  # (F, 1 + d)
+        phi = feature_rows(u[s : s + steps.step], big)  # (F, chunk)
+        sums += phi @ vals[s : s + steps.step]  # (F, 1 + d)
     sums *= wf[:, None]
-    if len(steps) == 1 and phi is not None:  # one chunk: the queries' features are the keys'
-        out = phi @ sums  # (N, 1 + d)
+    if len(steps) == 1:  # one chunk: the queries' features are the keys'
+        out = phi.T @ sums  # (N, 1 + d)
     else:
-        out = torch.cat([features(u[s : s + steps.step], big) @ sums for s in steps])
+        out = torch.cat([feature_rows(u[s : s + steps.step], big).T @ sums for s in steps])
     return (out[:, 1:] / out[:, :1]).to(x.dtype)
 
 
@@ -56,9 +56,10 @@ def check_harmonic(d: int) -> None:
 METHODS = ("exact", "harmonic", "auto")
 # "auto": harmonic where N >= this x F, F the features (2 K + 1, (L + 1)^2). Measured (benchmarks/harmonic.py,
 # interleaved, one thread, float32 exact path, under ATEN_CPU_CAPABILITY default, avx2 and avx512): harmonic is
-# faster on all three from N = 1,024 at d = 2 (N / F >= 23 at beta = 4) and from N = 8,192 at d = 3, beta = 1
-# (N / F = 36; 0.96-1.4x at N = 16,384, beta = 4, N / F = 31): the rule keeps a margin (docs/scaling.md)
-AUTO_FEATURES_PER_TOKEN = {2: 32, 3: 64}
+# faster on all three from N = 1,024 at d = 2 (N / F >= 23 at beta = 4) and at d = 3 from N / F = 7.7 (beta = 4,
+# N = 4,096: 1.3x / 1.8x / 4.6x under avx512 / avx2 / default; beta = 1, N = 2,048, N / F = 9.1: 1.6x / 2.0x / 5.3x;
+# 0.65x at N / F = 3.9 under avx512; 2026-12-05, load 5.1): the rule keeps a margin of two (docs/scaling.md)
+AUTO_FEATURES_PER_TOKEN = {2: 32, 3: 16}
 
 
 def check_method(method: object, dim: int, attention: str = "softmax", causal: bool = False) -> str:
