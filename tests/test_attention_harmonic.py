@@ -93,7 +93,7 @@ def test_bad_methods_are_refused_naming_the_parameter():
     with pytest.raises(ConfigError, match="attention_method"):
         ModelConfig(dim=64, attention_method="harmonic")
     with pytest.raises(ConfigError, match="attention_method"):
-        ModelConfig(dim=2, attention="usa", attention_method="harmonic")
+        ModelConfig(dim=2, attention="l2", attention_method="harmonic")  # USA's are test_attention_harmonic_usa's
     assert ModelConfig(dim=2, attention_method="harmonic").to_dict()["attention_method"] == "harmonic"
     assert "attention_method" not in ModelConfig().to_dict()  # the default keeps older runs' hashes
     assert math.isfinite(degree(2, 500.0))

@@ -8,11 +8,10 @@ from typing import cast
 import pytest
 import torch
 
+from sdeformer.attention._sinkhorn import SinkhornAttention, SinkhornWarning
 from sdeformer.attention._variants import (
     L2Attention,
     RandomMatrixAttention,
-    SinkhornAttention,
-    SinkhornWarning,
     UnnormalizedAttention,
     random_qk,
 )

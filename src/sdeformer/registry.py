@@ -227,14 +227,14 @@ ATTENTIONS.register(
     doc="no attention: the noise alone",
 )  # fmt: skip
 ATTENTIONS.register(
-    "usa", _A + "_variants:UnnormalizedAttention", reads=("beta", "attention_scale", "causal"), causal=True,
-    doc="unnormalized (USA) attention, weights e^{beta <x_i, x_j>} / N (BEYOND section 5)",
+    "usa", _A + "_variants:UnnormalizedAttention", reads=("beta", "attention_scale", "causal", "attention_method"),
+    causal=True, doc="unnormalized (USA) attention, weights e^{beta <x_i, x_j>} / N (BEYOND section 5)",
 )  # fmt: skip
 ATTENTIONS.register(
     "l2", _A + "_variants:L2Attention", reads=("beta", "attention_scale", "causal"), causal=True,
     doc="L2 (distance) attention, logits -beta |x_i - x_j|^2 / 2 (BEYOND section 5)",
 )  # fmt: skip
-ATTENTIONS.register("sinkhorn", _A + "_variants:SinkhornAttention", reads=("beta", "attention_scale"),
+ATTENTIONS.register("sinkhorn", _A + "_sinkhorn:SinkhornAttention", reads=("beta", "attention_scale"),
                     doc="doubly stochastic (Sinkhorn) attention (BEYOND section 5)")  # fmt: skip
 ATTENTIONS.register("positional", _A + "_positional:PositionalAttention", reads=("beta", "attention_scale"),
                     batched=("beta", "attention_scale"), doc="softmax on R_i x_i: positions as auxiliary variables",

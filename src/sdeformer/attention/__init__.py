@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # the public names: the one re-export list (lazy_exports load
         spectral_gap,
     )
     from ._positional import PositionalAttention
+    from ._sinkhorn import SinkhornAttention, SinkhornWarning
     from ._softmax import (
         MultiHeadAttention,
         NoAttention,
@@ -32,8 +33,6 @@ if TYPE_CHECKING:  # the public names: the one re-export list (lazy_exports load
         CausalSoftmaxAttention,
         L2Attention,
         RandomMatrixAttention,
-        SinkhornAttention,
-        SinkhornWarning,
         UnnormalizedAttention,
         random_qk,
         random_value,

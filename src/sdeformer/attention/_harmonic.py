@@ -1,4 +1,5 @@
-"""Softmax attention on S^1 and S^2 in O(N F) by harmonic expansion of the kernel (THEORY section 1, d = 2, 3).
+"""Softmax and USA attention on S^1 and S^2 in O(N F) by harmonic expansion of the kernel (THEORY section 1;
+BEYOND section 5; d = 2, 3).
 
 The expansion e^{beta (<u, v> - 1)} = sum_f w_f phi_f(u) phi_f(v), its F features and the truncation degree are in
 ``sdeformer._harmonics``; every sum over keys is F sums over tokens:
@@ -8,11 +9,13 @@ The expansion e^{beta (<u, v> - 1)} = sum_f w_f phi_f(u) phi_f(v), its F feature
 O(N F d) work, O(F d) memory beyond the tokens, in float64. Each scaled weight in [e^{-2 beta}, 1] is reproduced
 to ``tol`` absolutely, the numerator and denominator of token i to N ``tol``, and its output to 2 N ``tol`` / D_i
 with D_i = sum_j e^{beta (<u_i, u_j> - 1)} (at most 2 ``tol`` e^{2 beta} if all the other tokens are antipodal to
-u_i; 2 ``tol`` sqrt(2 pi beta) for tokens spread evenly). Rounding adds ~1e-15 per unit of the output (measured:
-docs/scaling.md).
+u_i; 2 ``tol`` sqrt(2 pi beta) for tokens spread evenly). USA's output, e^beta / N times the numerator, is within
+e^beta ``tol`` (|x_j| = 1). Rounding adds ~1e-15 per unit of the output (measured: docs/scaling.md).
 """
 
 from __future__ import annotations
+
+import math
 
 import torch
 
@@ -26,6 +29,23 @@ def harmonic_attention(x: torch.Tensor, beta: float, tol: float = TOL) -> torch.
     """sum_j softmax_j(beta <u_i, u_j>) x_j for one run of tokens ``x`` ``(N, d)``, d = 2 or 3, on the unit sphere
     (u = x / |x|; the scores use the directions, the values are the tokens): ``(N, d)`` in x's dtype, computed in
     float64 by the expansion of the module docstring."""
+    sums = _kernel_sums(x, beta, tol)  # (N, 1 + d)
+    return (sums[:, 1:] / sums[:, :1]).to(x.dtype)
+
+
+def harmonic_unnormalized(x: torch.Tensor, beta: float, tol: float = TOL) -> torch.Tensor:
+    """USA's (1/N) sum_j e^{beta <u_i, u_j>} x_j (BEYOND section 5) from the same sums: e^beta / N times the
+    numerator; ``(N, d)`` in x's dtype. ConfigError naming ``beta`` where e^beta would exceed the dtype (as the
+    exact path's check of its weights)."""
+    bound = math.log(torch.finfo(x.dtype).max / len(x))
+    if not beta < bound:
+        raise ConfigError("beta", beta, f"e^(beta <x_i, x_j>) exceeds {x.dtype} ({beta:.4g} > {bound:.4g})")
+    sums = _kernel_sums(x, beta, tol)  # (N, 1 + d)
+    return (sums[:, 1:] * (math.exp(beta) / len(x))).to(x.dtype)
+
+
+def _kernel_sums(x: torch.Tensor, beta: float, tol: float) -> torch.Tensor:
+    """(sum_j k_ij, sum_j k_ij x_j) with k_ij = e^{beta (<u_i, u_j> - 1)} for every token: ``(N, 1 + d)`` float64."""
     d = x.shape[-1]
     w = weights(d, float(beta), tol)
     wf = _expanded(w, d).to(x.device)  # (F,)
@@ -41,10 +61,8 @@ def harmonic_attention(x: torch.Tensor, beta: float, tol: float = TOL) -> torch.
         sums += phi @ vals[s : s + steps.step]  # (F, 1 + d)
     sums *= wf[:, None]
     if len(steps) == 1:  # one chunk: the queries' features are the keys'
-        out = phi.T @ sums  # (N, 1 + d)
-    else:
-        out = torch.cat([feature_rows(u[s : s + steps.step], big).T @ sums for s in steps])
-    return (out[:, 1:] / out[:, :1]).to(x.dtype)
+        return phi.T @ sums  # (N, 1 + d)
+    return torch.cat([feature_rows(u[s : s + steps.step], big).T @ sums for s in steps])
 
 
 def check_harmonic(d: int) -> None:
@@ -62,16 +80,21 @@ METHODS = ("exact", "harmonic", "auto")
 AUTO_FEATURES_PER_TOKEN = {2: 32, 3: 16}
 
 
+HARMONIC_ATTENTIONS = ("softmax", "usa")  # the attentions whose sums over keys the expansion gives
+
+
 def check_method(method: object, dim: int, attention: str = "softmax", causal: bool = False) -> str:
     """``method`` when it is one of ``METHODS`` and applies: ``"harmonic"`` needs the paper's softmax attention
-    (Q^T K = beta I, no causal mask) in d = 2 or 3; ``"auto"`` applies anywhere (exact where harmonic does not).
-    ConfigError naming ``attention_method`` otherwise."""
+    or USA (Q^T K = beta I, no causal mask) in d = 2 or 3; ``"auto"`` applies anywhere (exact where harmonic does
+    not). ConfigError naming ``attention_method`` otherwise."""
     if method not in METHODS:
         raise ConfigError("attention_method", method, f"one of {list(METHODS)}")
     if method == "harmonic":
-        if attention != "softmax" or causal:
+        if attention not in HARMONIC_ATTENTIONS or causal:
             raise ConfigError(
-                "attention_method", method, "harmonic needs the softmax attention Q^T K = beta I without a causal mask"
+                "attention_method",
+                method,
+                "harmonic needs the softmax or USA attention with Q^T K = beta I and no causal mask",
             )
         check_harmonic(dim)
     return method
@@ -90,12 +113,16 @@ def picks_harmonic(method: str, n: int, d: int, beta: float) -> bool:
     return n >= AUTO_FEATURES_PER_TOKEN[d] * f
 
 
-def harmonic_drift(x: torch.Tensor, beta: float | torch.Tensor, method: str) -> torch.Tensor | None:
-    """Softmax attention of tokens ``(..., N, d)`` with one beta per run (a number or a tensor broadcastable to
-    the batch shape) by ``harmonic_attention``, run by run (batched equals unbatched); None where ``method``
-    keeps the exact sums ("auto" outside its measured region, judged on the largest beta)."""
+def harmonic_drift(
+    x: torch.Tensor, beta: float | torch.Tensor, method: str, unnormalized: bool = False
+) -> torch.Tensor | None:
+    """Softmax attention (``unnormalized``: USA's) of tokens ``(..., N, d)`` with one beta per run (a number or a
+    tensor broadcastable to the batch shape) by ``harmonic_attention`` (``harmonic_unnormalized``), run by run
+    (batched equals unbatched); None where ``method`` keeps the exact sums ("auto" outside its measured region,
+    judged on the largest beta)."""
     betas = torch.as_tensor(beta, dtype=torch.float64).expand(x.shape[:-2]).reshape(-1).tolist()
     if not picks_harmonic(method, x.shape[-2], x.shape[-1], max(betas)):
         return None
+    one = harmonic_unnormalized if unnormalized else harmonic_attention
     flat = x.reshape(-1, *x.shape[-2:])  # (B, N, d)
-    return torch.stack([harmonic_attention(run, b) for run, b in zip(flat, betas)]).reshape(x.shape)
+    return torch.stack([one(run, b) for run, b in zip(flat, betas)]).reshape(x.shape)

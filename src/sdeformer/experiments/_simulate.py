@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..attention._harmonic import FEATURE_BUDGET, picks_harmonic
+from ..attention._harmonic import FEATURE_BUDGET, HARMONIC_ATTENTIONS, picks_harmonic
 from ..config import ModelConfig
 from ..core._errors import ConfigError
 from ..core._rng import StreamSource, make_streams
@@ -87,7 +87,7 @@ def memory_estimate(cfg: ModelConfig) -> int:
 
 def method_used(cfg: ModelConfig) -> str:
     """The softmax sums a run of ``cfg`` uses: ``"harmonic"`` or ``"exact"`` (``auto`` resolved at its N, d, beta)."""
-    plain = cfg.attention == "softmax" and not cfg.causal
+    plain = cfg.attention in HARMONIC_ATTENTIONS and not cfg.causal
     harmonic = plain and picks_harmonic(cfg.attention_method, cfg.tokens, cfg.dim, cfg.beta)
     return "harmonic" if harmonic else "exact"
 
