@@ -94,6 +94,21 @@ def abs_cosine_bytes(tokens: int, dim: int) -> int:
     return working_bytes(tokens) if dim == 3 and tokens >= max(SPHERE_ABS_MIN_TOKENS, SCALABLE_MIN_TOKENS) else 0
 
 
+FORMS_BYTES = {2: 8 << 20, 3: 40 << 20}  # the forms' working memory (one state, float64) from SCALABLE_MIN_TOKENS:
+# S^1 the energy's feature rows (2 x 2^19 entries at most); S^2 the energy's feature rows (measured 31.5 / 34.5 MB at
+# N = 8,192 / 32,768, beta = 1) and the clusters' cubes (53.7 / 44.2 MB, spread tokens), one after the other; 40 MiB
+# puts whole runs at N = 8,192 and 32,768 (2 and 16 saved states) within 1.1-1.4x of their peaks (docs/scaling.md)
+
+
+def forms_bytes(tokens: int, dim: int) -> int:
+    """Peak working bytes of one state's observables by the forms above its float64 tokens: the largest of the
+    energy's, the clusters' (``FORMS_BYTES``, measured: docs/scaling.md) and mean |cosine|'s (``abs_cosine_bytes``);
+    0 below ``SCALABLE_MIN_TOKENS`` or off S^1, S^2 (row blocks of a fixed size)."""
+    if dim not in FORMS_BYTES or tokens < SCALABLE_MIN_TOKENS:
+        return 0
+    return max(FORMS_BYTES[dim], abs_cosine_bytes(tokens, dim))
+
+
 def abs_cosine_sum(u: torch.Tensor) -> torch.Tensor:
     """sum_{i != j} |<u_i, u_j>| of unit tokens on S^1 / S^2 ``(..., N, d)``: float64 ``(...)``."""
     return _per_run(u, _circle_abs_sum if u.shape[-1] == 2 else _sphere_abs_sum)

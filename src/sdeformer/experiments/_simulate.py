@@ -74,7 +74,7 @@ class SimulateResult(Result):
         )
 
 
-BASE_BYTES = 32 << 20  # a run's lazy imports and allocator pools above the process's start: 30-40 MB measured
+BASE_BYTES = 24 << 20  # a run's lazy imports and allocator pools above the process's start: 27 MB measured at N = 2,048
 
 
 def memory_estimate(cfg: ModelConfig) -> int:
