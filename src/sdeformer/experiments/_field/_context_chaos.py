@@ -222,23 +222,21 @@ def section(result: ContextChaosResult, folder: str = "context-chaos") -> Sectio
             + ("holds." if result.holds else "fails."),
         ],
         [
-            Table(
-                ["n", "deviation", "s.e."],
-                [[n, m, s] for n, m, s in zip(result.n, result.deviation, result.deviation_se)],
+            _deviations(
+                "deviation",
+                result.n,
+                result.deviation,
+                result.deviation_se,
                 "max over layers of |x_l - e_1|, mean over contexts",
-                from_runs=True,
-                uncertainty={"deviation": "s.e."},
-                exact={"n": "a setting", "s.e.": "an error"},
             ),
-            Table(
-                ["n", "beta deviation", "s.e."],
-                [[n, m, s] for n, m, s in zip(result.backward_n, result.backward_deviation, result.backward_se)],
+            _deviations(
+                "beta deviation",
+                result.backward_n,
+                result.backward_deviation,
+                result.backward_se,
                 "backward: max over online gradient steps of |beta_k - beta_0|, mean over draws",
-                from_runs=True,
-                uncertainty={"beta deviation": "s.e."},
-                exact={"n": "a setting", "s.e.": "an error"},
             ),
-        ],
+        ],  # fmt: skip
         [
             Figure(
                 Path(folder) / result.figure,
@@ -256,3 +254,9 @@ def report(ctx: Context) -> list[Section]:
     result = run_and_write(folder, ctx.quick, ctx.seed, ctx.advance, ctx.settings)
     context_chaos_figure(result, folder / result.figure)
     return [section(result)]
+
+
+def _deviations(name: str, n, mean, se, caption: str) -> Table:
+    """A report table of a deviation against n with its standard error."""
+    return Table(["n", name, "s.e."], [[k, m, s] for k, m, s in zip(n, mean, se)], caption, from_runs=True,
+                 uncertainty={name: "s.e."}, exact={"n": "a setting", "s.e.": "an error"})  # fmt: skip
