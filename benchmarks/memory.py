@@ -1,9 +1,14 @@
 """``simulate``'s memory estimate against the peak resident memory it estimates (issue 42, item 3).
 
     python -m benchmarks.memory --tokens 2048 8192 32768 --saved 2 16 [--dim 3 --width 1024]
+                                [--allocator fixed|default] [--repeats R]
 
 Each run is a fresh process: its peak resident memory (VmHWM) above the state after imports, against
-``memory_estimate`` of the same config. Prints one JSON line per run with the ratio estimate / peak.
+``memory_estimate`` of the same config. Prints one JSON line per configuration: the estimate, the peaks of its
+``R`` runs, their median and the ratio estimate / median. ``fixed`` (the default) runs under glibc's
+``MALLOC_MMAP_THRESHOLD_`` = ``FIXED_MMAP_THRESHOLD``: every allocation above it is its own mapping, returned when
+freed, and identical runs peak within 1 % of each other; under glibc's default the threshold moves with the
+frees, the heap keeps what it fragments, and identical runs peak up to 1.8x apart (docs/scaling.md, "Memory").
 
     python -m benchmarks.memory --octree 131072 262144
 
@@ -17,6 +22,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import statistics
 import subprocess
 import sys
 
@@ -58,17 +65,28 @@ print(peak() - base)
 """
 
 
-def measure_octree(n: int, cloud: str, what: str) -> int:
+def measure_octree(n: int, cloud: str, what: str, allocator: str = "fixed") -> int:
     """Peak bytes above the start of the octree alone or of one state's observables, in a fresh process."""
     code = OCTREE.format(n=n, cloud=cloud, what=what)
-    out = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True, check=True)
+    cmd = [sys.executable, "-W", "ignore", "-c", code]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=allocator_env(allocator))
     return int(out.stdout.split()[-1])
 
 
-def measure(n: int, d: int, m: int, layers: int, every: int) -> tuple[int, int]:
+FIXED_MMAP_THRESHOLD = 131072  # glibc's starting threshold, held fixed
+
+
+def allocator_env(allocator: str) -> dict[str, str]:
+    """The environment of a measured run: glibc's allocator with its mmap threshold held fixed, or as it comes."""
+    env = {k: v for k, v in os.environ.items() if k != "MALLOC_MMAP_THRESHOLD_"}
+    return env | {"MALLOC_MMAP_THRESHOLD_": str(FIXED_MMAP_THRESHOLD)} if allocator == "fixed" else env
+
+
+def measure(n: int, d: int, m: int, layers: int, every: int, allocator: str = "fixed") -> tuple[int, int]:
     """(estimate, measured peak above the start) of one ``simulate`` run in a fresh process."""
     code = SCRIPT.format(n=n, d=d, m=m, layers=layers, every=every)
-    out = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True, check=True)
+    cmd = [sys.executable, "-W", "ignore", "-c", code]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=allocator_env(allocator))
     estimate, used = map(int, out.stdout.split()[-2:])
     return estimate, used
 
@@ -79,6 +97,8 @@ def main() -> None:
     p.add_argument("--saved", type=int, nargs="+", default=[2, 16])
     p.add_argument("--dim", type=int, default=3)
     p.add_argument("--width", type=int, default=1024)
+    p.add_argument("--allocator", choices=("fixed", "default"), default="fixed")
+    p.add_argument("--repeats", type=int, default=1)
     p.add_argument("--octree", type=int, nargs="*", default=[])
     a = p.parse_args()
     if a.octree:
@@ -87,14 +107,17 @@ def main() -> None:
         for n in a.octree:
             for cloud in ("spread", "clustered"):
                 row = {"tokens": n, "cloud": cloud, "working_bytes": working_bytes(n)}
-                row |= {f"{what}_peak": measure_octree(n, cloud, what) for what in ("octree", "observables")}
+                for what in ("octree", "observables"):
+                    row[f"{what}_peak"] = measure_octree(n, cloud, what, a.allocator)
                 print(json.dumps(row), flush=True)
         return
     for n in a.tokens:
         for saved in a.saved:
-            estimate, used = measure(n, a.dim, a.width, saved - 1, 1)  # layers + 1 saved states (the start)
-            row = {"tokens": n, "dim": a.dim, "width": a.width, "saved": saved, "estimate": estimate, "peak": used}
-            print(json.dumps(row | {"ratio": round(estimate / used, 3)}), flush=True)
+            runs = [measure(n, a.dim, a.width, saved - 1, 1, a.allocator) for _ in range(a.repeats)]
+            estimate, peaks = runs[0][0], [used for _, used in runs]  # layers + 1 saved states (the start)
+            row = {"tokens": n, "dim": a.dim, "width": a.width, "saved": saved, "allocator": a.allocator}
+            row |= {"estimate": estimate, "peaks": peaks, "median": statistics.median(peaks)}
+            print(json.dumps(row | {"ratio": round(estimate / statistics.median(peaks), 3)}), flush=True)
 
 
 if __name__ == "__main__":

@@ -74,13 +74,14 @@ class SimulateResult(Result):
         )
 
 
-BASE_BYTES = 24 << 20  # a run's lazy imports and allocator pools above the process's start: 27 MB measured at N = 2,048
+BASE_BYTES = 16 << 20  # lazy imports, row blocks, allocator pools: a run at N = 2,048, d = 3 peaks 25 MB, arrays 9
 
 
 def memory_estimate(cfg: ModelConfig) -> int:
     """Bytes a ``simulate`` run of ``cfg`` adds to its process at its peak: ``BASE_BYTES`` + ``run_bytes(cfg)``, and
-    with the harmonic method its chunks of features (three of ``FEATURE_BUDGET`` float64 entries). Within 1.5x of
-    the peak resident memory measured at N = 2,048-32,768 with 2 and 16 saved states (docs/scaling.md)."""
+    with the harmonic method its chunks of features (three of ``FEATURE_BUDGET`` float64 entries). Within 1.03-1.17x
+    of the peak resident memory measured at N = 2,048-32,768, d = 3 and 64, with 2 and 16 saved states under a fixed
+    allocator threshold, 0.7-1.3x of glibc's default allocator's median (docs/scaling.md, "Memory")."""
     harmonic = 3 * 8 * FEATURE_BUDGET if method_used(cfg) == "harmonic" else 0
     return BASE_BYTES + run_bytes(cfg) + harmonic
 
@@ -232,8 +233,9 @@ def _simulate(
             stop=stop,
             progress=(lambda _l: progress(1)) if progress else None,
         )
-        x, start = traj.final, stop
+        x, start = traj.final.clone(), stop  # a copy: a view would keep the segment's stack alive
         segments.append(traj.steps[1:].tolist(), traj.x[1:], cfg.beta)
+        del traj  # its states are the segment's now (in memory, or in its file)
         if ckpt is not None and start < cfg.layers:
             states = np.stack([s.numpy() for s in streams.get_state()])
             count = np.array(len(segments.paths()))
