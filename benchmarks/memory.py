@@ -7,8 +7,8 @@ Each run is a fresh process: its peak resident memory (VmHWM) above the state af
 ``memory_estimate`` of the same config. Prints one JSON line per configuration: the estimate, the peaks of its
 ``R`` runs, their median and the ratio estimate / median. ``fixed`` (the default) runs under glibc's
 ``MALLOC_MMAP_THRESHOLD_`` = ``FIXED_MMAP_THRESHOLD``: every allocation above it is its own mapping, returned when
-freed, and identical runs peak within 1 % of each other; under glibc's default the threshold moves with the
-frees, the heap keeps what it fragments, and identical runs peak up to 1.8x apart (docs/scaling.md, "Memory").
+freed, and identical runs peak within 1.5 % of each other; under glibc's default the threshold moves with the
+frees, the heap keeps what it fragments, and identical runs peak up to 2.6x apart (docs/scaling.md, "Memory estimate").
 
     python -m benchmarks.memory --octree 131072 262144
 

@@ -79,9 +79,9 @@ BASE_BYTES = 16 << 20  # lazy imports, row blocks, allocator pools: a run at N =
 
 def memory_estimate(cfg: ModelConfig) -> int:
     """Bytes a ``simulate`` run of ``cfg`` adds to its process at its peak: ``BASE_BYTES`` + ``run_bytes(cfg)``, and
-    with the harmonic method its chunks of features (three of ``FEATURE_BUDGET`` float64 entries). Within 1.03-1.17x
+    with the harmonic method its chunks of features (three of ``FEATURE_BUDGET`` float64 entries). Within 0.97-1.16x
     of the peak resident memory measured at N = 2,048-32,768, d = 3 and 64, with 2 and 16 saved states under a fixed
-    allocator threshold, 0.7-1.3x of glibc's default allocator's median (docs/scaling.md, "Memory")."""
+    allocator threshold, 0.84-1.06x of glibc's default allocator's median (docs/scaling.md, "Memory estimate")."""
     harmonic = 3 * 8 * FEATURE_BUDGET if method_used(cfg) == "harmonic" else 0
     return BASE_BYTES + run_bytes(cfg) + harmonic
 

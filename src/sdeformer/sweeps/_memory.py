@@ -33,7 +33,7 @@ def run_bytes(cfg: ModelConfig, *, cosines: bool = False) -> int:
     the energy's feature rows, the clusters' cubes, from ``SPHERE_ABS_MIN_TOKENS`` the mean |cosine| octree) and the
     states gathered once for the result. With ``cosines``, the three (N, N) float64 matrices a sweep's observables
     form per run (``sweeps.evaluate``) instead of the forms. Fitted to peaks measured with a fixed allocator
-    threshold (docs/scaling.md, "Memory")."""
+    threshold (docs/scaling.md, "Memory estimate")."""
     n, d, m = cfg.tokens, cfg.dim, cfg.width
     item = torch.tensor([], dtype=cfg.torch_dtype).element_size()
     per_segment = -(-min(cfg.layers, CHECKPOINT_LAYERS) // cfg.save_every)  # saved by a segment's steps
