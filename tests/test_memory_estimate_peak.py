@@ -1,6 +1,7 @@
 """simulate's memory estimate within 1.5x of the peak resident memory it estimates, both ways (issue 42): the
 N x N attention scores sdpa never forms are not charged, the saved states are (a fresh process per run, glibc's
-mmap threshold held fixed: under its default identical runs peak up to 2.6x apart, docs/scaling.md "Memory estimate")."""
+mmap threshold held fixed: under its default identical runs peak up to 2.6x apart; docs/scaling.md, "Memory
+estimate")."""
 
 from __future__ import annotations
 
