@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import re
 
 import numpy as np
 import pytest
 import torch
 
+from sdeformer.io import _progress
 from sdeformer.io._progress import progress_bar, stage
 from sdeformer.observables import cosine_histogram
 
@@ -30,6 +32,21 @@ def test_disabled_progress_is_silent_including_stages(capsys: pytest.CaptureFixt
         advance(5)
         stage("not shown")
     assert capsys.readouterr().err == ""
+
+
+def test_disabled_progress_on_a_terminal_is_a_transient_bar(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--json`` on a terminal: the bar moves (its description and count are drawn) and is erased when done;
+    stage lines stay silent. Wrong model it fails: the former no-op, which left a long ``--json`` run silent."""
+    from rich.console import Console
+
+    screen = io.StringIO()
+    monkeypatch.setattr(_progress, "_console", Console(file=screen, force_terminal=True, width=100))
+    with progress_bar(5, "quiet run", enabled=False) as advance:
+        advance(5)
+        stage("not shown")
+    drawn = screen.getvalue()
+    assert "quiet run" in drawn and "5/5" in drawn and "not shown" not in drawn
+    assert drawn.endswith("\x1b[1A\x1b[2K")  # the cursor back up and the line erased: the bar is transient
 
 
 def test_cosine_histogram_matches_numpy_histogram() -> None:

@@ -2,10 +2,11 @@
 
 Long runs take ``progress(n)`` callbacks; ``progress_bar`` turns one into a rich bar when stderr is a terminal,
 or into plain lines (start, every 10 %, done, each with the elapsed time) when stderr goes to a file or a pipe,
-so that ``make demo > log`` shows where the run is; a no-op when disabled (``--json`` output, tests). A long
-step between two such lines gets a ``still running`` line every ``HEARTBEAT_S`` seconds (``keep_alive``, also
-for a stage without a bar). ``stage`` prints one plain line per stage of a long command ("figure 2: relu MLP ...
-12.3 s"), stamped with ``elapsed()``, the one clock of a command's wall time (seconds since the process started).
+so that ``make demo > log`` shows where the run is; when disabled (``--json`` output, tests) nothing is written
+but a transient bar on a terminal. A long step between two such lines gets a ``still running`` line every
+``HEARTBEAT_S`` seconds (``keep_alive``, also for a stage without a bar). ``stage`` prints one plain line per
+stage of a long command ("figure 2: relu MLP ... 12.3 s"), stamped with ``elapsed()``, the one clock of a
+command's wall time (seconds since the process started).
 """
 
 from __future__ import annotations
@@ -87,32 +88,43 @@ def keep_alive(description: str, status: Callable[[], str] = lambda: "") -> Iter
 
 @contextmanager
 def progress_bar(total: int, description: str, enabled: bool = True) -> Iterator[Callable[[int], None]]:
-    """Yield ``advance(n=1)``: a rich bar on a terminal, plain lines otherwise, nothing when not enabled."""
+    """Yield ``advance(n=1)``: a rich bar on a terminal, plain lines otherwise. Not ``enabled`` (``--json``):
+    nothing written, stage lines silent too, except a transient bar on a terminal (gone when done: a person
+    watching a long ``--json`` run sees it move, and a pipe or a file gets nothing)."""
     global _quiet
-    if not enabled:
-        _quiet += 1
-        try:
+    terminal = _rich_console().is_terminal
+    if enabled and not terminal:
+        yield from _plain_lines(total, description)
+        return
+    quiet = 0 if enabled else 1  # disabled: stage lines silent too
+    _quiet += quiet
+    try:
+        if terminal and total > 0:
+            with _rich_bar(total, description) as advance:
+                yield advance
+        else:
             yield lambda n=1: None
-        finally:
-            _quiet -= 1
-        return
-    if _rich_console().is_terminal:
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
+    finally:
+        _quiet -= quiet
 
-        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
-        columns += (TimeElapsedColumn(), TimeRemainingColumn())
-        with Progress(*columns, console=_rich_console(), transient=True) as bar:
-            task = bar.add_task(description, total=total)
-            yield lambda n=1: bar.advance(task, n)
-        return
-    yield from _plain_lines(total, description)
+
+@contextmanager
+def _rich_bar(total: int, description: str) -> Iterator[Callable[[int], None]]:
+    """A transient rich bar on the stderr terminal: description, bar, done/total, elapsed, remaining."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+    columns += (TimeElapsedColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=_rich_console(), transient=True) as bar:
+        task = bar.add_task(description, total=total)
+        yield lambda n=1: bar.advance(task, n)
 
 
 def _plain_lines(total: int, description: str) -> Iterator[Callable[[int], None]]:
