@@ -21,6 +21,9 @@ from ...theory import _retrieval as retrieval
 
 F64 = torch.float64
 BOOTSTRAP = 200  # resamples of the runs for the s.e. of a crossing time
+REPORT_TIMES = tuple(1.0 + 0.25 * k for k in range(11))  # 1.0 .. 3.5: the crossings at N / 2 with lambda x 0.8
+# come before 1.75 (the measured slopes at 32 tokens are negative from 1.75 on), so a grid from 1.75 left that
+# wrong model's own tolerance undefined; the layers (to 3.5) and the cost are the same
 
 
 def _pooled_slopes(samples: np.ndarray, tokens: int, sources: Sequence[int], lowest: float) -> np.ndarray:

@@ -27,7 +27,7 @@ FIGURES = PLOT_NAMES["architectures"]  # the plots own the names
 PLAN = {
     False: {
         "power": COMPUTED,  # from the +-20 % models, confirmed by one re-run (K re-runs cost too much)
-        "alibi": {"tokens": 64, "samples": 96, "times": [1.75 + 0.25 * k for k in range(8)], "noise_samples": 48},
+        "alibi": {"tokens": 64, "samples": 96, "times": list(al.REPORT_TIMES), "noise_samples": 48},
         "graphs": {"masks": ("path", "cycle", "grid:3x4", "regular:4", "complete"), "tokens": 12, "dim": 4,
                    "dt": 0.1, "runs": 300, "width": 128},
         "staircase": {"beta": 4.0, "tokens": 8, "dt": 1.0, "horizon": 25000.0,
