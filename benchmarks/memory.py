@@ -27,33 +27,37 @@ import statistics
 import subprocess
 import sys
 
-SCRIPT = """
-import torch
-from sdeformer.config import ModelConfig
-from sdeformer.experiments._simulate import memory_estimate, simulate
-def peak():
+PEAK = """
+def peak():  # the process's peak resident memory (VmHWM), bytes
     for line in open("/proc/self/status"):
         if line.startswith("VmHWM"):
             return int(line.split()[1]) * 1024
+"""
+
+SCRIPT = (
+    PEAK
+    + """
+import torch
+from sdeformer.config import ModelConfig
+from sdeformer.experiments._simulate import memory_estimate, simulate
 torch.set_num_threads(1)
-cfg = ModelConfig(tokens={n}, dim={d}, width={m}, layers={layers}, save_every={every})
+cfg = ModelConfig(tokens={n}, dim={d}, width={m}, layers={layers}, save_every={every}, attention_method="{method}")
 torch.zeros(1)
 base = peak()
 simulate(cfg)
 print(memory_estimate(cfg), peak() - base)
 """
+)
 
 
-OCTREE = """
+OCTREE = (
+    PEAK
+    + """
 import sys, torch
 sys.path.insert(0, ".")
 from benchmarks.observables import _cloud
 from sdeformer import _abscos
 from sdeformer.experiments._simulate import _observables
-def peak():
-    for line in open("/proc/self/status"):
-        if line.startswith("VmHWM"):
-            return int(line.split()[1]) * 1024
 torch.set_num_threads(1)
 u = _cloud({n}, "{cloud}")
 xs = torch.from_numpy(u)[None]
@@ -63,6 +67,7 @@ base = peak()
 _abscos.abs_cosine_sum(u) if "{what}" == "octree" else _observables(xs, 1.0)
 print(peak() - base)
 """
+)
 
 
 def measure_octree(n: int, cloud: str, what: str, allocator: str = "fixed") -> int:
@@ -82,9 +87,12 @@ def allocator_env(allocator: str) -> dict[str, str]:
     return env | {"MALLOC_MMAP_THRESHOLD_": str(FIXED_MMAP_THRESHOLD)} if allocator == "fixed" else env
 
 
-def measure(n: int, d: int, m: int, layers: int, every: int, allocator: str = "fixed") -> tuple[int, int]:
-    """(estimate, measured peak above the start) of one ``simulate`` run in a fresh process."""
-    code = SCRIPT.format(n=n, d=d, m=m, layers=layers, every=every)
+def measure(
+    n: int, d: int, m: int, layers: int, every: int, allocator: str = "fixed", method: str = "exact"
+) -> tuple[int, int]:
+    """(estimate, measured peak above the start) of one ``simulate`` run (``attention_method`` ``method``) in a
+    fresh process."""
+    code = SCRIPT.format(n=n, d=d, m=m, layers=layers, every=every, method=method)
     cmd = [sys.executable, "-W", "ignore", "-c", code]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=allocator_env(allocator))
     estimate, used = map(int, out.stdout.split()[-2:])

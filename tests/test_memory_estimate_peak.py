@@ -9,28 +9,11 @@ import subprocess
 import sys
 
 import pytest
-from benchmarks.memory import allocator_env
+from benchmarks.memory import PEAK, allocator_env, measure
 
 from sdeformer import _spheresums
 from sdeformer.config import ModelConfig
 from sdeformer.experiments._simulate import memory_estimate
-
-SCRIPT = """
-import torch
-from sdeformer import _spheresums
-from sdeformer.config import ModelConfig
-from sdeformer.experiments._simulate import memory_estimate, simulate
-def peak():
-    for line in open("/proc/self/status"):
-        if line.startswith("VmHWM"):
-            return int(line.split()[1]) * 1024
-torch.set_num_threads(1)
-cfg = ModelConfig(tokens={n}, dim={d}, width={m}, layers={layers})
-torch.zeros(1)
-base = peak()
-simulate(cfg)
-print(memory_estimate(cfg), peak() - base)
-"""
 
 
 def _run(code: str) -> subprocess.CompletedProcess:
@@ -55,8 +38,7 @@ def test_the_estimate_charges_no_n_by_n_matrix():
 def test_the_estimate_is_within_one_and_a_half_of_the_measured_peak(n, d, m, layers):
     """Measured 0.98-1.15x; the former formula (every saved state three times, 8 layer temporaries, 24 MiB base)
     gave 1.83x at N = 8,192, d = 64, 2 states: fails."""
-    out = _run(SCRIPT.format(n=n, d=d, m=m, layers=layers))
-    estimate, used = map(int, out.stdout.split()[-2:])
+    estimate, used = measure(n, d, m, layers, 1)
     assert used / 1.5 <= estimate <= 1.5 * used, (estimate, used)
 
 
@@ -67,19 +49,15 @@ def test_the_estimate_counts_the_s2_octree_within_one_and_a_half_of_the_measured
     the observables' memory: at N = 2^16, d = 3 (harmonic attention, 2 saved states) the estimate with
     ``_abscos.working_bytes`` is within 1.5x of the peak (measured 137.6 / 129.2 MB, 1.07x; with the forms' 40 MiB
     in its place 0.89x, inside: the octree term's own test below is the one that fails without it)."""
-    code = SCRIPT.format(n=1 << 16, d=3, m=1024, layers=1)
-    out = _run(code.replace("layers=1)", "layers=1, attention_method='harmonic')"))
-    estimate, used = map(int, out.stdout.split()[-2:])
+    estimate, used = measure(1 << 16, 3, 1024, 1, 1, method="harmonic")
     assert used / 1.5 <= estimate <= 1.5 * used, (estimate, used)
 
 
-OCTREE = """
+OCTREE = (
+    PEAK
+    + """
 import numpy as np, torch
 from sdeformer import observables
-def peak():
-    for line in open("/proc/self/status"):
-        if line.startswith("VmHWM"):
-            return int(line.split()[1]) * 1024
 torch.set_num_threads(1)
 g = np.random.default_rng(0)
 x = g.standard_normal(({n}, 3))
@@ -91,6 +69,7 @@ base = peak()
 observables.mean_abs_cosine(x)
 print(peak() - base)
 """
+)
 
 
 @pytest.mark.slow
