@@ -24,19 +24,20 @@ def heads_figure(result: Any, path: Path) -> Path:
     deviation (first layer and averaged over layers) against H, with the wrong model and H^(-1/2)."""
     fig, ((left, right), (trained, adjoint)) = plt.subplots(2, 2, figsize=(12, 8), layout="constrained")
     h, dev = np.asarray(result.heads, float), np.asarray(result.deviation)
-    for mean, lo, hi, label in (
-        (dev, result.deviation_lo, result.deviation_hi,
-         f"heads / H: slope {result.slope:.3f} [{result.slope_lo:.3f}, {result.slope_hi:.3f}]"),
-        (np.asarray(result.wrong_deviation), result.wrong_deviation_lo, result.wrong_deviation_hi,
-         f"wrong, heads / sqrt(H): slope {result.wrong_slope:.3f} [{result.wrong_slope_lo:.3f}, "
-         f"{result.wrong_slope_hi:.3f}]"),
-    ):  # fmt: skip
-        _bars(left, h, mean, lo, hi, label)
-    left.loglog(h, dev[0] * h**result.theory_slope, ":", color="grey", label="H^(-1/2) (the paper's exponent)")
-    left.set_xscale("log", base=2)
-    left.set(xlabel="heads per layer H", ylabel="RMS |x(L) - x_inf(L)| over head draws",
-             title=f"deviation from the H -> infinity limit, L = {result.depth}")  # fmt: skip
-    left.legend(fontsize=7)
+    _against_heads(
+        left,
+        h,
+        [
+            (dev, result.deviation_lo, result.deviation_hi,
+             f"heads / H: slope {result.slope:.3f} [{result.slope_lo:.3f}, {result.slope_hi:.3f}]"),
+            (result.wrong_deviation, result.wrong_deviation_lo, result.wrong_deviation_hi,
+             f"wrong, heads / sqrt(H): slope {result.wrong_slope:.3f} [{result.wrong_slope_lo:.3f}, "
+             f"{result.wrong_slope_hi:.3f}]"),
+        ],
+        result.theory_slope,
+        "RMS |x(L) - x_inf(L)| over head draws",
+        f"deviation from the H -> infinity limit, L = {result.depth}",
+    )  # fmt: skip
     n, ddev = np.asarray(result.layers, float), np.asarray(result.depth_deviation)
     _bars(
         right,
@@ -54,37 +55,47 @@ def heads_figure(result: Any, path: Path) -> Path:
     right.set(xlabel="depth L", ylabel="RMS |x(L) - x_inf(L)| over head draws",
               title=f"against depth at H = {result.depth_heads}")  # fmt: skip
     right.legend(fontsize=7)
-    th, spread = np.asarray(result.train_heads, float), np.asarray(result.train_spread)
-    _bars(
+    _against_heads(
         trained,
-        th,
-        spread,
-        result.train_spread_lo,
-        result.train_spread_hi,
-        f"after {result.train_steps} AdamW steps: slope {result.train_slope:.3f} "
-        f"[{result.train_slope_lo:.3f}, {result.train_slope_hi:.3f}]",
-    )
-    trained.loglog(th, spread[0] * th**result.theory_slope, ":", color="grey", label="H^(-1/2)")
-    trained.set_xscale("log", base=2)
-    trained.set(xlabel="heads per layer H", ylabel="RMS spread of x(L) over initialisations",
-                title=f"trained hidden states, L = {result.train_depth}")  # fmt: skip
-    trained.legend(fontsize=7)
-    ah, first = np.asarray(result.adjoint_heads, float), np.asarray(result.adjoint_deviation)
-    for mean, lo, hi, label in (
-        (first, result.adjoint_deviation_lo, result.adjoint_deviation_hi,
-         f"first layer p_0: slope {result.adjoint_slope:.3f} [{result.adjoint_slope_lo:.3f}, "
-         f"{result.adjoint_slope_hi:.3f}]"),
-        (result.adjoint_layers_deviation, result.adjoint_layers_deviation_lo, result.adjoint_layers_deviation_hi,
-         f"over layers: slope {result.adjoint_layers_slope:.3f} [{result.adjoint_layers_slope_lo:.3f}, "
-         f"{result.adjoint_layers_slope_hi:.3f}]"),
-        (result.adjoint_wrong_deviation, result.adjoint_wrong_deviation_lo, result.adjoint_wrong_deviation_hi,
-         f"wrong, heads / sqrt(H), p_0: slope {result.adjoint_wrong_slope:.3f} "
-         f"[{result.adjoint_wrong_slope_lo:.3f}, {result.adjoint_wrong_slope_hi:.3f}]"),
-    ):  # fmt: skip
-        _bars(adjoint, ah, mean, lo, hi, label)
-    adjoint.loglog(ah, first[0] * ah**result.theory_slope, ":", color="grey", label="H^(-1/2)")
-    adjoint.set_xscale("log", base=2)
-    adjoint.set(xlabel="heads per layer H", ylabel="RMS |p - p_inf| over head draws",
-                title=f"backpropagated variables p = N dPhi/dx, L = {result.depth}")  # fmt: skip
-    adjoint.legend(fontsize=7)
+        np.asarray(result.train_heads, float),
+        [
+            (result.train_spread, result.train_spread_lo, result.train_spread_hi,
+             f"after {result.train_steps} AdamW steps: slope {result.train_slope:.3f} "
+             f"[{result.train_slope_lo:.3f}, {result.train_slope_hi:.3f}]"),
+        ],
+        result.theory_slope,
+        "RMS spread of x(L) over initialisations",
+        f"trained hidden states, L = {result.train_depth}",
+    )  # fmt: skip
+    _against_heads(
+        adjoint,
+        np.asarray(result.adjoint_heads, float),
+        [
+            (result.adjoint_deviation, result.adjoint_deviation_lo, result.adjoint_deviation_hi,
+             f"first layer p_0: slope {result.adjoint_slope:.3f} [{result.adjoint_slope_lo:.3f}, "
+             f"{result.adjoint_slope_hi:.3f}]"),
+            (result.adjoint_layers_deviation, result.adjoint_layers_deviation_lo,
+             result.adjoint_layers_deviation_hi,
+             f"over layers: slope {result.adjoint_layers_slope:.3f} [{result.adjoint_layers_slope_lo:.3f}, "
+             f"{result.adjoint_layers_slope_hi:.3f}]"),
+            (result.adjoint_wrong_deviation, result.adjoint_wrong_deviation_lo, result.adjoint_wrong_deviation_hi,
+             f"wrong, heads / sqrt(H), p_0: slope {result.adjoint_wrong_slope:.3f} "
+             f"[{result.adjoint_wrong_slope_lo:.3f}, {result.adjoint_wrong_slope_hi:.3f}]"),
+        ],
+        result.theory_slope,
+        "RMS |p - p_inf| over head draws",
+        f"backpropagated variables p = N dPhi/dx, L = {result.depth}",
+    )  # fmt: skip
     return save_figure(fig, path)
+
+
+def _against_heads(ax: Any, h: np.ndarray, series: list, slope: float, ylabel: str, title: str) -> None:
+    """One panel against the heads per layer H (log2 axis): each of ``series`` (mean, lo, hi, label) with its 95 %
+    interval, and H^slope through the first series' first point (the paper's exponent)."""
+    for mean, lo, hi, label in series:
+        _bars(ax, h, mean, lo, hi, label)
+    first = float(np.asarray(series[0][0], float)[0])
+    ax.loglog(h, first * h**slope, ":", color="grey", label=f"H^({slope:g}) (the paper's exponent)")
+    ax.set_xscale("log", base=2)
+    ax.set(xlabel="heads per layer H", ylabel=ylabel, title=title)
+    ax.legend(fontsize=7)
